@@ -1,0 +1,28 @@
+# latlab: the targets the README names.
+#   make run   build (as you) and run the default 30 s characterization (as root, via sudo if needed)
+#   make test  format check, clippy -D warnings, all tests
+CARGO ?= cargo
+DURATION ?= 30s
+LATLAB := target/release/latlab
+SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+
+.PHONY: all build run test fmt clippy unit bench
+
+all: build
+
+build:
+	$(CARGO) build --release --locked
+
+run: build
+	$(SUDO) $(LATLAB) run --duration $(DURATION)
+
+fmt:
+	$(CARGO) fmt --all -- --check
+
+clippy:
+	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
+
+unit:
+	$(CARGO) test --workspace --locked
+
+test: fmt clippy unit

@@ -1,0 +1,1 @@
+//! latlab-report

@@ -1,0 +1,20 @@
+//! One module per command; each turns raw arguments into a resolved
+//! configuration, runs, and returns the process exit code.
+
+pub mod run;
+
+use std::process::ExitCode;
+
+use crate::cli::{Cli, Command};
+
+/// Exit code for errors (bad input, missing permission, I/O failure).
+pub const EXIT_ERROR: u8 = 1;
+/// Exit code when a requirement or threshold was exceeded.
+pub const EXIT_REQUIREMENT_FAILED: u8 = 2;
+
+/// Runs the command the user asked for.
+pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Run(args) => run::execute(args),
+    }
+}
