@@ -112,7 +112,12 @@ impl Summary {
     pub fn percentile(&self, p: f64) -> Option<u64> {
         const KEPT: [f64; 6] = [50.0, 90.0, 99.0, 99.9, 99.99, 100.0];
         let values = [
-            self.p50, self.p90, self.p99, self.p99_9, self.p99_99, self.max,
+            self.p50,
+            self.p90,
+            self.p99,
+            self.p99_9,
+            self.p99_99,
+            self.max,
         ];
         KEPT.iter()
             .position(|&k| (k - p).abs() < 1e-9)
@@ -138,7 +143,10 @@ mod tests {
         // population stddev of 1..=n is sqrt((n^2 - 1) / 12)
         let expected = ((1000.0f64 * 1000.0 - 1.0) / 12.0).sqrt();
         assert!((s.stddev - expected).abs() < 1e-6, "{}", s.stddev);
-        assert_eq!((s.p50, s.p90, s.p99, s.p99_9, s.p99_99), (500, 900, 990, 999, 1000));
+        assert_eq!(
+            (s.p50, s.p90, s.p99, s.p99_9, s.p99_99),
+            (500, 900, 990, 999, 1000)
+        );
         assert_eq!(s.percentile(99.9), Some(999));
         assert_eq!(s.percentile(95.0), None);
     }
@@ -150,7 +158,11 @@ mod tests {
         let mut all = Stats::new();
         for v in 0..5000u64 {
             let x = v * v % 100_003;
-            if v % 3 == 0 { a.record(x) } else { b.record(x) }
+            if v % 3 == 0 {
+                a.record(x)
+            } else {
+                b.record(x)
+            }
             all.record(x);
         }
         a.merge(&b);
