@@ -1,7 +1,12 @@
 //! latlab-measure: the measurement engine.
 //!
 //! - [`histogram`]: a log-linear histogram that never drops a sample;
-//! - [`stats`]: count/min/mean/stddev/percentiles/max over nanosecond samples.
+//! - [`stats`]: count/min/mean/stddev/percentiles/max over nanosecond samples;
+//! - [`worst`], [`series`], [`period`]: worst samples, per-second max/p99,
+//!   period accuracy;
+//! - [`timer`]: the wake-up sources; [`engine`]: the measurement threads;
+//! - [`samples`]: the per-sample log; [`result`]: the JSON schema;
+//!   [`requirements`]: limits, profiles and the verdict; [`units`]: durations.
 //!
 //! ```
 //! use latlab_measure::stats::Stats;
@@ -14,5 +19,17 @@
 //! assert_eq!(summary.count, 3);
 //! ```
 
+pub mod engine;
 pub mod histogram;
+pub mod period;
+pub mod requirements;
+pub mod result;
+pub mod samples;
+pub mod series;
 pub mod stats;
+pub mod timer;
+pub mod units;
+pub mod worst;
+
+mod error;
+pub use error::MeasureError;

@@ -164,7 +164,7 @@ fn monotonic_resolution_ns() -> i64 {
     };
     // SAFETY: valid timespec out-pointer.
     unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64
+    ts.tv_sec * 1_000_000_000 + ts.tv_nsec
 }
 
 /// The kernel build configuration, from /proc/config.gz or /boot/config-RELEASE.
