@@ -1,0 +1,313 @@
+//! Real loads, run for a fraction of a second each: threads, files, sockets, processes.
+
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use latlab_load::{LoadError, LoadOptions, LoadSpec, RunningLoad};
+
+/// The tests look at this process's threads, so they run one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn options(root: &Path) -> LoadOptions {
+    LoadOptions {
+        temp_root: root.to_owned(),
+        disk_cap_bytes: 16 << 20,
+        sample_interval: Duration::from_millis(150),
+        ..LoadOptions::default()
+    }
+}
+
+/// (policy, nice) of every thread of this process whose name starts with `ld-`.
+fn load_threads() -> Vec<(String, i64, i64)> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+        let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
+            continue;
+        };
+        let (head, rest) = stat.rsplit_once(')').unwrap();
+        let name = head.split_once('(').unwrap().1.to_owned();
+        if !name.starts_with("ld-") {
+            continue;
+        }
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        // Field n of /proc/PID/stat is f[n - 3]: nice is 19, policy is 41.
+        out.push((name, f[41 - 3].parse().unwrap(), f[19 - 3].parse().unwrap()));
+    }
+    out
+}
+
+/// Processes whose command line contains `marker`.
+fn processes_with(marker: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
+            let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            if text.contains(marker) {
+                out.push(format!("{}: {text}", entry.file_name().to_string_lossy()));
+            }
+        }
+    }
+    out
+}
+
+fn assert_empty_dir(root: &Path) {
+    let left: Vec<_> = std::fs::read_dir(root)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn every_kind_yields_throughput_at_sched_other() {
+    let _serial = serial();
+    // Start from SCHED_FIFO when we may: workers must still end up SCHED_OTHER.
+    let param = libc::sched_param { sched_priority: 1 };
+    // SAFETY: plain syscall on this thread; undone at the end.
+    let fifo = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } == 0;
+    let root = tempfile::tempdir().unwrap();
+    for kind in ["cpu", "io", "net", "udp", "mem", "syscall", "ipc"] {
+        let spec: LoadSpec = format!("{kind}:1").parse().unwrap();
+        let load = RunningLoad::start(&spec, &options(root.path())).unwrap();
+        std::thread::sleep(Duration::from_millis(500));
+        load.check().unwrap();
+        let threads = load_threads();
+        assert!(!threads.is_empty(), "{kind}: no ld-* threads found");
+        for (name, policy, nice) in &threads {
+            assert_eq!(*policy, 0, "{kind}: thread {name} is not SCHED_OTHER");
+            assert!(*nice >= 0, "{kind}: thread {name} has nice {nice}");
+        }
+        let report = load.stop().unwrap();
+        let k = report.kind(kind).unwrap();
+        assert_eq!(k.workers, 1);
+        assert!(k.total > 0, "{kind}: no work counted: {k:?}");
+        assert!(k.per_second > 0.0, "{kind}: {k:?}");
+        assert!(!k.series.is_empty(), "{kind}: no complete interval: {k:?}");
+        assert!(k.series.iter().any(|&r| r > 0.0), "{kind}: {k:?}");
+        let per_kib = k.us_per_kib.as_ref();
+        if kind == "net" || kind == "udp" {
+            let first = per_kib.unwrap().iter().flatten().next().copied();
+            assert!(first.is_some_and(|us| us > 0.0), "{kind}: {k:?}");
+        } else {
+            assert!(per_kib.is_none(), "{kind}");
+        }
+        assert!(
+            load_threads().is_empty(),
+            "{kind}: worker threads left running"
+        );
+        assert_empty_dir(root.path());
+    }
+    let back = libc::sched_param { sched_priority: 0 };
+    // SAFETY: plain syscall on this thread.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &back) };
+    if !fifo {
+        eprintln!("note: SCHED_FIFO refused (run as root or grant CAP_SYS_NICE): workers were started from SCHED_OTHER only");
+        assert!(std::env::var_os("LATLAB_REQUIRE_PRIVILEGE").is_none());
+    }
+}
+
+#[test]
+fn io_stays_under_the_disk_cap_and_cleans_up_on_drop() {
+    let _serial = serial();
+    let root = tempfile::tempdir().unwrap();
+    let opts = LoadOptions {
+        disk_cap_bytes: 3 << 20,
+        ..options(root.path())
+    };
+    let load = RunningLoad::start(&"io:2".parse().unwrap(), &opts).unwrap();
+    let start = Instant::now();
+    let mut largest = 0;
+    while start.elapsed() < Duration::from_millis(400) {
+        let mut used = 0;
+        for dir in std::fs::read_dir(root.path()).unwrap().flatten() {
+            for f in std::fs::read_dir(dir.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                used += f.metadata().map_or(0, |m| m.len());
+            }
+        }
+        largest = largest.max(used);
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(largest > 0, "io wrote nothing");
+    assert!(
+        largest <= 3 << 20,
+        "io used {largest} bytes, over the 3 MiB cap"
+    );
+    drop(load);
+    assert_empty_dir(root.path());
+}
+
+#[test]
+fn a_worker_that_fails_is_reported_and_cleaned_up() {
+    let _serial = serial();
+    let root = tempfile::tempdir().unwrap();
+    let load = RunningLoad::start(&"io:1,cpu:1".parse().unwrap(), &options(root.path())).unwrap();
+    // Pull the disk out from under the io worker.
+    for dir in std::fs::read_dir(root.path()).unwrap().flatten() {
+        std::fs::remove_dir_all(dir.path()).unwrap();
+    }
+    let start = Instant::now();
+    let err = loop {
+        if let Err(e) = load.check() {
+            break e;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "io worker kept running"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let text = err.to_string();
+    assert!(text.contains("io load worker 0"), "{text}");
+    assert!(text.contains("io-0.dat"), "{text}");
+    assert!(load.stop().is_err());
+    assert!(load_threads().is_empty());
+    assert_empty_dir(root.path());
+}
+
+#[test]
+fn failing_commands_are_clear_errors_and_leave_nothing() {
+    let _serial = serial();
+    let root = tempfile::tempdir().unwrap();
+    let cases = [
+        ("echo broken >&2; exit 3", "exited with status 3", "broken"),
+        (
+            "latlab-no-such-program-4711",
+            "status 127",
+            "did not find the program",
+        ),
+        ("true", "status 0", "exits at once"),
+    ];
+    for (command, status, detail) in cases {
+        let spec = "io:1".parse::<LoadSpec>().unwrap().with_command(command);
+        let err = RunningLoad::start(&spec, &options(root.path())).unwrap_err();
+        assert!(matches!(err, LoadError::CommandFailed { .. }), "{err:?}");
+        let text = err.to_string();
+        assert!(text.contains(status), "{command}: {text}");
+        assert!(text.contains(detail), "{command}: {text}");
+        assert!(text.contains(command), "{command}: {text}");
+        assert!(load_threads().is_empty());
+        assert_empty_dir(root.path());
+    }
+}
+
+#[test]
+fn a_command_that_fails_later_is_caught_by_check() {
+    let _serial = serial();
+    let root = tempfile::tempdir().unwrap();
+    let spec = LoadSpec::none().with_command("sleep 0.4; exit 5");
+    let load = RunningLoad::start(&spec, &options(root.path())).unwrap();
+    let start = Instant::now();
+    let err = loop {
+        if let Err(e) = load.check() {
+            break e;
+        }
+        assert!(start.elapsed() < Duration::from_secs(10));
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(err.to_string().contains("exited with status 5"), "{err}");
+    assert!(load.stop().is_err());
+    assert_empty_dir(root.path());
+}
+
+#[test]
+fn the_command_and_all_its_children_are_stopped_and_measured() {
+    let _serial = serial();
+    let root = tempfile::tempdir().unwrap();
+    let marker = format!("987.{}", std::process::id());
+    // A shell that starts a busy child and a sleeping grandchild.
+    let command = format!("sleep {marker} & (while :; do :; done) & wait");
+    let spec = "cpu:1".parse::<LoadSpec>().unwrap().with_command(&command);
+    let load = RunningLoad::start(&spec, &options(root.path())).unwrap();
+    std::thread::sleep(Duration::from_millis(600));
+    load.check().unwrap();
+    assert!(
+        !processes_with(&marker).is_empty(),
+        "the command is not running"
+    );
+    assert!(
+        load.progress_line().contains("command"),
+        "{}",
+        load.progress_line()
+    );
+    let report = load.stop().unwrap();
+    assert!(
+        processes_with(&marker).is_empty(),
+        "survivors: {:?}",
+        processes_with(&marker)
+    );
+    let ext = report.external.as_ref().unwrap();
+    assert_eq!(ext.command, command);
+    assert!(ext.cpu_seconds > 0.1, "{ext:?}");
+    assert!(ext.cpus_busy > 0.2, "{ext:?}");
+    assert!(ext.ended.is_none(), "{ext:?}");
+    assert!(report.table().contains("CPUs busy"), "{}", report.table());
+    assert_empty_dir(root.path());
+}
+
+#[test]
+fn full_runs_one_cpu_hog_per_cpu_and_reports_json() {
+    let _serial = serial();
+    let root = tempfile::tempdir().unwrap();
+    let opts = LoadOptions {
+        cpus: vec![0],
+        ..options(root.path())
+    };
+    let load = RunningLoad::start(&"full".parse().unwrap(), &opts).unwrap();
+    std::thread::sleep(Duration::from_millis(350));
+    let report = load.stop().unwrap();
+    let kinds: Vec<(&str, usize)> = report
+        .kinds
+        .iter()
+        .map(|k| (k.kind.as_str(), k.workers))
+        .collect();
+    assert_eq!(kinds, [("cpu", 1), ("io", 1), ("net", 1), ("mem", 1)]);
+    assert!(report.kinds.iter().all(|k| k.total > 0), "{report:?}");
+    let json = serde_json::to_value(&report).unwrap();
+    assert_eq!(json["spec"], "full");
+    assert_eq!(json["kinds"][2]["unit"], "bytes");
+    assert!(json["kinds"][2]["us_per_kib"].is_array());
+    assert_empty_dir(root.path());
+}
+
+#[test]
+fn bad_options_are_refused_before_anything_starts() {
+    let _serial = serial();
+    let root = tempfile::tempdir().unwrap();
+    for (opts, needle) in [
+        (
+            LoadOptions {
+                nice: -5,
+                ..options(root.path())
+            },
+            "nice",
+        ),
+        (
+            LoadOptions {
+                disk_cap_bytes: 100,
+                ..options(root.path())
+            },
+            "disk cap",
+        ),
+        (
+            LoadOptions {
+                net_message_bytes: 70_000,
+                ..options(root.path())
+            },
+            "UDP",
+        ),
+    ] {
+        let err = RunningLoad::start(&"io:1,udp:1".parse().unwrap(), &opts).unwrap_err();
+        assert!(err.to_string().contains(needle), "{err}");
+        assert_empty_dir(root.path());
+    }
+}
