@@ -53,8 +53,10 @@ pub struct KindReport {
     pub total: u64,
     /// `total / duration_s`: units per second.
     pub per_second: f64,
-    /// Units per second in each complete interval of `interval_s` seconds, in
-    /// order (a last partial interval is left out; it counts in `total`).
+    /// Units per second in each interval of `interval_s` seconds, in order. A
+    /// last interval cut short by the stop is included if it lasted at least
+    /// 90% of `interval_s` (its rate uses its real length); a shorter one is
+    /// left out of the series but counts in `total`.
     pub series: Vec<f64>,
     /// net and udp only: microseconds to move 1 KiB (1024 bytes) in each
     /// interval, the delayed-locking paper's "transfer time per 1 KB"

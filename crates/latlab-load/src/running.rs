@@ -75,7 +75,13 @@ type Go = (Instant, Vec<u64>, Vec<Vec<Arc<Counter>>>);
 struct Series {
     kinds: Vec<Vec<f64>>,
     command_cpus: Vec<f64>,
+    /// Time, counts and command CPU seconds of the last tick.
+    last: Option<(Instant, Vec<u64>, f64)>,
 }
+
+/// A last interval cut short by the stop still counts if it is this complete
+/// (a run of 10 s in 1 s intervals then has 10 entries, not 9).
+const LAST_INTERVAL_MIN: f64 = 0.9;
 
 /// A load that is running: workers, an optional external command, a sampler.
 ///
@@ -259,13 +265,15 @@ impl RunningLoad {
                     let _ = cmd_tx.send(Err(e));
                     return Series::default();
                 }
-                let mut pid = None;
-                let mut ended = None;
+                let mut watched = None;
                 if let Some((command, dir)) = command {
                     let started = ExternalCommand::spawn(&command, &dir, nice, &cpus);
                     if let Ok(c) = &started {
-                        pid = Some((c.pid, Instant::now()));
-                        ended = Some(c.ended.clone());
+                        watched = Some(Watched {
+                            pid: c.pid,
+                            started: Instant::now(),
+                            ended: c.ended.clone(),
+                        });
                     }
                     let failed = started.is_err();
                     let _ = cmd_tx.send(started.map(Some));
@@ -278,15 +286,7 @@ impl RunningLoad {
                 let Ok((t0, baseline, counters)) = go_rx.recv() else {
                     return Series::default();
                 };
-                sample(
-                    &stop,
-                    &shared,
-                    interval,
-                    &counters,
-                    t0,
-                    baseline,
-                    pid.zip(ended),
-                )
+                sample(&stop, &shared, interval, &counters, t0, baseline, watched)
             })
             .map_err(|e| LoadError::WorkerStart {
                 kind: "load",
@@ -430,7 +430,21 @@ impl RunningLoad {
         });
         let command_ended = self.command.as_ref().and_then(ExternalCommand::poll);
         let health = self.check();
-        let (series, joined) = self.shutdown();
+        let (mut series, joined) = self.shutdown();
+        if let Some((last_t, last, last_cpu)) = series.last.take() {
+            let dt = (self.t0 + duration)
+                .saturating_duration_since(last_t)
+                .as_secs_f64();
+            if dt >= LAST_INTERVAL_MIN * self.interval.as_secs_f64() {
+                for ((s, f), l) in series.kinds.iter_mut().zip(&finals).zip(&last) {
+                    s.push(f.saturating_sub(*l) as f64 / dt);
+                }
+                if let Some(cpu) = command_cpu {
+                    let busy = (cpu + self.command_cpu_baseline - last_cpu).max(0.0) / dt;
+                    series.command_cpus.push(busy);
+                }
+            }
+        }
         health?;
         joined?;
         let duration_s = duration.as_secs_f64();
@@ -603,6 +617,13 @@ fn io_file_cap(disk_cap: u64, workers: u64) -> Result<u64, LoadError> {
     Ok(cap)
 }
 
+/// The external command as the sampler watches it.
+struct Watched {
+    pid: libc::pid_t,
+    started: Instant,
+    ended: Arc<OnceLock<Ended>>,
+}
+
 /// The supervisor's loop: every `interval`, each kind's rate and the command's
 /// CPU use, until `stop`. Only complete intervals are recorded.
 fn sample(
@@ -612,11 +633,12 @@ fn sample(
     counters: &[Vec<Arc<Counter>>],
     t0: Instant,
     baseline: Vec<u64>,
-    command: Option<((libc::pid_t, Instant), Arc<OnceLock<Ended>>)>,
+    command: Option<Watched>,
 ) -> Series {
     let mut series = Series {
         kinds: vec![Vec::new(); counters.len()],
         command_cpus: Vec::new(),
+        last: None,
     };
     let read = || -> Vec<u64> {
         counters
@@ -629,14 +651,13 @@ fn sample(
         group_cpu_seconds(pid, &mut seen)
     };
     let mut prev = baseline;
-    let mut prev_cpu = command
-        .as_ref()
-        .map_or(0.0, |((pid, _), _)| cpu(shared, *pid));
+    let mut prev_cpu = command.as_ref().map_or(0.0, |c| cpu(shared, c.pid));
     let mut prev_t = t0;
     let mut next = t0 + interval;
     loop {
         loop {
             if stop.load(Ordering::Relaxed) {
+                series.last = Some((prev_t, prev, prev_cpu));
                 return series;
             }
             let now = Instant::now();
@@ -657,7 +678,12 @@ fn sample(
             s.push(*r);
         }
         *shared.latest.lock().unwrap_or_else(|p| p.into_inner()) = rates;
-        if let Some(((pid, started), ended)) = &command {
+        if let Some(Watched {
+            pid,
+            started,
+            ended,
+        }) = &command
+        {
             let c = cpu(shared, *pid);
             let busy = (c - prev_cpu).max(0.0) / dt;
             series.command_cpus.push(busy);

@@ -80,8 +80,13 @@ pub(crate) fn online_cpus() -> Vec<usize> {
     (0..n).collect()
 }
 
-/// Parses a kernel CPU list such as `0-3,6,8-9`.
-pub(crate) fn parse_cpu_list(text: &str) -> Option<Vec<usize>> {
+/// Parses a CPU list in the kernel's format, such as `0-3,6,8-9` (sorted,
+/// duplicates removed); `None` if it is malformed.
+///
+/// ```
+/// assert_eq!(latlab_load::parse_cpu_list("2,0-1"), Some(vec![0, 1, 2]));
+/// ```
+pub fn parse_cpu_list(text: &str) -> Option<Vec<usize>> {
     let mut cpus = Vec::new();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         match part.split_once('-') {

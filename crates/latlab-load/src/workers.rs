@@ -308,7 +308,11 @@ fn io(stop: &AtomicBool, counter: &Counter, path: &Path, cap: u64) -> Result<(),
         drop(file);
         let mut file = std::fs::File::open(path).map_err(|e| err("open", e))?;
         while !stop.load(Ordering::Relaxed) {
-            let n = file.read(&mut buf).map_err(|e| err("read", e))?;
+            let n = match file.read(&mut buf) {
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(err("read", e)),
+            };
             if n == 0 {
                 break;
             }
