@@ -64,5 +64,4 @@ mod workers;
 pub use error::LoadError;
 pub use report::{CommandReport, KindReport, LoadReport};
 pub use running::{LoadOptions, RunningLoad};
-pub use sched::parse_cpu_list;
 pub use spec::{LoadKind, LoadSpec};

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::command::{group_cpu_seconds, poll_pid, Ended, ExternalCommand};
 use crate::report::{CommandReport, KindReport, LoadReport};
-use crate::sched::{make_background, online_cpus};
+use crate::sched::make_background;
 use crate::tempdir::TempDir;
 use crate::workers::{start_unit, Counter, Setup, Unit, IO_CHUNK};
 use crate::{LoadError, LoadKind, LoadSpec};
@@ -29,7 +29,7 @@ pub struct LoadOptions {
     /// external command). Default: `std::env::temp_dir()` (`$TMPDIR` or /tmp).
     pub temp_root: PathBuf,
     /// CPUs the load may run on; also the CPU count of the `full` profile.
-    /// Empty (the default): every online CPU.
+    /// Empty (the default): every online CPU this process may use.
     pub cpus: Vec<usize>,
     /// Nice value of every worker and of the external command, 0..=19. Default 0.
     pub nice: i32,
@@ -125,7 +125,7 @@ impl RunningLoad {
     pub fn start(spec: &LoadSpec, options: &LoadOptions) -> Result<RunningLoad, LoadError> {
         validate(options)?;
         let cpus = if options.cpus.is_empty() {
-            online_cpus()
+            latlab_rt::sched::usable_cpus()
         } else {
             options.cpus.clone()
         };

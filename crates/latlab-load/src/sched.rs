@@ -67,56 +67,9 @@ pub(crate) fn set_affinity(kind: &'static str, cpus: &[usize]) -> Result<(), Loa
     Ok(())
 }
 
-/// The CPUs the calling process may run on (all online CPUs unless a cpuset limits it).
-pub(crate) fn online_cpus() -> Vec<usize> {
-    if let Ok(text) = std::fs::read_to_string("/sys/devices/system/cpu/online") {
-        if let Some(cpus) = parse_cpu_list(text.trim()) {
-            if !cpus.is_empty() {
-                return cpus;
-            }
-        }
-    }
-    let n = std::thread::available_parallelism().map_or(1, |n| n.get());
-    (0..n).collect()
-}
-
-/// Parses a CPU list in the kernel's format, such as `0-3,6,8-9` (sorted,
-/// duplicates removed); `None` if it is malformed.
-///
-/// ```
-/// assert_eq!(latlab_load::parse_cpu_list("2,0-1"), Some(vec![0, 1, 2]));
-/// ```
-pub fn parse_cpu_list(text: &str) -> Option<Vec<usize>> {
-    let mut cpus = Vec::new();
-    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        match part.split_once('-') {
-            Some((a, b)) => {
-                let (a, b): (usize, usize) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
-                if a > b {
-                    return None;
-                }
-                cpus.extend(a..=b);
-            }
-            None => cpus.push(part.parse().ok()?),
-        }
-    }
-    cpus.sort_unstable();
-    cpus.dedup();
-    Some(cpus)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cpu_lists_parse_like_the_kernel_writes_them() {
-        assert_eq!(parse_cpu_list("0-3,6,8-9"), Some(vec![0, 1, 2, 3, 6, 8, 9]));
-        assert_eq!(parse_cpu_list("1"), Some(vec![1]));
-        assert_eq!(parse_cpu_list("3-1"), None);
-        assert_eq!(parse_cpu_list("a"), None);
-        assert!(!online_cpus().is_empty());
-    }
 
     #[test]
     fn a_worker_thread_started_from_a_fifo_thread_ends_up_sched_other() {

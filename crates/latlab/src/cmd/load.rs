@@ -3,10 +3,9 @@
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use latlab_load::{LoadOptions, LoadSpec, RunningLoad};
 
 /// Arguments of `latlab load`.
@@ -45,34 +44,6 @@ pub struct LoadArgs {
     pub net_msg_size: u64,
 }
 
-/// Set by SIGINT/SIGTERM.
-static STOP: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_signal(_: libc::c_int) {
-    STOP.store(true, Ordering::Relaxed);
-}
-
-/// Catches SIGINT and SIGTERM once (a second Ctrl-C kills as usual).
-fn catch_stop_signals() -> anyhow::Result<()> {
-    for sig in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-        let ok = unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-            action.sa_flags = libc::SA_RESTART | libc::SA_RESETHAND;
-            libc::sigemptyset(&mut action.sa_mask);
-            libc::sigaction(sig, &action, std::ptr::null_mut()) == 0
-        };
-        if !ok {
-            bail!(
-                "cannot install a handler for signal {sig}: {}",
-                std::io::Error::last_os_error()
-            );
-        }
-    }
-    Ok(())
-}
-
 /// Runs the load for the requested time, then prints (and writes) its report.
 pub fn execute(args: LoadArgs) -> anyhow::Result<ExitCode> {
     let text = args.spec.clone().unwrap_or_else(|| {
@@ -101,12 +72,12 @@ pub fn execute(args: LoadArgs) -> anyhow::Result<ExitCode> {
             .context("--net-msg-size too large")?,
         ..defaults
     };
-    catch_stop_signals()?;
+    latlab_rt::stop::install()?;
     let load = RunningLoad::start(&spec, &options).context("starting the load")?;
     let progress = std::io::stderr().is_terminal();
     let total = args.duration;
     let mut shown = 0u64;
-    while load.elapsed() < total && !STOP.load(Ordering::Relaxed) {
+    while load.elapsed() < total && !latlab_rt::stop::requested() {
         if let Err(err) = load.check() {
             drop(load);
             return Err(err).context("the load failed while running");
@@ -125,7 +96,7 @@ pub fn execute(args: LoadArgs) -> anyhow::Result<ExitCode> {
     if progress {
         eprint!("\r\x1b[K");
     }
-    let interrupted = STOP.load(Ordering::Relaxed);
+    let interrupted = latlab_rt::stop::requested();
     let report = load.stop().context("the load failed while running")?;
     if interrupted {
         eprintln!("latlab load: interrupted after {:.1} s", report.duration_s);
@@ -141,32 +112,12 @@ pub fn execute(args: LoadArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Parses `30s`, `500ms`, `2m`, `1h`, `1.5s` or a bare number of seconds.
+/// Parses a positive duration as latlab writes them everywhere (`30s`, `500ms`, `2m`).
 fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("{text:?} is not a duration; write e.g. 30s, 500ms, 2m"))?;
-    let seconds = match unit.trim() {
-        "" | "s" => value,
-        "ms" => value / 1e3,
-        "us" | "µs" => value / 1e6,
-        "m" | "min" => value * 60.0,
-        "h" => value * 3600.0,
-        other => {
-            return Err(format!(
-                "unknown time unit {other:?} in {text:?}; use ms, s, m or h"
-            ))
-        }
-    };
-    if !seconds.is_finite() || seconds <= 0.0 || seconds > 1e9 {
-        return Err(format!("{text:?} must be a positive duration"));
+    match latlab_measure::units::parse_duration(text)? {
+        0 => Err(format!("{text:?} must be a positive duration")),
+        ns => Ok(Duration::from_nanos(ns)),
     }
-    Ok(Duration::from_secs_f64(seconds))
 }
 
 /// Parses a byte count with an optional binary suffix: `4096`, `64K`, `256M`, `1G`.
@@ -195,10 +146,7 @@ fn parse_size(text: &str) -> Result<u64, String> {
 
 /// Parses a CPU list such as `0-3,6`.
 fn parse_cpus(text: &str) -> Result<Vec<usize>, String> {
-    match latlab_load::parse_cpu_list(text) {
-        Some(cpus) if !cpus.is_empty() => Ok(cpus),
-        _ => Err(format!("{text:?} is not a CPU list; write e.g. 0-3,6")),
-    }
+    latlab_rt::sched::parse_cpu_list(text).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -213,6 +161,7 @@ mod tests {
         assert_eq!(parse_duration("1.5"), Ok(Duration::from_millis(1500)));
         assert!(parse_duration("0s").is_err());
         assert!(parse_duration("5 parsecs").is_err());
+        assert!(parse_duration("-1s").is_err());
         assert_eq!(parse_size("256M"), Ok(256 << 20));
         assert_eq!(parse_size("4096"), Ok(4096));
         assert_eq!(parse_size("1g"), Ok(1 << 30));
