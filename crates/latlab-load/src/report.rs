@@ -1,29 +1,32 @@
 //! What a load got done: the report [`crate::RunningLoad::stop`] returns.
 //!
-//! The structs here *are* the JSON schema (`serde_json::to_string(&report)`).
-//! Example (values abridged):
-//!
-//! ```json
-//! {
-//!   "spec": "cpu:2,net:1",
-//!   "command": null,
-//!   "duration_s": 10.0,
-//!   "interval_s": 1.0,
-//!   "kinds": [
-//!     { "kind": "cpu", "workers": 2, "unit": "ops", "total": 9100000000,
-//!       "per_second": 910000000.0, "series": [905000000.0, 912000000.0],
-//!       "us_per_kib": null },
-//!     { "kind": "net", "workers": 1, "unit": "bytes", "total": 21000000000,
-//!       "per_second": 2100000000.0, "series": [2090000000.0, 2110000000.0],
-//!       "us_per_kib": [0.49, 0.485] }
-//!   ],
-//!   "external": null
-//! }
-//! ```
+//! The structs here *are* the JSON schema; see [`LoadReport`].
 
 use serde::Serialize;
 
 /// Throughput of every load that ran, over the whole run and per interval.
+///
+/// The structs of this module *are* the JSON schema (`serde_json::to_string(&report)`);
+/// each field's doc comment says what it holds. Example (values abridged):
+///
+/// ```json
+/// {
+///   "spec": "cpu:2,net:1",
+///   "command": null,
+///   "duration_s": 10.0,
+///   "interval_s": 1.0,
+///   "kinds": [
+///     { "kind": "cpu", "workers": 2, "unit": "ops", "total": 9100000000,
+///       "per_second": 910000000.0, "series": [905000000.0, 912000000.0],
+///       "us_per_kib": null },
+///     { "kind": "net", "workers": 1, "unit": "bytes", "total": 21000000000,
+///       "per_second": 2100000000.0, "series": [2090000000.0, 2110000000.0],
+///       "us_per_kib": [0.49, 0.485] }
+///   ],
+///   "external": null,
+///   "warnings": []
+/// }
+/// ```
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct LoadReport {
     /// The load spec that ran, in the form `LoadSpec` parses (`"none"` if only a command ran).
@@ -38,6 +41,9 @@ pub struct LoadReport {
     pub kinds: Vec<KindReport>,
     /// What the external command used, if one ran.
     pub external: Option<CommandReport>,
+    /// Things that make the numbers mean less than they seem (e.g. the io
+    /// load ran on a RAM file system), one sentence each.
+    pub warnings: Vec<String>,
 }
 
 /// One built-in load kind's work.
@@ -165,12 +171,8 @@ impl LoadReport {
             out.push_str(cells.join("  ").trim_end());
             out.push('\n');
         }
-        if let Some(c) = &self.external {
-            if let (Some(how), Some(at)) = (&c.ended, c.ended_after_s) {
-                out.push_str(&format!(
-                    "note: the command {how} after {at:.1} s, before the load was stopped\n"
-                ));
-            }
+        for warning in &self.warnings {
+            out.push_str(&format!("warning: {warning}\n"));
         }
         out
     }
@@ -242,6 +244,7 @@ mod tests {
                 },
             ],
             external: None,
+            warnings: vec!["io ran on a tmpfs".into()],
         }
     }
 
@@ -253,6 +256,7 @@ mod tests {
         assert!(table.contains("1024.0 MB/s"), "{table}");
         // 2 s to move 2_000_000 KiB = 1 µs per KiB.
         assert!(table.contains("1.000"), "{table}");
+        assert!(table.contains("warning: io ran on a tmpfs"), "{table}");
     }
 
     #[test]

