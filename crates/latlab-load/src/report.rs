@@ -94,6 +94,35 @@ impl LoadReport {
         self.kinds.iter().find(|k| k.kind == name)
     }
 
+    /// One line for a summary that is about something else (e.g. a latency
+    /// run): `load full: cpu 2x 210.0 Mops/s, io 285.0 MB/s, net 562.5 MB/s
+    /// (1.820 µs/KiB), mem 54.127 kpages/s`.
+    pub fn summary_line(&self) -> String {
+        let mut parts: Vec<String> = self
+            .kinds
+            .iter()
+            .map(|k| {
+                let workers = if k.workers > 1 {
+                    format!("{}x ", k.workers)
+                } else {
+                    String::new()
+                };
+                let mut part = format!("{} {workers}{}", k.kind, rate(k.per_second, &k.unit));
+                if k.us_per_kib.is_some() && k.total > 0 {
+                    part.push_str(&format!(" ({:.3} µs/KiB)", 1024.0 * 1e6 / k.per_second));
+                }
+                part
+            })
+            .collect();
+        if let Some(c) = &self.external {
+            parts.push(format!("command {:.2} CPUs busy", c.cpus_busy));
+        }
+        if parts.is_empty() {
+            parts.push("nothing ran".to_owned());
+        }
+        format!("load {}: {}", self.spec, parts.join(", "))
+    }
+
     /// A plain-text table: one line per kind (and the command), with
     /// human units (MB/s for bytes, where 1 MB = 10^6 bytes).
     pub fn table(&self) -> String {
@@ -257,6 +286,15 @@ mod tests {
         // 2 s to move 2_000_000 KiB = 1 µs per KiB.
         assert!(table.contains("1.000"), "{table}");
         assert!(table.contains("warning: io ran on a tmpfs"), "{table}");
+    }
+
+    #[test]
+    fn summary_line_names_every_kind_with_its_rate() {
+        let line = sample().summary_line();
+        assert_eq!(
+            line,
+            "load cpu:1,net:1: cpu 1.500 Gops/s, net 1024.0 MB/s (1.000 µs/KiB)"
+        );
     }
 
     #[test]

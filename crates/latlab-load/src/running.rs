@@ -28,8 +28,9 @@ pub struct LoadOptions {
     /// (the `io` files, and the working directory and output file of an
     /// external command). Default: `std::env::temp_dir()` (`$TMPDIR` or /tmp).
     pub temp_root: PathBuf,
-    /// CPUs the load may run on; also the CPU count of the `full` profile.
-    /// Empty (the default): every online CPU this process may use.
+    /// CPUs the load may run on (every worker and the command are pinned to
+    /// them); also the CPU count of the `full` profile. Empty (the default):
+    /// every online CPU, whatever the affinity of the thread calling `start`.
     pub cpus: Vec<usize>,
     /// Nice value of every worker and of the external command, 0..=19. Default 0.
     pub nice: i32,
@@ -125,8 +126,10 @@ impl RunningLoad {
     /// On error everything already started is stopped and removed again.
     pub fn start(spec: &LoadSpec, options: &LoadOptions) -> Result<RunningLoad, LoadError> {
         validate(options)?;
+        // Workers are pinned explicitly: threads inherit the affinity of the
+        // thread that creates them, which may be a pinned measurement thread.
         let cpus = if options.cpus.is_empty() {
-            latlab_rt::sched::usable_cpus()
+            online_cpus()
         } else {
             options.cpus.clone()
         };
@@ -156,7 +159,7 @@ impl RunningLoad {
         let (ready_tx, ready_rx) = mpsc::channel();
         let setup = Setup {
             nice: options.nice,
-            cpus: options.cpus.clone(),
+            cpus: cpus.clone(),
             dir: dir.as_ref().map(|d| d.path().to_owned()),
             io_file_cap,
             net_message_bytes: options.net_message_bytes,
@@ -190,7 +193,7 @@ impl RunningLoad {
         // The supervisor thread starts the command (the kernel's parent-death
         // signal follows the forking thread, so it must live as long as the
         // command) and then samples the counters.
-        load.start_supervisor(spec, options)?;
+        load.start_supervisor(spec, options.nice, &cpus)?;
         let command_started = Instant::now();
         for &(kind, n) in &kinds {
             for index in 0..n {
@@ -249,7 +252,8 @@ impl RunningLoad {
     fn start_supervisor(
         &mut self,
         spec: &LoadSpec,
-        options: &LoadOptions,
+        nice: i32,
+        cpus: &[usize],
     ) -> Result<(), LoadError> {
         let (go_tx, go_rx) = mpsc::channel::<Go>();
         let (cmd_tx, cmd_rx) = mpsc::channel();
@@ -262,7 +266,7 @@ impl RunningLoad {
                 .to_owned();
             (c.to_owned(), dir)
         });
-        let (nice, cpus) = (options.nice, options.cpus.clone());
+        let cpus = cpus.to_vec();
         let stop = self.stop.clone();
         let shared = self.shared.clone();
         let interval = self.interval;
@@ -567,6 +571,15 @@ impl Drop for RunningLoad {
         let _ = self.shutdown();
         let _ = self.finish_cleanup();
     }
+}
+
+/// Every online CPU (the kernel intersects it with the cgroup's cpuset when
+/// a thread is pinned to it).
+fn online_cpus() -> Vec<usize> {
+    std::fs::read_to_string("/sys/devices/system/cpu/online")
+        .ok()
+        .and_then(|text| latlab_rt::sched::parse_cpu_list(text.trim()).ok())
+        .unwrap_or_else(latlab_rt::sched::usable_cpus)
 }
 
 /// `f_type` of ramfs (linux/magic.h; not in the libc crate).

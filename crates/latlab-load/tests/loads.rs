@@ -377,3 +377,43 @@ fn the_io_load_on_a_ram_file_system_warns() {
         "{report:?}"
     );
 }
+
+#[test]
+fn workers_use_every_cpu_even_when_started_from_a_pinned_thread() {
+    let _serial = serial();
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    let online = online.trim().to_owned();
+    let root = tempfile::tempdir().unwrap();
+    let allowed = std::thread::spawn(move || {
+        // Pin this thread to CPU 0, as a measurement thread would be.
+        // SAFETY: cpu_set_t is plain data; the call affects this thread only.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(0, &mut set);
+            assert_eq!(
+                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set),
+                0
+            );
+        }
+        let load = RunningLoad::start(&"cpu:1".parse().unwrap(), &options(root.path())).unwrap();
+        let mut allowed = String::new();
+        for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+            let status = std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
+            if status.lines().any(|l| l == "Name:\tld-cpu0") {
+                let line = status
+                    .lines()
+                    .find(|l| l.starts_with("Cpus_allowed_list:"))
+                    .unwrap();
+                allowed = line.split_whitespace().nth(1).unwrap().to_owned();
+            }
+        }
+        load.stop().unwrap();
+        allowed
+    })
+    .join()
+    .unwrap();
+    assert_eq!(
+        allowed, online,
+        "the cpu worker inherited its creator's pinning"
+    );
+}
