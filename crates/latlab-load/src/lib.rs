@@ -31,6 +31,19 @@
 //! The external command's whole process group is killed on stop and on drop,
 //! and is killed by the kernel if latlab itself dies (`PR_SET_PDEATHSIG`).
 //!
+//! # Use around a measurement
+//!
+//! Start the load once the measurement threads are ready
+//! ([`RunningLoad::start`] returns when every worker runs), call
+//! [`RunningLoad::check`] now and then (a load that died makes the
+//! measurement meaningless), and [`RunningLoad::stop`] before the summary;
+//! the [`LoadReport`] goes into the result (it is `Serialize`), and
+//! [`LoadReport::summary_line`] or [`LoadReport::table`] into the text.
+//! Workers are threads of the calling process (so none can outlive it); they
+//! share its address space, so with `mlockall(MCL_FUTURE)` the `mem` load's
+//! mappings are populated at mmap time, which still exercises the page
+//! allocator.
+//!
 //! # Example
 //!
 //! ```

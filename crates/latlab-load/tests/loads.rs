@@ -417,3 +417,25 @@ fn workers_use_every_cpu_even_when_started_from_a_pinned_thread() {
         "the cpu worker inherited its creator's pinning"
     );
 }
+
+#[test]
+fn a_command_that_ignores_sigterm_is_killed() {
+    let _serial = serial();
+    let root = tempfile::tempdir().unwrap();
+    let marker = format!("986.{}", std::process::id());
+    // SIG_IGN survives exec, so the sleep ignores SIGTERM too.
+    let spec = LoadSpec::none().with_command(format!("trap '' TERM; sleep {marker}; true"));
+    let load = RunningLoad::start(&spec, &options(root.path())).unwrap();
+    assert!(
+        !processes_with(&marker).is_empty(),
+        "the command is not running"
+    );
+    let report = load.stop().unwrap();
+    assert!(
+        processes_with(&marker).is_empty(),
+        "survivors: {:?}",
+        processes_with(&marker)
+    );
+    assert!(report.external.unwrap().ended.is_none());
+    assert_empty_dir(root.path());
+}
