@@ -20,7 +20,7 @@ use crate::LoadError;
 /// whole group when the parent-death signal (SIGHUP) arrives.
 const WRAPPER: &str = "trap 'kill -KILL 0' HUP; sh -c \"$1\" & wait $!";
 /// Name of the command's output file in the load's temp dir.
-pub(crate) const LOG_NAME: &str = "command.log";
+const LOG_NAME: &str = "command.log";
 /// How long the group gets to exit after SIGTERM before SIGKILL.
 const TERM_GRACE: Duration = Duration::from_secs(1);
 

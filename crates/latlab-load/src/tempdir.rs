@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use crate::LoadError;
 
 /// Name prefix of every scratch directory; followed by `<pid>-<n>`.
-pub(crate) const PREFIX: &str = "latlab-load-";
+const PREFIX: &str = "latlab-load-";
 
 /// A directory `latlab-load-<pid>-<n>` under a root, removed with its contents on drop.
 #[derive(Debug)]

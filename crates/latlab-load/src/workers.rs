@@ -28,7 +28,7 @@ const MEM_CHUNK: usize = 16 << 20;
 /// Size of the io load's write and read calls (and its smallest file).
 pub(crate) const IO_CHUNK: u64 = 1 << 20;
 /// Senders (and receivers) in one ipc group, as in a small hackbench group.
-pub(crate) const IPC_GROUP_SIZE: usize = 8;
+const IPC_GROUP_SIZE: usize = 8;
 /// Size of one ipc message (hackbench's default).
 const IPC_MESSAGE: usize = 100;
 
