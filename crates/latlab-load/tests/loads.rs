@@ -439,3 +439,56 @@ fn a_command_that_ignores_sigterm_is_killed() {
     assert!(report.external.unwrap().ended.is_none());
     assert_empty_dir(root.path());
 }
+
+/// (local, remote) hex addresses of this process's sockets in /proc/net/{tcp,udp}.
+fn own_inet_sockets() -> Vec<(String, String)> {
+    let inodes: Vec<String> = std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .flatten()
+        .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+        .filter_map(|link| {
+            let link = link.to_string_lossy().into_owned();
+            link.strip_prefix("socket:[")
+                .and_then(|rest| rest.strip_suffix(']'))
+                .map(str::to_owned)
+        })
+        .collect();
+    let mut out = Vec::new();
+    for table in [
+        "/proc/net/tcp",
+        "/proc/net/udp",
+        "/proc/net/tcp6",
+        "/proc/net/udp6",
+    ] {
+        let text = std::fs::read_to_string(table).unwrap_or_default();
+        for line in text.lines().skip(1) {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            if f.len() > 9 && inodes.iter().any(|i| i == f[9]) {
+                out.push((f[1].to_owned(), f[2].to_owned()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn network_loads_use_only_loopback() {
+    let _serial = serial();
+    let root = tempfile::tempdir().unwrap();
+    let load = RunningLoad::start(&"net:2,udp:1".parse().unwrap(), &options(root.path())).unwrap();
+    let sockets = own_inet_sockets();
+    load.stop().unwrap();
+    // 2 TCP pairs (4 ends, plus listeners already closed) and 1 UDP pair.
+    assert!(sockets.len() >= 6, "{sockets:?}");
+    for (local, remote) in &sockets {
+        // 127.0.0.1 is 0100007F in the kernel's little-endian hex.
+        assert!(
+            local.starts_with("0100007F:"),
+            "local {local} is not 127.0.0.1"
+        );
+        assert!(
+            remote.starts_with("0100007F:") || remote.starts_with("00000000:"),
+            "remote {remote} is not 127.0.0.1"
+        );
+    }
+}
