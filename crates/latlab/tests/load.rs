@@ -52,7 +52,7 @@ fn start_long(temp: &Path, json: &Path, mark: &str) -> Child {
             "cpu:1,io:1",
             "--duration",
             "60s",
-            "--interval",
+            "--sample-interval",
             "200ms",
         ])
         .arg("--load-cmd")
@@ -100,7 +100,7 @@ fn a_normal_run_reports_every_kind_and_leaves_nothing() {
             "cpu:1,io:1,udp:1",
             "--duration",
             "1s",
-            "--interval",
+            "--sample-interval",
             "250ms",
         ])
         .arg("--load-cmd")

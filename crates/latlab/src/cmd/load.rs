@@ -16,7 +16,7 @@ pub struct LoadArgs {
     /// when --load-cmd is given.
     pub spec: Option<String>,
     /// How long to run (e.g. 30s, 500ms, 2m); Ctrl-C stops early and still reports.
-    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
     pub duration: Duration,
     /// Also run this command (via sh -c, in its own process group) as a load.
     #[arg(long, value_name = "COMMAND")]
@@ -25,7 +25,7 @@ pub struct LoadArgs {
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Most disk space the io load may use (e.g. 256M, 1G).
-    #[arg(long, default_value = "256M", value_parser = parse_size)]
+    #[arg(long, value_name = "BYTES", default_value = "256M", value_parser = parse_size)]
     pub disk_cap: u64,
     /// Directory in which the load's scratch directory is made (default: $TMPDIR or /tmp).
     #[arg(long, value_name = "DIR")]
@@ -37,10 +37,10 @@ pub struct LoadArgs {
     #[arg(long, default_value_t = 0)]
     pub nice: i32,
     /// Length of one throughput sample (e.g. 1s, 250ms).
-    #[arg(long, default_value = "1s", value_parser = parse_duration)]
-    pub interval: Duration,
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration)]
+    pub sample_interval: Duration,
     /// Bytes per send of the net and udp loads.
-    #[arg(long, default_value = "4096", value_parser = parse_size)]
+    #[arg(long, value_name = "BYTES", default_value = "4096", value_parser = parse_size)]
     pub net_msg_size: u64,
 }
 
@@ -67,7 +67,7 @@ pub fn execute(args: LoadArgs) -> anyhow::Result<ExitCode> {
         temp_root: args.temp_dir.clone().unwrap_or(defaults.temp_root),
         cpus: args.cpus.clone().unwrap_or_default(),
         nice: args.nice,
-        sample_interval: args.interval,
+        sample_interval: args.sample_interval,
         net_message_bytes: usize::try_from(args.net_msg_size)
             .context("--net-msg-size too large")?,
         ..defaults
