@@ -255,11 +255,17 @@ fn mem(stop: &AtomicBool, counter: &Counter) -> Result<(), LoadError> {
                 0,
             );
             if base == libc::MAP_FAILED {
+                let source = std::io::Error::last_os_error();
+                let hint = if source.raw_os_error() == Some(libc::EAGAIN) {
+                    "; the process locks its memory (mlockall) and RLIMIT_MEMLOCK is too small: run as root or raise `ulimit -l`"
+                } else {
+                    "; is memory short? run fewer mem workers"
+                };
                 return Err(LoadError::Sys {
                     kind: "mem",
                     call: "mmap",
-                    source: std::io::Error::last_os_error(),
-                    hint: "; is memory short? run fewer mem workers",
+                    source,
+                    hint,
                 });
             }
             let base = base.cast::<u8>();
