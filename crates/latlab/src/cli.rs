@@ -17,4 +17,6 @@ pub struct Cli {
 pub enum Command {
     /// Measure wake-up latency and period accuracy of periodic real-time threads.
     Run(crate::cmd::run::RunArgs),
+    /// Run a background load (cpu, io, net, udp, mem, syscall, ipc, a command) alone and report its throughput.
+    Load(crate::cmd::load::LoadArgs),
 }
