@@ -1,6 +1,7 @@
 //! One module per command; each turns raw arguments into a resolved
 //! configuration, runs, and returns the process exit code.
 
+pub mod background;
 pub mod load;
 pub mod run;
 
