@@ -65,6 +65,8 @@ mod lock;
 mod monitor;
 mod predict;
 mod raw;
+pub mod shape;
+pub mod sim;
 
 mod sys;
 mod timer;
