@@ -152,6 +152,55 @@ pub enum Verdict {
     None,
 }
 
+/// What a result records besides the measurement itself.
+#[derive(Debug, Clone)]
+pub struct RunContext {
+    /// The command line.
+    pub command_line: Vec<String>,
+    /// Start time, seconds since the Unix epoch.
+    pub started_unix_s: f64,
+    /// Settings of the run.
+    pub settings: RunSettings,
+    /// The machine.
+    pub system: SystemInfo,
+    /// Warnings shown before the run.
+    pub warnings: Vec<String>,
+}
+
+impl RunResult {
+    /// Builds the result of a measurement and checks the requirements.
+    pub fn assemble(
+        output: &MeasureOutput,
+        context: RunContext,
+        requirements: &[crate::requirements::Requirement],
+    ) -> RunResult {
+        let threads: Vec<ThreadResult> = output
+            .threads
+            .iter()
+            .map(ThreadResult::from_output)
+            .collect();
+        let outcomes = crate::requirements::evaluate(requirements, &threads);
+        RunResult {
+            schema: "latlab.run".into(),
+            schema_version: SCHEMA_VERSION,
+            latlab_version: env!("CARGO_PKG_VERSION").into(),
+            command_line: context.command_line,
+            started_at: latlab_rt::clock::format_utc(context.started_unix_s),
+            elapsed_s: output.end_ns.saturating_sub(output.start_ns) as f64 / 1e9,
+            interrupted: output.interrupted,
+            settings: context.settings,
+            system: context.system,
+            warnings: context.warnings,
+            overall: Totals::from_output(output),
+            verdict: crate::requirements::verdict(&outcomes),
+            requirements: outcomes,
+            threads,
+            load: None,
+            trace: None,
+        }
+    }
+}
+
 impl ThreadResult {
     /// Converts a thread's raw output.
     pub fn from_output(output: &ThreadOutput) -> Self {

@@ -141,7 +141,7 @@ pub fn open(
         TimerKind::Nanosleep => Box::new(Nanosleep {
             interval: interval_ns,
         }),
-        TimerKind::Itimer => Box::new(Itimer::new(cpu, interval_ns)?),
+        TimerKind::Itimer => Box::new(Itimer::new(cpu, interval_ns, start_ns)?),
         TimerKind::PosixTimer => Box::new(PosixTimer::new(cpu, interval_ns, start_ns)?),
         TimerKind::Timerfd => Box::new(Timerfd::new(cpu, interval_ns, start_ns)?),
         TimerKind::Rtc => Box::new(Rtc::new(cpu, interval_ns, rtc_device)?),
@@ -239,11 +239,11 @@ struct Itimer {
 }
 
 impl Itimer {
-    fn new(cpu: usize, interval: u64) -> Result<Self, MeasureError> {
+    fn new(cpu: usize, interval: u64, start: u64) -> Result<Self, MeasureError> {
         block_signal(libc::SIGALRM);
-        let tv = libc::timeval {
-            tv_sec: (interval / 1_000_000_000) as libc::time_t,
-            tv_usec: ((interval % 1_000_000_000) / 1000) as libc::suseconds_t,
+        let timeval = |ns: u64| libc::timeval {
+            tv_sec: (ns / 1_000_000_000) as libc::time_t,
+            tv_usec: ((ns % 1_000_000_000) / 1000) as libc::suseconds_t,
         };
         if interval % 1000 != 0 {
             return Err(MeasureError::Config(
@@ -252,20 +252,22 @@ impl Itimer {
                     .into(),
             ));
         }
-        let value = libc::itimerval {
-            it_interval: tv,
-            it_value: tv,
-        };
-        // The kernel arms the timer a little after this read, so latencies are
-        // never underestimated (overestimated by at most the syscall time).
+        // ITIMER_REAL is relative: the first expiry is `delay` after the
+        // kernel arms it, a little after this read, so latencies are never
+        // underestimated (overestimated by at most the syscall time).
         let armed_at = monotonic_ns();
+        let delay = (start.saturating_sub(armed_at) / 1000 * 1000).max(1000);
+        let value = libc::itimerval {
+            it_interval: timeval(interval),
+            it_value: timeval(delay),
+        };
         // SAFETY: valid itimerval.
         if unsafe { libc::setitimer(libc::ITIMER_REAL, &value, std::ptr::null_mut()) } != 0 {
             return Err(os_error("itimer", cpu, "setitimer"));
         }
         Ok(Itimer {
             grid: Grid {
-                next: armed_at + interval,
+                next: armed_at + delay,
                 interval,
             },
         })
