@@ -15,13 +15,14 @@
 //!   admission rule differs; [`Variant`] also offers priority inheritance (PI futex) and
 //!   priority ceiling for comparison, behind the same interface.
 //! - The lock monitor keeps the hold time per (lock, call site) through
-//!   `#[track_caller]`; hold time is the holder's **thread CPU time**
-//!   (`CLOCK_THREAD_CPUTIME_ID`), so time the holder spends preempted does not inflate
-//!   it. Predictors ([`PredictorKind`]): the maximum and the exponential average (the
+//!   `#[track_caller]`. A hold is timed on `CLOCK_MONOTONIC` and on the holder's
+//!   `CLOCK_THREAD_CPUTIME_ID`; if the holder was preempted (the two differ) the CPU
+//!   time is recorded instead of the wall time, so preemption never inflates a sample
+//!   ([`hold_sample`]). Predictors ([`PredictorKind`]): the maximum and the exponential average (the
 //!   paper's two), and a windowed high quantile (the default).
 //! - [`ReleaseTimer`] is the timer prediction: the real-time task publishes its next
 //!   absolute release time (`CLOCK_MONOTONIC` nanoseconds) each period.
-//! - `bench` runs the real-thread lock benchmark behind `latlab lockbench`, and `sim`
+//! - [`bench`] runs the real-thread lock benchmark behind `latlab lockbench`, and [`sim`]
 //!   the deterministic uniprocessor-kernel simulation behind `latlab lockbench --simulate`.
 //!
 //! # Example
@@ -61,6 +62,7 @@
 //! println!("{} refusals, {} forced entries", counters.refusals, counters.forced_entries);
 //! ```
 
+pub mod bench;
 mod lock;
 mod monitor;
 mod predict;
@@ -74,7 +76,7 @@ mod timer;
 pub use lock::{
     decide, Decision, DelayedConfig, DelayedLock, Lock, LockCounters, LockGuard, Variant,
 };
-pub use monitor::{SiteStats, MAX_SITES};
+pub use monitor::{hold_sample, SiteStats, MAX_SITES};
 pub use predict::{Predictor, PredictorKind};
 pub use sys::{busy_cpu, busy_wall, monotonic_ns, sleep_until, thread_cpu_ns};
 pub use timer::ReleaseTimer;

@@ -182,8 +182,10 @@ struct Counters {
 /// protocols ([`Variant`]). Use [`DelayedLock`] for the delayed-locking variant.
 ///
 /// Every [`lock`](Self::lock) call site is tracked separately (`#[track_caller]`): its
-/// hold times, measured in the holder's thread CPU time (`CLOCK_THREAD_CPUTIME_ID`) so
-/// that time the holder spends preempted does not count, feed that site's predictor.
+/// hold times feed that site's predictor. A hold is measured on `CLOCK_MONOTONIC` and on
+/// the holder's `CLOCK_THREAD_CPUTIME_ID`; when the two differ the holder was preempted
+/// and the CPU time is taken instead, so preemption never inflates a sample (see
+/// [`hold_sample`](crate::hold_sample)).
 ///
 /// A panic while the lock is held releases it; the data is not poisoned.
 pub struct Lock<T: ?Sized> {
@@ -278,6 +280,7 @@ impl<T: ?Sized> Lock<T> {
         LockGuard {
             lock: self,
             site,
+            start_wall_ns: sys::monotonic_ns(),
             start_cpu_ns: sys::thread_cpu_ns(),
             deadline,
             token,
@@ -360,15 +363,18 @@ impl<T: ?Sized> Lock<T> {
     fn unlock(
         &self,
         site: usize,
+        start_wall_ns: u64,
         start_cpu_ns: u64,
         deadline: Option<u64>,
         token: Option<CeilingToken>,
     ) {
-        let hold = sys::thread_cpu_ns().saturating_sub(start_cpu_ns);
+        let cpu = sys::thread_cpu_ns().saturating_sub(start_cpu_ns);
+        let now = sys::monotonic_ns();
+        let wall = now.saturating_sub(start_wall_ns);
         // SAFETY: the guard being dropped proves this thread holds the lock.
-        unsafe { self.monitor.record(site, hold) };
+        unsafe { self.monitor.record(site, wall, cpu) };
         if let Some(deadline) = deadline {
-            if sys::monotonic_ns() > deadline {
+            if now > deadline {
                 self.counters.mispredictions.fetch_add(1, Ordering::Relaxed);
                 self.monitor
                     .get(site)
@@ -399,6 +405,7 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for Lock<T> {
 pub struct LockGuard<'a, T: ?Sized> {
     lock: &'a Lock<T>,
     site: usize,
+    start_wall_ns: u64,
     start_cpu_ns: u64,
     deadline: Option<u64>,
     token: Option<CeilingToken>,
@@ -427,6 +434,7 @@ impl<T: ?Sized> Drop for LockGuard<'_, T> {
     fn drop(&mut self) {
         self.lock.unlock(
             self.site,
+            self.start_wall_ns,
             self.start_cpu_ns,
             self.deadline,
             self.token.take(),
@@ -687,7 +695,7 @@ mod tests {
     }
 
     #[test]
-    fn hold_time_is_cpu_time_so_sleeping_holders_do_not_inflate_it() {
+    fn sleeping_or_preempted_holders_do_not_inflate_the_hold_time() {
         let lock = Lock::new((), Variant::Plain).unwrap();
         {
             let _guard = lock.lock();
@@ -710,6 +718,7 @@ mod tests {
             .expect("busy hold");
         assert_ne!(sleeping.location, busy.location);
         assert!(busy.predicted_ns >= 3 * MS);
+        assert_eq!(sleeping.preempted, 1, "{sleeping:?}");
     }
 
     fn hammer(lock: Arc<Lock<u64>>, threads: usize, per_thread: u64) -> u64 {

@@ -185,3 +185,20 @@ pub fn set_sched(params: SchedParams) -> Result<(), i32> {
         Err(errno())
     }
 }
+
+/// Pins the calling thread to `cpu`. Returns the errno on failure.
+pub fn pin_to_cpu(cpu: usize) -> Result<(), i32> {
+    // SAFETY: cpu_set_t is plain data; CPU_SET bounds-checks against its size.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if cpu >= 8 * std::mem::size_of::<libc::cpu_set_t>() {
+            return Err(libc::EINVAL);
+        }
+        libc::CPU_SET(cpu, &mut set);
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0 {
+            Ok(())
+        } else {
+            Err(errno())
+        }
+    }
+}

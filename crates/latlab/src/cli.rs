@@ -17,4 +17,6 @@ pub struct Cli {
 pub enum Command {
     /// Measure wake-up latency and period accuracy of periodic real-time threads.
     Run(crate::cmd::run::RunArgs),
+    /// Compare delayed locking with plain, PI and ceiling locks (real threads, or --simulate).
+    Lockbench(crate::cmd::lockbench::LockbenchArgs),
 }
