@@ -21,4 +21,6 @@ pub enum Command {
     Run(crate::cmd::run::RunArgs),
     /// Run a background load (cpu, io, net, udp, mem, syscall, ipc, a command) alone and report its throughput.
     Load(crate::cmd::load::LoadArgs),
+    /// Compare delayed locking with plain, PI and ceiling locks (real threads, or --simulate).
+    Lockbench(crate::cmd::lockbench::LockbenchArgs),
 }

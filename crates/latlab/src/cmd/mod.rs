@@ -3,6 +3,7 @@
 
 pub mod background;
 pub mod load;
+pub mod lockbench;
 pub mod run;
 
 use std::process::ExitCode;
@@ -19,5 +20,6 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run::execute(args),
         Command::Load(args) => load::execute(args),
+        Command::Lockbench(args) => lockbench::execute(args),
     }
 }
