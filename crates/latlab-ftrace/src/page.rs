@@ -114,6 +114,16 @@ impl<'a> Page<'a> {
         })
     }
 
+    /// The page bytes up to the end of the committed data.
+    pub fn committed(&self) -> &'a [u8] {
+        self.data
+    }
+
+    /// Offset of the first event in the page.
+    pub fn data_offset(&self) -> usize {
+        self.data_offset
+    }
+
     /// Iterates over the data records of the page with absolute timestamps.
     pub fn records(&self) -> Records<'a> {
         Records {
@@ -138,6 +148,21 @@ impl<'a> Records<'a> {
     /// Offset of the next record header within the page.
     pub fn position(&self) -> usize {
         self.pos
+    }
+
+    /// Timestamp of the last record read (the base for the next delta).
+    pub fn timestamp(&self) -> u64 {
+        self.ts
+    }
+
+    /// Continues decoding `page` (bytes up to the commit) at `pos` with time base `ts`.
+    pub(crate) fn resume(page: &'a [u8], endian: Endian, pos: usize, ts: u64) -> Self {
+        Records {
+            data: page,
+            endian,
+            pos,
+            ts,
+        }
     }
 
     fn word(&self, at: usize) -> Option<u32> {

@@ -17,4 +17,6 @@ pub struct Cli {
 pub enum Command {
     /// Measure wake-up latency and period accuracy of periodic real-time threads.
     Run(crate::cmd::run::RunArgs),
+    /// Print the events of a trace one per line, like `trace-cmd report`.
+    Dump(crate::cmd::dump::DumpArgs),
 }
