@@ -126,6 +126,7 @@ enum Expr {
 struct Parser<'f> {
     toks: Vec<Tok>,
     pos: usize,
+    depth: usize,
     fmt: &'f EventFormat,
     long_size: usize,
 }
@@ -213,6 +214,16 @@ impl Parser<'_> {
     }
 
     fn cond(&mut self) -> Result<Expr, String> {
+        self.depth += 1;
+        if self.depth > 256 {
+            return Err("expression nested too deeply".into());
+        }
+        let r = self.cond_inner();
+        self.depth -= 1;
+        r
+    }
+
+    fn cond_inner(&mut self) -> Result<Expr, String> {
         let c = self.binary(0)?;
         if self.peek_punct("?") {
             self.pos += 1;
@@ -284,6 +295,16 @@ impl Parser<'_> {
     }
 
     fn unary(&mut self) -> Result<Expr, String> {
+        self.depth += 1;
+        if self.depth > 256 {
+            return Err("expression nested too deeply".into());
+        }
+        let r = self.unary_inner();
+        self.depth -= 1;
+        r
+    }
+
+    fn unary_inner(&mut self) -> Result<Expr, String> {
         match self.peek() {
             Some(Tok::Punct(p @ ("-" | "!" | "~" | "+" | "*" | "&"))) => {
                 let p = *p;
@@ -685,6 +706,48 @@ impl<'a> Eval<'a, '_> {
     }
 }
 
+/// Whether `e` depends on the record (fields) or on helpers.
+fn is_const(e: &Expr) -> bool {
+    match e {
+        Expr::Num(_) => true,
+        Expr::Str(_) | Expr::Ident(_) | Expr::Field(_) | Expr::Call(..) | Expr::Pair(..) => false,
+        Expr::Index(a, b) => is_const(a) && is_const(b),
+        Expr::Unary(_, a) => is_const(a),
+        Expr::Binary(_, a, b) => is_const(a) && is_const(b),
+        Expr::Cond(a, b, c) => is_const(a) && is_const(b) && is_const(c),
+        Expr::Cast { e, .. } => is_const(e),
+    }
+}
+
+/// Folds constant numeric sub-expressions (the flag masks of `__print_flags`
+/// are long constant expressions evaluated for every record otherwise).
+fn fold(e: Expr, ev: &Eval<'_, '_>) -> Expr {
+    if is_const(&e) {
+        if let V::Num(n, signed) = ev.eval(&e) {
+            return if signed {
+                Expr::Cast {
+                    bits: 64,
+                    signed: true,
+                    e: Box::new(Expr::Num(n)),
+                }
+            } else {
+                Expr::Num(n)
+            };
+        }
+    }
+    let f = |x: Box<Expr>| Box::new(fold(*x, ev));
+    match e {
+        Expr::Index(a, b) => Expr::Index(f(a), f(b)),
+        Expr::Unary(op, a) => Expr::Unary(op, f(a)),
+        Expr::Binary(op, a, b) => Expr::Binary(op, f(a), f(b)),
+        Expr::Cond(a, b, c) => Expr::Cond(f(a), f(b), f(c)),
+        Expr::Cast { bits, signed, e } => Expr::Cast { bits, signed, e: f(e) },
+        Expr::Call(n, args) => Expr::Call(n, args.into_iter().map(|a| fold(a, ev)).collect()),
+        Expr::Pair(a, b) => Expr::Pair(f(a), f(b)),
+        other => other,
+    }
+}
+
 impl PrintFmt {
     /// Compiles the print fmt of `format`; `Err` names what could not be parsed.
     pub fn compile(format: &EventFormat, long_size: usize) -> Result<Self, String> {
@@ -697,6 +760,7 @@ impl PrintFmt {
         let mut p = Parser {
             toks: it.collect(),
             pos: 0,
+            depth: 0,
             fmt: format,
             long_size,
         };
@@ -705,6 +769,17 @@ impl PrintFmt {
             p.expect(",")?;
             args.push(p.expr()?);
         }
+        let k = crate::symbols::Kallsyms::default();
+        let ctx = Ctx {
+            long_size,
+            kallsyms: &k,
+        };
+        let folder = Eval {
+            data: &[],
+            endian: Endian::Little,
+            ctx: &ctx,
+        };
+        let args = args.into_iter().map(|a| fold(a, &folder)).collect();
         Ok(PrintFmt {
             pieces: printf::parse_format(&fmt),
             args,
