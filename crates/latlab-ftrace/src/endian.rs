@@ -84,18 +84,6 @@ impl<'a> Reader<'a> {
         self.pos
     }
 
-    pub(crate) fn seek(&mut self, pos: usize) -> Result<()> {
-        if pos > self.data.len() {
-            return Err(Error::Truncated {
-                offset: self.base + pos as u64,
-                what: "seek target",
-                need: (pos - self.data.len()) as u64,
-            });
-        }
-        self.pos = pos;
-        Ok(())
-    }
-
     pub(crate) fn bytes(&mut self, n: usize, what: &'static str) -> Result<&'a [u8]> {
         let end = self.pos.checked_add(n).filter(|&e| e <= self.data.len());
         match end {

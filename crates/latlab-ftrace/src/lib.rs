@@ -9,6 +9,7 @@ pub mod printfmt;
 pub mod render;
 pub mod stream;
 pub mod symbols;
+pub mod text;
 pub use dat::{DatFile, Meta};
 pub use endian::Endian;
 pub use error::{Error, Result};

@@ -465,13 +465,12 @@ fn known_flag(name: &str) -> Option<u64> {
     })
 }
 
-struct Eval<'a, 'c> {
+struct Eval<'a> {
     data: &'a [u8],
     endian: Endian,
-    ctx: &'c Ctx<'c>,
 }
 
-impl<'a> Eval<'a, '_> {
+impl<'a> Eval<'a> {
     fn field(&self, f: &Field) -> V<'a> {
         match f.value(self.data, self.endian) {
             Some(Value::Int(v)) => V::Num(v as u64, true),
@@ -721,7 +720,7 @@ fn is_const(e: &Expr) -> bool {
 
 /// Folds constant numeric sub-expressions (the flag masks of `__print_flags`
 /// are long constant expressions evaluated for every record otherwise).
-fn fold(e: Expr, ev: &Eval<'_, '_>) -> Expr {
+fn fold(e: Expr, ev: &Eval<'_>) -> Expr {
     if is_const(&e) {
         if let V::Num(n, signed) = ev.eval(&e) {
             return if signed {
@@ -769,15 +768,9 @@ impl PrintFmt {
             p.expect(",")?;
             args.push(p.expr()?);
         }
-        let k = crate::symbols::Kallsyms::default();
-        let ctx = Ctx {
-            long_size,
-            kallsyms: &k,
-        };
         let folder = Eval {
             data: &[],
             endian: Endian::Little,
-            ctx: &ctx,
         };
         let args = args.into_iter().map(|a| fold(a, &folder)).collect();
         Ok(PrintFmt {
@@ -788,7 +781,7 @@ impl PrintFmt {
 
     /// Formats one record into `out`.
     pub(crate) fn render(&self, out: &mut Vec<u8>, data: &[u8], endian: Endian, ctx: &Ctx<'_>) {
-        let ev = Eval { data, endian, ctx };
+        let ev = Eval { data, endian };
         let args = self.args.iter().map(|e| match ev.eval(e) {
             V::Num(n, _) => Arg::Num(n),
             V::Str(s) => Arg::Str(s),

@@ -113,6 +113,21 @@ pub fn execute(args: DumpArgs) -> anyhow::Result<ExitCode> {
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     match kind_of(&args.file)? {
         Kind::Dat => dump_dat(&args, &filter, &mut out)?,
+        Kind::Ctf => {
+            let mut sink = TextSink::new(&args, &filter);
+            latlab_ftrace::text::for_each_ctf_event(&args.file, |ev| sink.push(ev, &mut out).map_err(io_to_tool))
+                .with_context(|| format!("reading CTF trace {}", args.file.display()))?;
+            sink.finish(&mut out, "LTTng CTF (via babeltrace2)")?;
+        }
+        Kind::Text => {
+            let events = latlab_ftrace::text::read_ftrace_text_file(&args.file)
+                .with_context(|| format!("reading ftrace text {}", args.file.display()))?;
+            let mut sink = TextSink::new(&args, &filter);
+            for ev in events {
+                sink.push(ev, &mut out)?;
+            }
+            sink.finish(&mut out, "ftrace text")?;
+        }
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
@@ -120,9 +135,98 @@ pub fn execute(args: DumpArgs) -> anyhow::Result<ExitCode> {
 
 enum Kind {
     Dat,
+    Ctf,
+    Text,
+}
+
+fn io_to_tool(e: std::io::Error) -> latlab_ftrace::Error {
+    latlab_ftrace::Error::Io {
+        path: PathBuf::from("<stdout>"),
+        source: e,
+    }
+}
+
+/// Filters, prints or counts text events (ftrace text and CTF).
+struct TextSink<'a> {
+    args: &'a DumpArgs,
+    filter: &'a Filter,
+    line: Vec<u8>,
+    per_event: BTreeMap<String, u64>,
+    per_cpu: BTreeMap<u32, u64>,
+    first: u64,
+    last: u64,
+    total: u64,
+    lost: u64,
+}
+
+impl<'a> TextSink<'a> {
+    fn new(args: &'a DumpArgs, filter: &'a Filter) -> Self {
+        TextSink {
+            args,
+            filter,
+            line: Vec::new(),
+            per_event: BTreeMap::new(),
+            per_cpu: BTreeMap::new(),
+            first: u64::MAX,
+            last: 0,
+            total: 0,
+            lost: 0,
+        }
+    }
+
+    fn push(&mut self, ev: latlab_ftrace::text::TextEvent, out: &mut impl Write) -> std::io::Result<()> {
+        if let Some(n) = ev.lost_before {
+            self.lost += n;
+        }
+        let sys = ev.system.as_deref().unwrap_or("");
+        let name_ok = self.filter.events.is_empty()
+            || self
+                .filter
+                .events
+                .iter()
+                .any(|(s, n)| (n == &ev.name || n == "*") && s.as_deref().is_none_or(|s| s == sys));
+        if !name_ok || !self.filter.cpu_ok(ev.cpu) || ev.ts < self.filter.from || ev.ts > self.filter.to {
+            return Ok(());
+        }
+        if self.args.stats {
+            let key = match &ev.system {
+                Some(s) => format!("{s}:{}", ev.name),
+                None => ev.name.clone(),
+            };
+            *self.per_event.entry(key).or_default() += 1;
+            *self.per_cpu.entry(ev.cpu).or_default() += 1;
+            self.first = self.first.min(ev.ts);
+            self.last = self.last.max(ev.ts);
+            self.total += 1;
+            return Ok(());
+        }
+        if let Some(n) = ev.lost_before {
+            writeln!(out, "CPU:{} [{n} EVENTS DROPPED]", ev.cpu)?;
+        }
+        self.line.clear();
+        latlab_ftrace::text::render_line(&ev, &mut self.line);
+        out.write_all(&self.line)
+    }
+
+    fn finish(self, out: &mut impl Write, format: &str) -> anyhow::Result<()> {
+        if !self.args.stats {
+            return Ok(());
+        }
+        let mut by_name: Vec<(u64, String)> = self.per_event.into_iter().map(|(k, v)| (v, k)).collect();
+        by_name.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        writeln!(out, "file: {}", self.args.file.display())?;
+        writeln!(out, "format: {format}")?;
+        write_stats(out, self.total, self.first, self.last, &by_name, &self.per_cpu, self.lost, 0)
+    }
 }
 
 fn kind_of(path: &Path) -> anyhow::Result<Kind> {
+    if path.is_dir() {
+        if latlab_ftrace::text::is_ctf_dir(path) {
+            return Ok(Kind::Ctf);
+        }
+        bail!("{}: a directory but not a CTF trace (no `metadata` file inside)", path.display());
+    }
     let mut head = [0u8; 10];
     let mut f = std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     use std::io::Read;
@@ -130,7 +234,7 @@ fn kind_of(path: &Path) -> anyhow::Result<Kind> {
     if n == 10 && &head == latlab_ftrace::dat::MAGIC {
         return Ok(Kind::Dat);
     }
-    bail!("{}: not a trace-cmd .dat file", path.display())
+    Ok(Kind::Text)
 }
 
 fn dump_dat(args: &DumpArgs, filter: &Filter, out: &mut impl Write) -> anyhow::Result<()> {
@@ -239,17 +343,11 @@ fn write_stats(
 ) -> anyhow::Result<()> {
     writeln!(out, "events: {total}")?;
     if total > 0 {
-        let span = last - first;
-        writeln!(
-            out,
-            "time span: {}.{:06} .. {}.{:06} ({}.{:06} s)",
-            first / 1_000_000_000,
-            first % 1_000_000_000 / 1000,
-            last / 1_000_000_000,
-            last % 1_000_000_000 / 1000,
-            span / 1_000_000_000,
-            span % 1_000_000_000 / 1000
-        )?;
+        let us = |ns: u64| {
+            let u = ns.saturating_add(500) / 1000;
+            format!("{}.{:06}", u / 1_000_000, u % 1_000_000)
+        };
+        writeln!(out, "time span: {} .. {} ({} s)", us(first), us(last), us(last - first))?;
     }
     if lost_pages > 0 {
         writeln!(out, "lost events: {lost} counted, plus {lost_pages} page(s) with an unknown number lost")?;
@@ -262,7 +360,11 @@ fn write_stats(
     }
     writeln!(out, "per CPU:")?;
     for (cpu, n) in per_cpu {
-        writeln!(out, "  {n:>10}  CPU {cpu}")?;
+        if *cpu == u32::MAX {
+            writeln!(out, "  {n:>10}  CPU unknown")?;
+        } else {
+            writeln!(out, "  {n:>10}  CPU {cpu}")?;
+        }
     }
     Ok(())
 }
