@@ -779,6 +779,12 @@ impl PrintFmt {
         })
     }
 
+    /// Formats one record into `out`; `%ps` symbols come from `kallsyms`.
+    pub fn render_to(&self, out: &mut Vec<u8>, data: &[u8], endian: Endian, long_size: usize, kallsyms: &crate::symbols::Kallsyms) {
+        let ctx = Ctx { long_size, kallsyms };
+        self.render(out, data, endian, &ctx);
+    }
+
     /// Formats one record into `out`.
     pub(crate) fn render(&self, out: &mut Vec<u8>, data: &[u8], endian: Endian, ctx: &Ctx<'_>) {
         let ev = Eval { data, endian };
