@@ -42,7 +42,10 @@ impl Compression {
         let mut out = Vec::with_capacity(size);
         let res = match self {
             Compression::Zstd => match ruzstd::StreamingDecoder::new(data) {
-                Ok(mut d) => (&mut d).take(size as u64 + 1).read_to_end(&mut out).map_err(|e| e.to_string()),
+                Ok(mut d) => (&mut d)
+                    .take(size as u64 + 1)
+                    .read_to_end(&mut out)
+                    .map_err(|e| e.to_string()),
                 Err(e) => Err(e.to_string()),
             },
             Compression::Zlib => flate2::read::ZlibDecoder::new(data)
@@ -159,7 +162,7 @@ impl Meta {
         };
         self.events
             .iter()
-            .find(|e| e.name == n && sys.is_none_or(|s| s == e.system))
+            .find(|e| e.name == n && sys.map_or(true, |s| s == e.system))
     }
 
     /// The trace clock in use (the bracketed entry of `trace_clock`).
@@ -336,7 +339,10 @@ impl<'a> MetaParser<'a> {
             _ => Err(Error::Truncated {
                 offset: at,
                 what: "CPU data (offset+size past the end of the file)",
-                need: end.unwrap_or(u64::MAX).saturating_sub(self.data.len() as u64).max(1),
+                need: end
+                    .unwrap_or(u64::MAX)
+                    .saturating_sub(self.data.len() as u64)
+                    .max(1),
             }),
         }
     }
@@ -441,7 +447,11 @@ impl<'a> MetaParser<'a> {
                 };
             }
             OPT_TSC2NSEC if d.len() >= 16 => {
-                self.meta.tsc2nsec = Some((e.uint(&d[0..4]) as u32, e.uint(&d[4..8]) as u32, e.uint(&d[8..16])));
+                self.meta.tsc2nsec = Some((
+                    e.uint(&d[0..4]) as u32,
+                    e.uint(&d[4..8]) as u32,
+                    e.uint(&d[8..16]),
+                ));
             }
             _ => {
                 let _ = at;
@@ -527,11 +537,15 @@ impl<'a> MetaParser<'a> {
                 let mut dr = Reader::new(d, oat, self.meta.endian);
                 match id {
                     OPT_DONE => {
-                        next = if d.len() >= 8 { dr.u64("next options offset")? } else { 0 };
+                        next = if d.len() >= 8 {
+                            dr.u64("next options offset")?
+                        } else {
+                            0
+                        };
                         break;
                     }
-                    OPT_HEADER_INFO | OPT_FTRACE_EVENTS | OPT_EVENT_FORMATS | OPT_KALLSYMS | OPT_PRINTK
-                    | OPT_CMDLINES => {
+                    OPT_HEADER_INFO | OPT_FTRACE_EVENTS | OPT_EVENT_FORMATS | OPT_KALLSYMS
+                    | OPT_PRINTK | OPT_CMDLINES => {
                         let so = dr.u64("section offset")?;
                         let (sb, sat) = self.section(so, Some(id))?;
                         let mut sr = Reader::new(&sb, sat, self.meta.endian);
@@ -578,7 +592,10 @@ impl<'a> MetaParser<'a> {
                     need: 4,
                 });
             }
-            let flags = self.meta.endian.uint(&self.data[so as usize + 2..so as usize + 4]);
+            let flags = self
+                .meta
+                .endian
+                .uint(&self.data[so as usize + 2..so as usize + 4]);
             let compressed = flags & 1 != 0;
             if compressed && self.meta.compression.is_none() {
                 return Err(Error::Corrupt {
@@ -645,7 +662,11 @@ pub fn parse_meta(data: &[u8]) -> Result<Meta> {
             endian,
             long_size,
             page_size,
-            layout: if long_size == 8 { PageLayout::LP64 } else { PageLayout::ILP32 },
+            layout: if long_size == 8 {
+                PageLayout::LP64
+            } else {
+                PageLayout::ILP32
+            },
             compression: None,
             events: Vec::new(),
             by_id: Vec::new(),
@@ -670,7 +691,10 @@ pub fn parse_meta(data: &[u8]) -> Result<Meta> {
         if b.page_size < 64 || b.page_size > 1 << 24 {
             return Err(Error::Corrupt {
                 offset: 0,
-                what: format!("buffer {:?} page size {} is implausible", b.name, b.page_size),
+                what: format!(
+                    "buffer {:?} page size {} is implausible",
+                    b.name, b.page_size
+                ),
             });
         }
     }

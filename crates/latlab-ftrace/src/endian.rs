@@ -154,7 +154,10 @@ mod tests {
         assert_eq!(Endian::Big.int(&[0xff, 0xfe]), -2);
         assert_eq!(Endian::Little.int(&[0, 0, 0, 0x80]), i32::MIN as i64);
         assert_eq!(Endian::Big.int(&[0x80, 0, 0, 0]), i32::MIN as i64);
-        assert_eq!(Endian::Little.int(&[1, 0, 0, 0, 0, 0, 0, 0x80]), i64::MIN + 1);
+        assert_eq!(
+            Endian::Little.int(&[1, 0, 0, 0, 0, 0, 0, 0x80]),
+            i64::MIN + 1
+        );
         assert_eq!(Endian::Little.uint(&[0x34, 0x12]), 0x1234);
         assert_eq!(Endian::Big.uint(&[0x12, 0x34, 0x56]), 0x123456);
         assert_eq!(Endian::Little.int(&[0xff, 0xff, 0x7f]), 0x7fffff);

@@ -305,9 +305,17 @@ fn parse_field_line(line: &str, long_size: usize) -> std::result::Result<Field, 
         } else if let Some(v) = part.strip_prefix("field ") {
             decl = Some(v.trim());
         } else if let Some(v) = part.strip_prefix("offset:") {
-            offset = Some(v.trim().parse::<usize>().map_err(|_| format!("bad offset {v:?}"))?);
+            offset = Some(
+                v.trim()
+                    .parse::<usize>()
+                    .map_err(|_| format!("bad offset {v:?}"))?,
+            );
         } else if let Some(v) = part.strip_prefix("size:") {
-            size = Some(v.trim().parse::<usize>().map_err(|_| format!("bad size {v:?}"))?);
+            size = Some(
+                v.trim()
+                    .parse::<usize>()
+                    .map_err(|_| format!("bad size {v:?}"))?,
+            );
         } else if let Some(v) = part.strip_prefix("signed:") {
             signed = v.trim() == "1";
         }
@@ -338,7 +346,10 @@ fn parse_field_line(line: &str, long_size: usize) -> std::result::Result<Field, 
         }
     }
     let (type_name, name) = match head.rfind(|c: char| c.is_whitespace() || c == '*') {
-        Some(p) => (head[..=p].trim().to_string(), head[p + 1..].trim().to_string()),
+        Some(p) => (
+            head[..=p].trim().to_string(),
+            head[p + 1..].trim().to_string(),
+        ),
         None => (String::new(), head.to_string()),
     };
     if name.is_empty() {
@@ -370,7 +381,7 @@ fn parse_field_line(line: &str, long_size: usize) -> std::result::Result<Field, 
             FieldKind::String
         } else {
             let len = len.unwrap_or(size / elem.max(1));
-            let elem_size = if len > 0 { size / len } else { elem };
+            let elem_size = size.checked_div(len).unwrap_or(elem);
             FieldKind::Array {
                 len,
                 elem_size: elem_size.max(1),
@@ -562,7 +573,9 @@ print fmt: \"prev_comm=%s\", REC->prev_comm
             assert_eq!(v("arr").index(3), None);
             assert_eq!(v("small"), Value::Int(-128));
             match v("buf") {
-                Value::Array { data, elem_size, .. } => {
+                Value::Array {
+                    data, elem_size, ..
+                } => {
                     assert_eq!(data.len(), 16);
                     assert_eq!(elem_size, 4);
                 }

@@ -84,7 +84,8 @@ impl<'a> Page<'a> {
             });
         }
         let timestamp = endian.uint(&page[layout.timestamp_offset..layout.timestamp_offset + 8]);
-        let raw = endian.uint(&page[layout.commit_offset..layout.commit_offset + layout.commit_size]);
+        let raw =
+            endian.uint(&page[layout.commit_offset..layout.commit_offset + layout.commit_size]);
         let commit = (raw & COMMIT_MASK) as usize;
         let room = page.len() - layout.data_offset;
         if commit > room {
@@ -166,7 +167,9 @@ impl<'a> Records<'a> {
     }
 
     fn word(&self, at: usize) -> Option<u32> {
-        self.data.get(at..at + 4).map(|b| self.endian.uint(b) as u32)
+        self.data
+            .get(at..at + 4)
+            .map(|b| self.endian.uint(b) as u32)
     }
 
     fn corrupt(&mut self, at: usize, what: String) -> Option<Result<RawRecord<'a>>> {
@@ -218,7 +221,10 @@ impl<'a> Iterator for Records<'a> {
                     self.ts = self.ts.wrapping_add(delta);
                     let next = at + 4 + len as usize;
                     if next > self.data.len() || len < 4 {
-                        return self.corrupt(at, format!("padding of {len} bytes runs past the page commit"));
+                        return self.corrupt(
+                            at,
+                            format!("padding of {len} bytes runs past the page commit"),
+                        );
                     }
                     self.pos = next;
                 }
@@ -257,7 +263,10 @@ impl<'a> Iterator for Records<'a> {
                     if end > self.data.len() {
                         return self.corrupt(
                             at,
-                            format!("event of {dlen} bytes runs past the page commit ({} bytes left)", self.data.len() - start),
+                            format!(
+                                "event of {dlen} bytes runs past the page commit ({} bytes left)",
+                                self.data.len() - start
+                            ),
                         );
                     }
                     self.ts = self.ts.wrapping_add(delta);
@@ -274,7 +283,11 @@ impl<'a> Iterator for Records<'a> {
                     if end > self.data.len() {
                         return self.corrupt(
                             at,
-                            format!("event of {} bytes runs past the page commit ({} bytes left)", n * 4, self.data.len() - start),
+                            format!(
+                                "event of {} bytes runs past the page commit ({} bytes left)",
+                                n * 4,
+                                self.data.len() - start
+                            ),
                         );
                     }
                     self.ts = self.ts.wrapping_add(delta);
@@ -337,7 +350,7 @@ impl PageBuilder {
     /// header (type_len = words) when `long_form` is false and it fits.
     pub fn event(&mut self, delta: u32, payload: &[u8], long_form: bool) -> &mut Self {
         let words = payload.len().div_ceil(4);
-        if !long_form && words >= 1 && words <= 28 {
+        if !long_form && (1..=28).contains(&words) {
             self.header(words as u32, delta);
         } else {
             self.header(0, delta);
@@ -366,7 +379,8 @@ impl PageBuilder {
     pub fn padding(&mut self, delta: u32, len: u32) -> &mut Self {
         self.header(TYPE_PADDING, delta);
         self.word(len);
-        self.body.extend(std::iter::repeat_n(0, len as usize - 4));
+        self.body
+            .extend(std::iter::repeat(0).take((len as usize).saturating_sub(4)));
         self
     }
 
@@ -395,7 +409,12 @@ impl PageBuilder {
         };
         put(&mut page, self.layout.timestamp_offset, 8, self.timestamp);
         let commit = self.body.len() as u64 | self.flags;
-        put(&mut page, self.layout.commit_offset, self.layout.commit_size, commit);
+        put(
+            &mut page,
+            self.layout.commit_offset,
+            self.layout.commit_size,
+            commit,
+        );
         let d = self.layout.data_offset;
         page[d..d + self.body.len()].copy_from_slice(&self.body);
         if let Some(n) = self.stored_missed {
@@ -437,7 +456,11 @@ mod tests {
                 assert_eq!(p.missed, Missed::None);
                 let ts: Vec<u64> = recs.iter().map(|r| r.0).collect();
                 let t2 = 1005 + (1u64 << 30) + 7;
-                assert_eq!(ts, vec![1005, t2, t2 + 3 + 1, 5_000_000_002], "{layout:?} {endian:?}");
+                assert_eq!(
+                    ts,
+                    vec![1005, t2, t2 + 3 + 1, 5_000_000_002],
+                    "{layout:?} {endian:?}"
+                );
                 assert_eq!(recs[0].1, vec![1, 2, 3, 4]);
                 assert_eq!(recs[1].1, vec![9; 8]);
                 assert_eq!(recs[2].1, vec![7; 200]);
@@ -457,7 +480,10 @@ mod tests {
             let mut b = PageBuilder::new(Endian::Little, layout, 256, 0);
             b.event(1, &[0; 4], false).missed(None);
             let page = b.build();
-            assert_eq!(Page::parse(&page, &layout, Endian::Little).unwrap().missed, Missed::Unknown);
+            assert_eq!(
+                Page::parse(&page, &layout, Endian::Little).unwrap().missed,
+                Missed::Unknown
+            );
         }
     }
 

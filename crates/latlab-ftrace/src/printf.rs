@@ -218,7 +218,7 @@ pub(crate) struct Ctx<'a> {
 }
 
 fn pad(out: &mut Vec<u8>, n: usize, c: u8) {
-    out.extend(std::iter::repeat_n(c, n));
+    out.extend(std::iter::repeat(c).take(n));
 }
 
 fn write_padded(out: &mut Vec<u8>, body: &[u8], spec: &Spec, width: usize) {
@@ -234,9 +234,20 @@ fn write_padded(out: &mut Vec<u8>, body: &[u8], spec: &Spec, width: usize) {
 }
 
 /// Formats an integer like C printf does for `d i u x X o`.
-pub(crate) fn fmt_int(out: &mut Vec<u8>, raw: u64, spec: &Spec, width: usize, prec: Option<usize>, long_size: usize) {
+pub(crate) fn fmt_int(
+    out: &mut Vec<u8>,
+    raw: u64,
+    spec: &Spec,
+    width: usize,
+    prec: Option<usize>,
+    long_size: usize,
+) {
     let bits = spec.bits(long_size);
-    let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    let mask = if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
     let signed = matches!(spec.conv, b'd' | b'i');
     let (neg, mag) = if signed {
         let shift = 64 - bits;
@@ -317,7 +328,11 @@ where
             Piece::Spec(spec) => {
                 let width = match spec.width {
                     Num::Fixed(w) => w,
-                    Num::Star => args.next().map(|a| a.num() as i32).unwrap_or(0).clamp(0, 4096) as usize,
+                    Num::Star => args
+                        .next()
+                        .map(|a| a.num() as i32)
+                        .unwrap_or(0)
+                        .clamp(0, 4096) as usize,
                     Num::None => 0,
                 };
                 let prec = match spec.prec {
@@ -338,7 +353,14 @@ where
     }
 }
 
-pub(crate) fn format_one(out: &mut Vec<u8>, spec: &Spec, width: usize, prec: Option<usize>, arg: Arg<'_>, ctx: &Ctx<'_>) {
+pub(crate) fn format_one(
+    out: &mut Vec<u8>,
+    spec: &Spec,
+    width: usize,
+    prec: Option<usize>,
+    arg: Arg<'_>,
+    ctx: &Ctx<'_>,
+) {
     match spec.conv {
         b's' => {
             let s: Cow<[u8]> = match arg {
@@ -357,7 +379,11 @@ pub(crate) fn format_one(out: &mut Vec<u8>, spec: &Spec, width: usize, prec: Opt
         }
         b'p' => {
             let v = arg.num();
-            let v = if ctx.long_size == 4 { v & 0xffff_ffff } else { v };
+            let v = if ctx.long_size == 4 {
+                v & 0xffff_ffff
+            } else {
+                v
+            };
             let body: Vec<u8> = match spec.pext.first() {
                 Some(b's' | b'f') => match ctx.kallsyms.lookup(v) {
                     Some((name, _)) => name.as_bytes().to_vec(),
@@ -389,29 +415,77 @@ mod tests {
     fn f(fmt: &str, args: Vec<Arg<'static>>) -> String {
         let k = Kallsyms::parse(b"1000 T foo\n2000 T bar\n3000 T end\n");
         let mut out = Vec::new();
-        format(&mut out, &parse_format(fmt.as_bytes()), args, &Ctx { long_size: 8, kallsyms: &k });
+        format(
+            &mut out,
+            &parse_format(fmt.as_bytes()),
+            args,
+            &Ctx {
+                long_size: 8,
+                kallsyms: &k,
+            },
+        );
         String::from_utf8(out).unwrap()
     }
 
     #[test]
     fn integers_like_c() {
-        assert_eq!(f("%d|%5d|%-5d|%05d", vec![Arg::Num(-1i64 as u64), Arg::Num(42), Arg::Num(42), Arg::Num(42)]), "-1|   42|42   |00042");
+        assert_eq!(
+            f(
+                "%d|%5d|%-5d|%05d",
+                vec![
+                    Arg::Num(-1i64 as u64),
+                    Arg::Num(42),
+                    Arg::Num(42),
+                    Arg::Num(42)
+                ]
+            ),
+            "-1|   42|42   |00042"
+        );
         assert_eq!(f("%u", vec![Arg::Num(-1i64 as u64)]), "4294967295");
-        assert_eq!(f("%lu %llx %#x %X", vec![Arg::Num(-1i64 as u64), Arg::Num(255), Arg::Num(255), Arg::Num(255)]), "18446744073709551615 ff 0xff FF");
+        assert_eq!(
+            f(
+                "%lu %llx %#x %X",
+                vec![
+                    Arg::Num(-1i64 as u64),
+                    Arg::Num(255),
+                    Arg::Num(255),
+                    Arg::Num(255)
+                ]
+            ),
+            "18446744073709551615 ff 0xff FF"
+        );
         assert_eq!(f("%03d %03u", vec![Arg::Num(7), Arg::Num(1)]), "007 001");
-        assert_eq!(f("%hhd %hd", vec![Arg::Num(0xff), Arg::Num(0xfffe)]), "-1 -2");
-        assert_eq!(f("%.3d %+d % d", vec![Arg::Num(5), Arg::Num(5), Arg::Num(5)]), "005 +5  5");
+        assert_eq!(
+            f("%hhd %hd", vec![Arg::Num(0xff), Arg::Num(0xfffe)]),
+            "-1 -2"
+        );
+        assert_eq!(
+            f("%.3d %+d % d", vec![Arg::Num(5), Arg::Num(5), Arg::Num(5)]),
+            "005 +5  5"
+        );
         assert_eq!(f("%o %#o", vec![Arg::Num(8), Arg::Num(8)]), "10 010");
         assert_eq!(f("100%%", vec![]), "100%");
     }
 
     #[test]
     fn strings_chars_pointers() {
-        assert_eq!(f("%s|%5s|%-5s|%.2s", vec![Arg::Str(Cow::Borrowed(b"abc")); 4]), "abc|  abc|abc  |ab");
+        assert_eq!(
+            f("%s|%5s|%-5s|%.2s", vec![Arg::Str(Cow::Borrowed(b"abc")); 4]),
+            "abc|  abc|abc  |ab"
+        );
         assert_eq!(f("%*d", vec![Arg::Num(4), Arg::Num(1)]), "   1");
         assert_eq!(f("%c", vec![Arg::Num(b'x' as u64)]), "x");
-        assert_eq!(f("%p %p", vec![Arg::Num(0xdead), Arg::Num(0)]), "0xdead (nil)");
-        assert_eq!(f("%ps %pS %ps", vec![Arg::Num(0x1010), Arg::Num(0x1010), Arg::Num(0x5)]), "foo foo+0x10 0x5");
+        assert_eq!(
+            f("%p %p", vec![Arg::Num(0xdead), Arg::Num(0)]),
+            "0xdead (nil)"
+        );
+        assert_eq!(
+            f(
+                "%ps %pS %ps",
+                vec![Arg::Num(0x1010), Arg::Num(0x1010), Arg::Num(0x5)]
+            ),
+            "foo foo+0x10 0x5"
+        );
         assert_eq!(f("%d", vec![]), "[MISSING ARG]");
     }
 }

@@ -19,8 +19,8 @@ enum Tok {
 }
 
 const PUNCTS: [&str; 30] = [
-    "->", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "(", ")", "[", "]", "{", "}", ",", "?", ":", "+",
-    "-", "*", "/", "%", "&", "|", "^", "!", "~", "<", ">",
+    "->", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "(", ")", "[", "]", "{", "}", ",", "?",
+    ":", "+", "-", "*", "/", "%", "&", "|", "^", "!", "~", "<", ">",
 ];
 
 fn lex(s: &[u8]) -> Result<Vec<Tok>, String> {
@@ -117,7 +117,11 @@ enum Expr {
     Unary(&'static str, Box<Expr>),
     Binary(&'static str, Box<Expr>, Box<Expr>),
     Cond(Box<Expr>, Box<Expr>, Box<Expr>),
-    Cast { bits: u32, signed: bool, e: Box<Expr> },
+    Cast {
+        bits: u32,
+        signed: bool,
+        e: Box<Expr>,
+    },
     Call(String, Vec<Expr>),
     /// `{ value, "name" }` in flag and symbol lists.
     Pair(Box<Expr>, Box<Expr>),
@@ -185,11 +189,24 @@ fn type_bits(words: &[String], long_size: usize) -> Option<(u32, bool)> {
 fn is_type_word(w: &str) -> bool {
     matches!(
         w,
-        "unsigned" | "signed" | "char" | "short" | "int" | "long" | "void" | "bool" | "_Bool" | "const" | "struct" | "enum"
+        "unsigned"
+            | "signed"
+            | "char"
+            | "short"
+            | "int"
+            | "long"
+            | "void"
+            | "bool"
+            | "_Bool"
+            | "const"
+            | "struct"
+            | "enum"
     ) || w.ends_with("_t")
         || {
             let t = w.trim_start_matches("__");
-            (t.starts_with('u') || t.starts_with('s')) && t.len() > 1 && t[1..].chars().all(|c| c.is_ascii_digit())
+            (t.starts_with('u') || t.starts_with('s'))
+                && t.len() > 1
+                && t[1..].chars().all(|c| c.is_ascii_digit())
         }
 }
 
@@ -237,9 +254,9 @@ impl Parser<'_> {
 
     fn binary(&mut self, min: u8) -> Result<Expr, String> {
         let mut lhs = self.unary()?;
-        loop {
-            let (op, prec) = match self.peek() {
-                Some(Tok::Punct(p)) => match *p {
+        while let Some(Tok::Punct(p)) = self.peek() {
+            let (op, prec) = {
+                match *p {
                     "||" => ("||", 1),
                     "&&" => ("&&", 2),
                     "|" => ("|", 3),
@@ -251,8 +268,7 @@ impl Parser<'_> {
                     "+" | "-" => (*p, 9),
                     "*" | "/" | "%" => (*p, 10),
                     _ => break,
-                },
-                _ => break,
+                }
             };
             if prec < min {
                 break;
@@ -522,16 +538,26 @@ impl<'a> Eval<'a> {
             }
             Expr::Binary(op, a, b) => {
                 if *op == "&&" {
-                    return V::Num((self.eval(a).num() != 0 && self.eval(b).num() != 0) as u64, false);
+                    return V::Num(
+                        (self.eval(a).num() != 0 && self.eval(b).num() != 0) as u64,
+                        false,
+                    );
                 }
                 if *op == "||" {
-                    return V::Num((self.eval(a).num() != 0 || self.eval(b).num() != 0) as u64, false);
+                    return V::Num(
+                        (self.eval(a).num() != 0 || self.eval(b).num() != 0) as u64,
+                        false,
+                    );
                 }
                 let (va, vb) = (self.eval(a), self.eval(b));
                 let signed = va.signed() && vb.signed();
                 let (x, y) = (va.num(), vb.num());
                 let cmp = |o: std::cmp::Ordering| -> bool {
-                    let ord = if signed { (x as i64).cmp(&(y as i64)) } else { x.cmp(&y) };
+                    let ord = if signed {
+                        (x as i64).cmp(&(y as i64))
+                    } else {
+                        x.cmp(&y)
+                    };
                     ord == o
                 };
                 use std::cmp::Ordering::*;
@@ -610,8 +636,13 @@ impl<'a> Eval<'a> {
     fn call(&self, name: &str, args: &[Expr]) -> V<'a> {
         let arg = |i: usize| args.get(i).map(|e| self.eval(e));
         match name {
-            "__get_str" | "__get_rel_str" | "__get_dynamic_array" | "__get_rel_dynamic_array" | "__get_bitmask"
-            | "__get_cpumask" | "__get_sockaddr" => arg(0).unwrap_or(V::Num(0, false)),
+            "__get_str"
+            | "__get_rel_str"
+            | "__get_dynamic_array"
+            | "__get_rel_dynamic_array"
+            | "__get_bitmask"
+            | "__get_cpumask"
+            | "__get_sockaddr" => arg(0).unwrap_or(V::Num(0, false)),
             "__get_dynamic_array_len" | "__get_rel_dynamic_array_len" => match arg(0) {
                 Some(V::Arr(Value::Array { data, .. })) => V::Num(data.len() as u64, false),
                 Some(V::Str(s)) => V::Num(s.len() as u64, false),
@@ -628,7 +659,9 @@ impl<'a> Eval<'a> {
                 let mut rest = val;
                 for p in args.iter().skip(2) {
                     let Expr::Pair(v, n) = p else { continue };
-                    let Some(fv) = self.flag_value(v) else { continue };
+                    let Some(fv) = self.flag_value(v) else {
+                        continue;
+                    };
                     let label = match self.eval(n) {
                         V::Str(s) => s.into_owned(),
                         _ => continue,
@@ -667,7 +700,10 @@ impl<'a> Eval<'a> {
             }
             "__print_hex" | "__print_hex_str" => {
                 let bytes = self.bytes_of(arg(0));
-                let len = arg(1).map(|v| v.num() as usize).unwrap_or(bytes.len()).min(bytes.len());
+                let len = arg(1)
+                    .map(|v| v.num() as usize)
+                    .unwrap_or(bytes.len())
+                    .min(bytes.len());
                 let mut out = String::new();
                 for (i, b) in bytes[..len].iter().enumerate() {
                     if i > 0 && name == "__print_hex" {
@@ -683,7 +719,9 @@ impl<'a> Eval<'a> {
                 let el = arg(2).map(|v| v.num() as usize).unwrap_or(1).clamp(1, 8);
                 let mut out = String::from("{");
                 for i in 0..count {
-                    let Some(b) = bytes.get(i * el..(i + 1) * el) else { break };
+                    let Some(b) = bytes.get(i * el..(i + 1) * el) else {
+                        break;
+                    };
                     if i > 0 {
                         out.push(',');
                     }
@@ -740,7 +778,11 @@ fn fold(e: Expr, ev: &Eval<'_>) -> Expr {
         Expr::Unary(op, a) => Expr::Unary(op, f(a)),
         Expr::Binary(op, a, b) => Expr::Binary(op, f(a), f(b)),
         Expr::Cond(a, b, c) => Expr::Cond(f(a), f(b), f(c)),
-        Expr::Cast { bits, signed, e } => Expr::Cast { bits, signed, e: f(e) },
+        Expr::Cast { bits, signed, e } => Expr::Cast {
+            bits,
+            signed,
+            e: f(e),
+        },
         Expr::Call(n, args) => Expr::Call(n, args.into_iter().map(|a| fold(a, ev)).collect()),
         Expr::Pair(a, b) => Expr::Pair(f(a), f(b)),
         other => other,
@@ -780,8 +822,18 @@ impl PrintFmt {
     }
 
     /// Formats one record into `out`; `%ps` symbols come from `kallsyms`.
-    pub fn render_to(&self, out: &mut Vec<u8>, data: &[u8], endian: Endian, long_size: usize, kallsyms: &crate::symbols::Kallsyms) {
-        let ctx = Ctx { long_size, kallsyms };
+    pub fn render_to(
+        &self,
+        out: &mut Vec<u8>,
+        data: &[u8],
+        endian: Endian,
+        long_size: usize,
+        kallsyms: &crate::symbols::Kallsyms,
+    ) {
+        let ctx = Ctx {
+            long_size,
+            kallsyms,
+        };
         self.render(out, data, endian, &ctx);
     }
 
@@ -808,7 +860,15 @@ mod tests {
         let p = PrintFmt::compile(&f, 8).unwrap();
         let k = Kallsyms::parse(b"ffffffff81000000 T do_thing\n");
         let mut out = Vec::new();
-        p.render(&mut out, rec, Endian::Little, &Ctx { long_size: 8, kallsyms: &k });
+        p.render(
+            &mut out,
+            rec,
+            Endian::Little,
+            &Ctx {
+                long_size: 8,
+                kallsyms: &k,
+            },
+        );
         String::from_utf8(out).unwrap()
     }
 
@@ -839,9 +899,15 @@ mod tests {
         rec[12..16].copy_from_slice(&((3u32 << 16) | 24).to_le_bytes());
         rec[24..27].copy_from_slice(b"ab\0");
         rec[16..24].copy_from_slice(&0xffffffff81000000u64.to_le_bytes());
-        assert_eq!(render(&text, &rec), "vec=1 [action=TIMER] name=ab fn=do_thing neg=-4 x=0");
+        assert_eq!(
+            render(&text, &rec),
+            "vec=1 [action=TIMER] name=ab fn=do_thing neg=-4 x=0"
+        );
         rec[8] = 7;
-        assert_eq!(render(&text, &rec), "vec=7 [action=0x7] name=ab fn=do_thing neg=2 x=0");
+        assert_eq!(
+            render(&text, &rec),
+            "vec=7 [action=0x7] name=ab fn=do_thing neg=2 x=0"
+        );
     }
 
     #[test]
@@ -878,8 +944,18 @@ mod more_tests {
         let mut rec = vec![0u8; 52];
         rec[48..52].copy_from_slice(&((23u32 << 22) | 0x380000 | 1).to_le_bytes());
         let mut out = Vec::new();
-        p.render(&mut out, &rec, Endian::Little, &Ctx { long_size: 8, kallsyms: &k });
-        assert!(String::from_utf8(out).unwrap().ends_with("idx=23 flags=D|P|I"));
+        p.render(
+            &mut out,
+            &rec,
+            Endian::Little,
+            &Ctx {
+                long_size: 8,
+                kallsyms: &k,
+            },
+        );
+        assert!(String::from_utf8(out)
+            .unwrap()
+            .ends_with("idx=23 flags=D|P|I"));
         let text = "name: timer_start\nID: 9\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\n\tfield:unsigned int flags;\toffset:8;\tsize:4;\tsigned:0;\nprint fmt: \"idx=%u flags=%s\", REC->flags >> 22, __print_flags(REC->flags & (0x00040000 | 0x00080000 | 0x00100000 | 0x00200000), \"|\", { 0x00040000, \"M\" }, { 0x00080000, \"D\" }, { 0x00100000, \"P\" }, { 0x00200000, \"I\" })\n";
         let f = EventFormat::parse("timer", text, 8).unwrap();
         let p = PrintFmt::compile(&f, 8).unwrap();
@@ -887,7 +963,15 @@ mod more_tests {
         let mut rec = vec![0u8; 12];
         rec[8..12].copy_from_slice(&((23u32 << 22) | 0x380000 | 1).to_le_bytes());
         let mut out = Vec::new();
-        p.render(&mut out, &rec, Endian::Little, &Ctx { long_size: 8, kallsyms: &k });
+        p.render(
+            &mut out,
+            &rec,
+            Endian::Little,
+            &Ctx {
+                long_size: 8,
+                kallsyms: &k,
+            },
+        );
         assert_eq!(String::from_utf8(out).unwrap(), "idx=23 flags=D|P|I");
     }
 }

@@ -82,12 +82,16 @@ impl<'m> Renderer<'m> {
         if let Some(c) = self.meta.cmdlines.get(&pid) {
             return c;
         }
-        self.learned.get(&pid).map(|s| s.as_str()).unwrap_or("<...>")
+        self.learned
+            .get(&pid)
+            .map(|s| s.as_str())
+            .unwrap_or("<...>")
     }
 
     fn learn(&mut self, pid: i32, comm: &[u8]) {
         if pid != 0 && !self.meta.cmdlines.contains_key(&pid) && !self.learned.contains_key(&pid) {
-            self.learned.insert(pid, String::from_utf8_lossy(comm).into_owned());
+            self.learned
+                .insert(pid, String::from_utf8_lossy(comm).into_owned());
         }
     }
 
@@ -108,9 +112,13 @@ impl<'m> Renderer<'m> {
         let us = ev.ts.saturating_add(500) / 1000;
         let (secs, usecs) = (us / 1_000_000, us % 1_000_000);
         let name = ev.name();
-        let _ = write!(out, "{comm:>16}-{pid:<5} [{:03}] {secs:5}.{usecs:06}: {name}:", ev.cpu);
+        let _ = write!(
+            out,
+            "{comm:>16}-{pid:<5} [{:03}] {secs:5}.{usecs:06}: {name}:",
+            ev.cpu
+        );
         let pad = 20usize.saturating_sub(name.len());
-        out.extend(std::iter::repeat_n(b' ', pad + 1));
+        out.extend(std::iter::repeat(b' ').take(pad + 1));
         while info.last() == Some(&b'\n') {
             info.pop();
         }
@@ -133,7 +141,10 @@ impl<'m> Renderer<'m> {
                 print: PrintFmt::compile(format, self.meta.long_size),
             });
         }
-        let special = self.compiled[idx].as_ref().map(|c| c.special).unwrap_or(Special::None);
+        let special = self.compiled[idx]
+            .as_ref()
+            .map(|c| c.special)
+            .unwrap_or(Special::None);
         match special {
             Special::SchedSwitch => self.sched_switch(ev, out),
             Special::SchedWakeup => self.sched_wakeup(ev, out),
@@ -330,13 +341,21 @@ impl<'m> Renderer<'m> {
 
 /// Decodes the binary arguments `trace_printk` packed with `vbin_printf`:
 /// integers aligned to their size (8-byte values to 4), strings inline.
-pub(crate) fn bprint_args<'a>(pieces: &[Piece], buf: &'a [u8], endian: Endian, long_size: usize) -> Vec<Arg<'a>> {
+pub(crate) fn bprint_args<'a>(
+    pieces: &[Piece],
+    buf: &'a [u8],
+    endian: Endian,
+    long_size: usize,
+) -> Vec<Arg<'a>> {
     let mut args = Vec::new();
     let mut pos = 0usize;
     let read = |size: usize, pos: &mut usize| -> u64 {
         let align = if size >= 8 { 4 } else { size.max(1) };
         *pos = pos.div_ceil(align) * align;
-        let v = buf.get(*pos..*pos + size).map(|b| endian.uint(b)).unwrap_or(0);
+        let v = buf
+            .get(*pos..*pos + size)
+            .map(|b| endian.uint(b))
+            .unwrap_or(0);
         *pos += size;
         v
     };
@@ -390,7 +409,9 @@ fn print_fields(out: &mut Vec<u8>, f: &EventFormat, data: &[u8], endian: Endian)
                 let _ = write!(out, "{v}");
             }
             Some(Value::UInt(v)) => {
-                if field.type_name.contains('*') || field.type_name.contains("long") && field.size == 8 {
+                if field.type_name.contains('*')
+                    || field.type_name.contains("long") && field.size == 8
+                {
                     let _ = write!(out, "0x{v:x}");
                 } else {
                     let _ = write!(out, "{v}");

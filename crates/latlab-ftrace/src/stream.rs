@@ -206,7 +206,9 @@ impl<'t> CpuStream<'t> {
         let start = c.offset as usize;
         // trace-cmd counts a compressed CPU's size after its 4-byte chunk count.
         let extra = if c.compressed { 4 } else { 0 };
-        let end = start.saturating_add(c.size as usize + extra).min(file.len());
+        let end = start
+            .saturating_add(c.size as usize + extra)
+            .min(file.len());
         let data = &file[start.min(end)..end];
         let mut init_error = None;
         let src = if c.compressed {
@@ -298,11 +300,13 @@ impl<'t> CpuStream<'t> {
                     })?;
                     let csize = self.endian.uint(&hdr[..4]) as usize;
                     let usize_ = self.endian.uint(&hdr[4..]) as usize;
-                    let cdata = data.get(*pos + 8..*pos + 8 + csize).ok_or(Error::Truncated {
-                        offset: at,
-                        what: "compressed chunk",
-                        need: (*pos + 8 + csize).saturating_sub(data.len()) as u64,
-                    })?;
+                    let cdata = data
+                        .get(*pos + 8..*pos + 8 + csize)
+                        .ok_or(Error::Truncated {
+                            offset: at,
+                            what: "compressed chunk",
+                            need: (*pos + 8 + csize).saturating_sub(data.len()) as u64,
+                        })?;
                     *buf = comp.decompress(cdata, usize_, at)?;
                     *buf_pos = 0;
                     *pos += 8 + csize;
@@ -483,7 +487,7 @@ impl<'t> Events<'t> {
         let mut best: Option<(usize, u64)> = None;
         for (i, c) in self.cpus.iter().enumerate() {
             if let Some(h) = &c.head {
-                if best.is_none_or(|(_, t)| h.ts < t) {
+                if best.map_or(true, |(_, t)| h.ts < t) {
                     best = Some((i, h.ts));
                 }
             }
@@ -497,7 +501,11 @@ impl<'t> Events<'t> {
             Some(b) => self.meta.endian.uint(b) as u16,
             None => 0,
         };
-        let ts = if self.ts_adjust { self.adjust(h.ts) } else { h.ts };
+        let ts = if self.ts_adjust {
+            self.adjust(h.ts)
+        } else {
+            h.ts
+        };
         Some(Ok(Event {
             ts,
             cpu: c.cpu,

@@ -43,7 +43,10 @@ impl TextEvent {
 
     /// One field's text.
     pub fn field(&self, name: &str) -> Option<&str> {
-        parse_fields(&self.info).into_iter().find(|(k, _)| *k == name).map(|(_, v)| v)
+        parse_fields(&self.info)
+            .into_iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v)
     }
 
     /// A numeric field (decimal or 0x hex).
@@ -132,7 +135,11 @@ fn parse_ts(s: &str) -> Option<u64> {
     if frac.len() > 9 || !frac.bytes().all(|c| c.is_ascii_digit()) {
         return None;
     }
-    let mut ns: u64 = if frac.is_empty() { 0 } else { frac.parse().ok()? };
+    let mut ns: u64 = if frac.is_empty() {
+        0
+    } else {
+        frac.parse().ok()?
+    };
     for _ in frac.len()..9 {
         ns *= 10;
     }
@@ -143,7 +150,11 @@ fn parse_ts(s: &str) -> Option<u64> {
 /// `Ok(None)` for headers, comments and blank lines.
 pub fn parse_ftrace_line(line: &str) -> std::result::Result<Option<TextEvent>, String> {
     let t = line.trim_end();
-    if t.trim().is_empty() || t.trim_start().starts_with('#') || t.starts_with("cpus=") || t.starts_with("version = ") {
+    if t.trim().is_empty()
+        || t.trim_start().starts_with('#')
+        || t.starts_with("cpus=")
+        || t.starts_with("version = ")
+    {
         return Ok(None);
     }
     // Find " [NNN] " — the CPU column.
@@ -174,7 +185,9 @@ pub fn parse_ftrace_line(line: &str) -> std::result::Result<Option<TextEvent>, S
     }
     // Optional "buffer: " prefix (trace-cmd, instances): the comm-pid is the last token.
     let (buffer, task) = match head.trim_start().rsplit_once(' ') {
-        Some((pre, task)) if pre.trim_end().ends_with(':') => (pre.trim().trim_end_matches(':').to_string(), task),
+        Some((pre, task)) if pre.trim_end().ends_with(':') => {
+            (pre.trim().trim_end_matches(':').to_string(), task)
+        }
         _ => (String::new(), head.trim_start()),
     };
     let (comm, pid) = task.rsplit_once('-').ok_or("no comm-pid")?;
@@ -279,7 +292,9 @@ pub fn read_ftrace_text_file(path: &Path) -> Result<Vec<TextEvent>> {
 
 /// Whether `path` looks like an LTTng CTF trace (a directory with a `metadata` file).
 pub fn is_ctf_dir(path: &Path) -> bool {
-    path.is_dir() && (path.join("metadata").is_file() || find_ctf_roots(path).map(|v| !v.is_empty()).unwrap_or(false))
+    path.is_dir()
+        && (path.join("metadata").is_file()
+            || find_ctf_roots(path).map(|v| !v.is_empty()).unwrap_or(false))
 }
 
 fn is_ctf_stream(p: &Path) -> bool {
@@ -333,10 +348,16 @@ pub fn parse_babeltrace_line(line: &str) -> std::result::Result<TextEvent, Strin
     // and vtid/procname when recorded); the last is the payload, whose
     // tid/comm name the event's subject, not the running task.
     let scopes = top_level_groups(info);
-    let context = if scopes.len() > 1 { &scopes[..scopes.len() - 1] } else { &[][..] };
+    let context = if scopes.len() > 1 {
+        &scopes[..scopes.len() - 1]
+    } else {
+        &[][..]
+    };
     let fields: Vec<(&str, &str)> = context.iter().flat_map(|s| parse_fields(s)).collect();
     let get = |k: &str| fields.iter().find(|(kk, _)| *kk == k).map(|(_, v)| *v);
-    let cpu = get("cpu_id").and_then(|v| v.parse().ok()).unwrap_or(u32::MAX);
+    let cpu = get("cpu_id")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(u32::MAX);
     let pid = get("vtid")
         .or_else(|| get("tid"))
         .or_else(|| get("pid"))
@@ -414,11 +435,15 @@ pub fn for_each_ctf_event(path: &Path, mut f: impl FnMut(TextEvent) -> Result<()
     if roots.is_empty() {
         return Err(Error::Tool {
             program: "babeltrace2",
-            msg: format!("{}: no CTF trace (no `metadata` file) found", path.display()),
+            msg: format!(
+                "{}: no CTF trace (no `metadata` file) found",
+                path.display()
+            ),
         });
     }
     // A clean view of each trace: symlinks to metadata, index and stream files.
-    let view = std::env::temp_dir().join(format!("latlab-ctf-{}-{}", std::process::id(), roots.len()));
+    let view =
+        std::env::temp_dir().join(format!("latlab-ctf-{}-{}", std::process::id(), roots.len()));
     let _ = std::fs::remove_dir_all(&view);
     let io = |source| Error::Io {
         path: view.clone(),
@@ -492,7 +517,11 @@ fn run_babeltrace(inputs: &[PathBuf], f: &mut impl FnMut(TextEvent) -> Result<()
             Err(msg) => {
                 first_err = Some(Error::Tool {
                     program: "babeltrace2",
-                    msg: format!("output line {}: {msg}: {:?}", n + 1, line.chars().take(120).collect::<String>()),
+                    msg: format!(
+                        "output line {}: {msg}: {:?}",
+                        n + 1,
+                        line.chars().take(120).collect::<String>()
+                    ),
                 });
                 break;
             }
@@ -513,7 +542,10 @@ fn run_babeltrace(inputs: &[PathBuf], f: &mut impl FnMut(TextEvent) -> Result<()
         let last: Vec<&str> = stderr.lines().rev().take(3).collect();
         return Err(Error::Tool {
             program: "babeltrace2",
-            msg: format!("failed ({status}): {}", last.into_iter().rev().collect::<Vec<_>>().join(" | ")),
+            msg: format!(
+                "failed ({status}): {}",
+                last.into_iter().rev().collect::<Vec<_>>().join(" | ")
+            ),
         });
     }
     Ok(())
@@ -532,7 +564,11 @@ pub fn render_line(ev: &TextEvent, out: &mut Vec<u8>) {
         format!("{:03}", ev.cpu).into()
     };
     let name = &ev.name;
-    let pid: Cow<str> = if ev.pid < 0 { "?".into() } else { ev.pid.to_string().into() };
+    let pid: Cow<str> = if ev.pid < 0 {
+        "?".into()
+    } else {
+        ev.pid.to_string().into()
+    };
     let _ = write!(
         out,
         "{:>16}-{:<5} [{cpu}] {:5}.{:06}: {name}:",
@@ -541,7 +577,7 @@ pub fn render_line(ev: &TextEvent, out: &mut Vec<u8>) {
         us / 1_000_000,
         us % 1_000_000
     );
-    out.extend(std::iter::repeat_n(b' ', 20usize.saturating_sub(name.len()) + 1));
+    out.extend(std::iter::repeat(b' ').take(20usize.saturating_sub(name.len()) + 1));
     out.extend_from_slice(ev.info.as_bytes());
     out.push(b'\n');
 }
@@ -555,7 +591,10 @@ mod tests {
         let e = parse_ftrace_line("          <idle>-0       [001] d..2.   123.456789: sched_switch: prev_comm=swapper/1 prev_pid=0 ==> next_comm=a b next_pid=7")
             .unwrap()
             .unwrap();
-        assert_eq!((e.comm.as_str(), e.pid, e.cpu, e.ts), ("<idle>", 0, 1, 123_456_789_000));
+        assert_eq!(
+            (e.comm.as_str(), e.pid, e.cpu, e.ts),
+            ("<idle>", 0, 1, 123_456_789_000)
+        );
         assert_eq!(e.flags.as_deref(), Some("d..2."));
         assert_eq!(e.name, "sched_switch");
         assert_eq!(e.field("prev_pid"), Some("0"));
@@ -564,8 +603,13 @@ mod tests {
         assert_eq!((e.comm.as_str(), e.pid), ("kworker/u4:1", 55));
         assert_eq!(e.info, "tracing_mark_write: hi");
         assert_eq!(e.name, "print");
-        let e = parse_ftrace_line("  a-1 [000] ..... 9.000001: tracing_mark_write: hi").unwrap().unwrap();
-        assert_eq!((e.name.as_str(), e.info.as_str()), ("print", "tracing_mark_write: hi"));
+        let e = parse_ftrace_line("  a-1 [000] ..... 9.000001: tracing_mark_write: hi")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (e.name.as_str(), e.info.as_str()),
+            ("print", "tracing_mark_write: hi")
+        );
         assert!(parse_ftrace_line("# tracer: nop").unwrap().is_none());
         assert!(parse_ftrace_line("garbage").is_err());
     }
@@ -595,12 +639,21 @@ mod tests {
         assert_eq!((e.cpu, e.pid, e.comm.as_str()), (1, -1, "<...>"));
         assert_eq!(e.name, "sched_migrate_task");
         assert_eq!(e.field_i64("dest_cpu"), Some(2));
-        let e = parse_babeltrace_line("[1.000000001] kernel:irq_handler_entry: { cpu_id = 0 }, { irq = 32, name = \"a, b\" }").unwrap();
+        let e = parse_babeltrace_line(
+            "[1.000000001] kernel:irq_handler_entry: { cpu_id = 0 }, { irq = 32, name = \"a, b\" }",
+        )
+        .unwrap();
         assert_eq!(e.system.as_deref(), Some("kernel"));
         assert_eq!(e.field("name"), Some("\"a, b\""));
         assert!(parse_babeltrace_line("nope").is_err());
-        let e = parse_babeltrace_line("[2.5] x: { cpu_id = 3 }, { vtid = 9, procname = \"rt\" }, { v = 1 }").unwrap();
-        assert_eq!((e.cpu, e.pid, e.comm.as_str(), e.ts), (3, 9, "rt", 2_500_000_000));
+        let e = parse_babeltrace_line(
+            "[2.5] x: { cpu_id = 3 }, { vtid = 9, procname = \"rt\" }, { v = 1 }",
+        )
+        .unwrap();
+        assert_eq!(
+            (e.cpu, e.pid, e.comm.as_str(), e.ts),
+            (3, 9, "rt", 2_500_000_000)
+        );
     }
 
     #[test]
@@ -610,7 +663,11 @@ mod tests {
         assert_eq!(v.len(), 2);
         assert_eq!(v[0].lost_before, Some(5));
         assert_eq!(v[1].lost_before, None);
-        let bad = read_ftrace_text("  a-1 [001] 1.0: x: y\nbad line\n".as_bytes(), Path::new("t")).unwrap_err();
+        let bad = read_ftrace_text(
+            "  a-1 [001] 1.0: x: y\nbad line\n".as_bytes(),
+            Path::new("t"),
+        )
+        .unwrap_err();
         assert!(bad.to_string().contains("t:2"), "{bad}");
     }
 }

@@ -10,11 +10,15 @@ use latlab_ftrace::render::Renderer;
 use latlab_ftrace::{DatFile, Endian, Error};
 
 fn fixture(name: &str) -> Vec<u8> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name);
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
     let raw = std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
     if name.ends_with(".gz") {
         let mut out = Vec::new();
-        flate2::read::GzDecoder::new(&raw[..]).read_to_end(&mut out).unwrap();
+        flate2::read::GzDecoder::new(&raw[..])
+            .read_to_end(&mut out)
+            .unwrap();
         out
     } else {
         raw
@@ -40,9 +44,13 @@ fn decode_all(data: Vec<u8>) -> Result<usize, Error> {
 fn assert_positional(e: &Error) {
     let msg = e.to_string();
     let ok = match e {
-        Error::Truncated { .. } | Error::Corrupt { .. } | Error::Decompress { .. } => msg.contains("byte offset"),
+        Error::Truncated { .. } | Error::Corrupt { .. } | Error::Decompress { .. } => {
+            msg.contains("byte offset")
+        }
         Error::Format { msg: m, .. } => m.contains("byte offset") || msg.contains("header_page"),
-        Error::BadMagic | Error::UnsupportedVersion { .. } | Error::UnsupportedCompression { .. } => true,
+        Error::BadMagic
+        | Error::UnsupportedVersion { .. }
+        | Error::UnsupportedCompression { .. } => true,
         _ => false,
     };
     assert!(ok, "error without a position: {msg}");
@@ -52,7 +60,10 @@ fn assert_positional(e: &Error) {
 struct Lcg(u64);
 impl Lcg {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         self.0 >> 33
     }
 }
@@ -95,15 +106,22 @@ fn every_truncation_and_many_flips_of_hand_built_files() {
     let mut files = Vec::new();
     for e in [Endian::Little, Endian::Big] {
         for long32 in [false, true] {
-            let evs: Vec<(u32, Vec<u8>)> = (0..40).map(|i| (i * 10, waking_record(e, 42, i as i32))).collect();
+            let evs: Vec<(u32, Vec<u8>)> = (0..40)
+                .map(|i| (i * 10, waking_record(e, 42, i as i32)))
+                .collect();
             let p0 = page(e, long32, 5_000, &evs);
             let p1 = page(e, long32, 9_000, &evs[..7]);
             files.push(build_v6(e, long32, &[p0, p1]));
         }
     }
     let e = Endian::Little;
-    let evs: Vec<(u32, Vec<u8>)> = (0..40).map(|i| (i, waking_record(e, 42, i as i32))).collect();
-    files.push(build_v7_zlib(&[page(e, false, 1, &evs), page(e, false, 2, &evs)]));
+    let evs: Vec<(u32, Vec<u8>)> = (0..40)
+        .map(|i| (i, waking_record(e, 42, i as i32)))
+        .collect();
+    files.push(build_v7_zlib(&[
+        page(e, false, 1, &evs),
+        page(e, false, 2, &evs),
+    ]));
     let mut rng = Lcg(99);
     for f in &files {
         let full = decode_all(f.clone()).unwrap();
@@ -140,13 +158,25 @@ struct W {
 }
 impl W {
     fn u16(&mut self, v: u16) {
-        self.b.extend(if self.e == Endian::Little { v.to_le_bytes() } else { v.to_be_bytes() });
+        self.b.extend(if self.e == Endian::Little {
+            v.to_le_bytes()
+        } else {
+            v.to_be_bytes()
+        });
     }
     fn u32(&mut self, v: u32) {
-        self.b.extend(if self.e == Endian::Little { v.to_le_bytes() } else { v.to_be_bytes() });
+        self.b.extend(if self.e == Endian::Little {
+            v.to_le_bytes()
+        } else {
+            v.to_be_bytes()
+        });
     }
     fn u64(&mut self, v: u64) {
-        self.b.extend(if self.e == Endian::Little { v.to_le_bytes() } else { v.to_be_bytes() });
+        self.b.extend(if self.e == Endian::Little {
+            v.to_le_bytes()
+        } else {
+            v.to_be_bytes()
+        });
     }
     fn s(&mut self, s: &str) {
         self.b.extend_from_slice(s.as_bytes());
@@ -183,7 +213,11 @@ fn page(e: Endian, long32: bool, ts: u64, evs: &[(u32, Vec<u8>)]) -> Vec<u8> {
 
 fn header_info(w: &mut W, long32: bool) {
     w.b.extend_from_slice(b"header_page\0");
-    let hp = if long32 { HEADER_PAGE_32 } else { HEADER_PAGE_64 };
+    let hp = if long32 {
+        HEADER_PAGE_32
+    } else {
+        HEADER_PAGE_64
+    };
     w.u64(hp.len() as u64);
     w.b.extend_from_slice(hp.as_bytes());
     w.b.extend_from_slice(b"header_event\0");
@@ -245,7 +279,7 @@ fn build_v7_zlib(pages: &[Vec<u8>]) -> Vec<u8> {
     let first_opt = w.b.len();
     w.u64(0);
     // sections: header info (16), event formats (18), cmdlines (21)
-    let mut sec = |w: &mut W, id: u16, body: Vec<u8>| -> u64 {
+    let sec = |w: &mut W, id: u16, body: Vec<u8>| -> u64 {
         let at = w.b.len() as u64;
         let z = zlib(&body);
         w.u16(id);
@@ -347,17 +381,40 @@ fn hand_built_files_big_endian_32_bit_and_zlib() {
     ];
     for e in [Endian::Little, Endian::Big] {
         for long32 in [false, true] {
-            let p0 = page(e, long32, 1_000_000_000, &[(1000, waking_record(e, 42, 3)), (4000, waking_record(e, 42, 2))]);
+            let p0 = page(
+                e,
+                long32,
+                1_000_000_000,
+                &[
+                    (1000, waking_record(e, 42, 3)),
+                    (4000, waking_record(e, 42, 2)),
+                ],
+            );
             let p1 = page(e, long32, 1_000_002_000, &[(0, waking_record(e, 42, 1))]);
-            assert_eq!(lines(build_v6(e, long32, &[p0, p1])), expect, "{e:?} long32={long32}");
+            assert_eq!(
+                lines(build_v6(e, long32, &[p0, p1])),
+                expect,
+                "{e:?} long32={long32}"
+            );
         }
     }
     let e = Endian::Little;
-    let p0 = page(e, false, 1_000_000_000, &[(1000, waking_record(e, 42, 3)), (4000, waking_record(e, 42, 2))]);
+    let p0 = page(
+        e,
+        false,
+        1_000_000_000,
+        &[
+            (1000, waking_record(e, 42, 3)),
+            (4000, waking_record(e, 42, 2)),
+        ],
+    );
     let p1 = page(e, false, 1_000_002_000, &[(0, waking_record(e, 42, 1))]);
     let file = build_v7_zlib(&[p0, p1]);
     let f = DatFile::from_bytes(file.clone()).unwrap();
-    assert_eq!(f.meta.compression, Some(latlab_ftrace::dat::Compression::Zlib));
+    assert_eq!(
+        f.meta.compression,
+        Some(latlab_ftrace::dat::Compression::Zlib)
+    );
     assert_eq!(f.meta.clock(), Some("mono"));
     assert_eq!(lines(file), expect);
 }

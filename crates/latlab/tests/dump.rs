@@ -90,12 +90,25 @@ fn head_of(line: &str) -> Option<&str> {
 }
 
 fn compare_with_trace_cmd(file: &Path) -> (usize, usize) {
-    let reference = Command::new("trace-cmd").arg("report").arg(file).output().expect("run trace-cmd");
-    assert!(reference.status.success(), "trace-cmd report {} failed", file.display());
+    let reference = Command::new("trace-cmd")
+        .arg("report")
+        .arg(file)
+        .output()
+        .expect("run trace-cmd");
+    assert!(
+        reference.status.success(),
+        "trace-cmd report {} failed",
+        file.display()
+    );
     let reference = String::from_utf8_lossy(&reference.stdout).into_owned();
     let ours = stdout_of(&["dump", file.to_str().unwrap()]);
     let (r, o) = (event_lines(&reference), event_lines(&ours));
-    assert_eq!(o.len(), r.len(), "{}: event count differs from trace-cmd report", file.display());
+    assert_eq!(
+        o.len(),
+        r.len(),
+        "{}: event count differs from trace-cmd report",
+        file.display()
+    );
     let mut tolerated = 0;
     for (i, (a, b)) in r.iter().zip(o.iter()).enumerate() {
         if a == b {
@@ -117,7 +130,11 @@ fn compare_with_trace_cmd(file: &Path) -> (usize, usize) {
 
 fn gunzip_to(src: &Path, dir: &Path) -> PathBuf {
     let out = dir.join(src.file_stem().unwrap());
-    let data = Command::new("gzip").arg("-dc").arg(src).output().expect("run gzip");
+    let data = Command::new("gzip")
+        .arg("-dc")
+        .arg(src)
+        .output()
+        .expect("run gzip");
     assert!(data.status.success(), "gzip -dc {} failed", src.display());
     std::fs::write(&out, data.stdout).unwrap();
     out
@@ -134,7 +151,9 @@ fn fixture_files(dir: &Path) -> Vec<PathBuf> {
 #[test]
 fn lisa_trace_matches_trace_cmd_report() {
     let Some(traces) = shared_traces() else {
-        eprintln!("SKIP: ../shared/traces is absent (it only exists next to the project's own checkouts)");
+        eprintln!(
+            "SKIP: ../shared/traces is absent (it only exists next to the project's own checkouts)"
+        );
         return;
     };
     let file = traces.join("lisa-rtapp-juno/trace.dat");
@@ -146,7 +165,10 @@ fn lisa_trace_matches_trace_cmd_report() {
     }
     let (n, tolerated) = compare_with_trace_cmd(&file);
     assert_eq!(n, 7820);
-    assert_eq!(tolerated, 0, "lisa has no event with a known trace-cmd misprint");
+    assert_eq!(
+        tolerated, 0,
+        "lisa has no event with a known trace-cmd misprint"
+    );
 }
 
 #[test]
@@ -158,7 +180,10 @@ fn recorded_fixtures_match_trace_cmd_report() {
     for f in fixture_files(dir.path()) {
         let (n, tolerated) = compare_with_trace_cmd(&f);
         assert!(n > 1000, "{}: only {n} events", f.display());
-        eprintln!("{}: {n} events equal, {tolerated} with a known trace-cmd misprint", f.display());
+        eprintln!(
+            "{}: {n} events equal, {tolerated} with a known trace-cmd misprint",
+            f.display()
+        );
     }
 }
 
@@ -188,27 +213,52 @@ fn filters_select_the_matching_subset_and_stats_count_them() {
     let all = stdout_of(&["dump", f]);
     let all = event_lines(&all);
     // --events with and without system, --cpu
-    let got = stdout_of(&["dump", f, "--events", "sched_switch,irq:softirq_entry", "--cpu", "1"]);
+    let got = stdout_of(&[
+        "dump",
+        f,
+        "--events",
+        "sched_switch,irq:softirq_entry",
+        "--cpu",
+        "1",
+    ]);
     let want: Vec<&str> = all
         .iter()
         .copied()
-        .filter(|l| (l.contains(" sched_switch: ") || l.contains(" softirq_entry: ")) && l.contains(" [001] "))
+        .filter(|l| {
+            (l.contains(" sched_switch: ") || l.contains(" softirq_entry: "))
+                && l.contains(" [001] ")
+        })
         .collect();
     assert!(!want.is_empty());
     assert_eq!(event_lines(&got), want);
     // --from/--to: a window in the middle
     let t0 = ts_of(all[all.len() / 4]);
     let t1 = ts_of(all[all.len() / 2]);
-    let got = stdout_of(&["dump", f, "--from", &t0.to_string(), "--to", &t1.to_string()]);
+    let got = stdout_of(&[
+        "dump",
+        f,
+        "--from",
+        &t0.to_string(),
+        "--to",
+        &t1.to_string(),
+    ]);
     let got = event_lines(&got);
     assert!(!got.is_empty());
-    assert!(got.iter().all(|l| ts_of(l) >= t0 - 1e-6 && ts_of(l) <= t1 + 1e-6));
+    assert!(got
+        .iter()
+        .all(|l| ts_of(l) >= t0 - 1e-6 && ts_of(l) <= t1 + 1e-6));
     assert!(got.len() < all.len());
     // --stats counts what dump prints
     let stats = stdout_of(&["dump", f, "--stats"]);
-    assert!(stats.contains(&format!("events: {}\n", all.len())), "{stats}");
+    assert!(
+        stats.contains(&format!("events: {}\n", all.len())),
+        "{stats}"
+    );
     let n_switch = all.iter().filter(|l| l.contains(" sched_switch: ")).count();
-    assert!(stats.contains(&format!("{n_switch:>10}  sched:sched_switch")), "{stats}");
+    assert!(
+        stats.contains(&format!("{n_switch:>10}  sched:sched_switch")),
+        "{stats}"
+    );
     assert!(stats.contains("lost events: 0"), "{stats}");
     let cpu1 = all.iter().filter(|l| l.contains(" [001] ")).count();
     assert!(stats.contains(&format!("{cpu1:>10}  CPU 1")), "{stats}");
@@ -227,7 +277,11 @@ fn closed_stdout_is_not_an_error() {
         .unwrap();
     drop(child.stdout.take());
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
@@ -256,7 +310,9 @@ fn count_events_line(stats: &str) -> usize {
 #[test]
 fn lttng_ctf_event_count_equals_babeltrace2() {
     let Some(traces) = shared_traces() else {
-        eprintln!("SKIP: ../shared/traces is absent (it only exists next to the project's own checkouts)");
+        eprintln!(
+            "SKIP: ../shared/traces is absent (it only exists next to the project's own checkouts)"
+        );
         return;
     };
     let dir = traces.join("lttng-arm-bug446190");
@@ -272,7 +328,10 @@ fn lttng_ctf_event_count_equals_babeltrace2() {
             std::os::unix::fs::symlink(e.path(), view.path().join(e.file_name())).unwrap();
         }
     }
-    let bt = Command::new("babeltrace2").arg(view.path()).output().unwrap();
+    let bt = Command::new("babeltrace2")
+        .arg(view.path())
+        .output()
+        .unwrap();
     assert!(bt.status.success());
     let reference = bt.stdout.iter().filter(|&&c| c == b'\n').count();
     assert_eq!(reference, 31556, "the folder's README says 31556");
@@ -307,17 +366,30 @@ fn report_text_reads_back_to_the_same_lines() {
     let text = dir.path().join("report.txt");
     std::fs::write(&text, &from_dat).unwrap();
     let from_text = stdout_of(&["dump", text.to_str().unwrap()]);
-    assert_eq!(event_lines(&from_dat), from_text.lines().collect::<Vec<_>>());
+    assert_eq!(
+        event_lines(&from_dat),
+        from_text.lines().collect::<Vec<_>>()
+    );
     let stats = stdout_of(&["dump", "--stats", "--cpu", "0", text.to_str().unwrap()]);
-    let cpu0 = event_lines(&from_dat).iter().filter(|l| l.contains(" [000] ")).count();
+    let cpu0 = event_lines(&from_dat)
+        .iter()
+        .filter(|l| l.contains(" [000] "))
+        .count();
     assert_eq!(count_events_line(&stats), cpu0);
     if missing_tool("trace-cmd", "trace-cmd") {
         return;
     }
-    let rep = Command::new("trace-cmd").arg("report").arg(&f).output().unwrap();
+    let rep = Command::new("trace-cmd")
+        .arg("report")
+        .arg(&f)
+        .output()
+        .unwrap();
     std::fs::write(&text, &rep.stdout).unwrap();
     let from_text = stdout_of(&["dump", text.to_str().unwrap()]);
-    assert_eq!(event_lines(&String::from_utf8_lossy(&rep.stdout)), from_text.lines().collect::<Vec<_>>());
+    assert_eq!(
+        event_lines(&String::from_utf8_lossy(&rep.stdout)),
+        from_text.lines().collect::<Vec<_>>()
+    );
 }
 
 /// A private tracefs instance, removed (events off first) when dropped.
@@ -337,7 +409,9 @@ fn tracefs() -> Option<PathBuf> {
         }
     }
     if unsafe_is_root() {
-        let _ = Command::new("mount").args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"]).status();
+        let _ = Command::new("mount")
+            .args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"])
+            .status();
         if Path::new("/sys/kernel/tracing/instances").is_dir() {
             return Some(PathBuf::from("/sys/kernel/tracing"));
         }
@@ -346,7 +420,11 @@ fn tracefs() -> Option<PathBuf> {
 }
 
 fn unsafe_is_root() -> bool {
-    Command::new("id").arg("-u").output().map(|o| o.stdout.starts_with(b"0\n")).unwrap_or(false)
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| o.stdout.starts_with(b"0\n"))
+        .unwrap_or(false)
 }
 
 #[test]
@@ -377,12 +455,17 @@ fn live_tracefs_trace_text_is_read() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("trace.txt");
     std::fs::write(&f, &text).unwrap();
-    let expected = text.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()).count();
+    let expected = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .count();
     let stats = stdout_of(&["dump", "--stats", f.to_str().unwrap()]);
     assert_eq!(count_events_line(&stats), expected, "{stats}");
     let markers = stdout_of(&["dump", "--events", "print", f.to_str().unwrap()]);
     assert_eq!(markers.lines().count(), 5, "{markers}");
     assert!(markers.contains("latlab test 4"));
     // the instance is gone and nothing is left enabled
-    assert!(!root.join(format!("instances/latlab-dump-test-{}", std::process::id())).exists());
+    assert!(!root
+        .join(format!("instances/latlab-dump-test-{}", std::process::id()))
+        .exists());
 }

@@ -85,7 +85,7 @@ impl Filter {
             || self
                 .events
                 .iter()
-                .any(|(s, n)| (n == name || n == "*") && s.as_deref().is_none_or(|s| s == system))
+                .any(|(s, n)| (n == name || n == "*") && s.as_deref().map_or(true, |s| s == system))
     }
 }
 
@@ -96,8 +96,14 @@ fn parse_cpu_list(spec: &str) -> anyhow::Result<Vec<bool>> {
             Some((a, b)) => (a, b),
             None => (part, part),
         };
-        let a: usize = a.trim().parse().with_context(|| format!("--cpu {spec:?}: bad CPU {a:?}"))?;
-        let b: usize = b.trim().parse().with_context(|| format!("--cpu {spec:?}: bad CPU {b:?}"))?;
+        let a: usize = a
+            .trim()
+            .parse()
+            .with_context(|| format!("--cpu {spec:?}: bad CPU {a:?}"))?;
+        let b: usize = b
+            .trim()
+            .parse()
+            .with_context(|| format!("--cpu {spec:?}: bad CPU {b:?}"))?;
         if a > b || b >= v.len() {
             bail!("--cpu {spec:?}: bad range {part:?} (CPUs 0-4095, low-high)");
         }
@@ -115,8 +121,10 @@ pub fn execute(args: DumpArgs) -> anyhow::Result<ExitCode> {
         Kind::Dat => dump_dat(&args, &filter, &mut out)?,
         Kind::Ctf => {
             let mut sink = TextSink::new(&args, &filter);
-            latlab_ftrace::text::for_each_ctf_event(&args.file, |ev| sink.push(ev, &mut out).map_err(io_to_tool))
-                .with_context(|| format!("reading CTF trace {}", args.file.display()))?;
+            latlab_ftrace::text::for_each_ctf_event(&args.file, |ev| {
+                sink.push(ev, &mut out).map_err(io_to_tool)
+            })
+            .with_context(|| format!("reading CTF trace {}", args.file.display()))?;
             sink.finish(&mut out, "LTTng CTF (via babeltrace2)")?;
         }
         Kind::Text => {
@@ -174,18 +182,24 @@ impl<'a> TextSink<'a> {
         }
     }
 
-    fn push(&mut self, ev: latlab_ftrace::text::TextEvent, out: &mut impl Write) -> std::io::Result<()> {
+    fn push(
+        &mut self,
+        ev: latlab_ftrace::text::TextEvent,
+        out: &mut impl Write,
+    ) -> std::io::Result<()> {
         if let Some(n) = ev.lost_before {
             self.lost += n;
         }
         let sys = ev.system.as_deref().unwrap_or("");
         let name_ok = self.filter.events.is_empty()
-            || self
-                .filter
-                .events
-                .iter()
-                .any(|(s, n)| (n == &ev.name || n == "*") && s.as_deref().is_none_or(|s| s == sys));
-        if !name_ok || !self.filter.cpu_ok(ev.cpu) || ev.ts < self.filter.from || ev.ts > self.filter.to {
+            || self.filter.events.iter().any(|(s, n)| {
+                (n == &ev.name || n == "*") && s.as_deref().map_or(true, |s| s == sys)
+            });
+        if !name_ok
+            || !self.filter.cpu_ok(ev.cpu)
+            || ev.ts < self.filter.from
+            || ev.ts > self.filter.to
+        {
             return Ok(());
         }
         if self.args.stats {
@@ -212,11 +226,21 @@ impl<'a> TextSink<'a> {
         if !self.args.stats {
             return Ok(());
         }
-        let mut by_name: Vec<(u64, String)> = self.per_event.into_iter().map(|(k, v)| (v, k)).collect();
+        let mut by_name: Vec<(u64, String)> =
+            self.per_event.into_iter().map(|(k, v)| (v, k)).collect();
         by_name.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         writeln!(out, "file: {}", self.args.file.display())?;
         writeln!(out, "format: {format}")?;
-        write_stats(out, self.total, self.first, self.last, &by_name, &self.per_cpu, self.lost, 0)
+        write_stats(
+            out,
+            self.total,
+            self.first,
+            self.last,
+            &by_name,
+            &self.per_cpu,
+            self.lost,
+            0,
+        )
     }
 }
 
@@ -225,10 +249,14 @@ fn kind_of(path: &Path) -> anyhow::Result<Kind> {
         if latlab_ftrace::text::is_ctf_dir(path) {
             return Ok(Kind::Ctf);
         }
-        bail!("{}: a directory but not a CTF trace (no `metadata` file inside)", path.display());
+        bail!(
+            "{}: a directory but not a CTF trace (no `metadata` file inside)",
+            path.display()
+        );
     }
     let mut head = [0u8; 10];
-    let mut f = std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut f =
+        std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     use std::io::Read;
     let n = f.read(&mut head).unwrap_or(0);
     if n == 10 && &head == latlab_ftrace::dat::MAGIC {
@@ -238,7 +266,8 @@ fn kind_of(path: &Path) -> anyhow::Result<Kind> {
 }
 
 fn dump_dat(args: &DumpArgs, filter: &Filter, out: &mut impl Write) -> anyhow::Result<()> {
-    let file = DatFile::open(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
+    let file =
+        DatFile::open(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
     let meta = &file.meta;
     let wanted: Vec<bool> = meta
         .events
@@ -280,7 +309,12 @@ fn dump_dat(args: &DumpArgs, filter: &Filter, out: &mut impl Write) -> anyhow::R
             .iter()
             .enumerate()
             .filter(|(_, &n)| n > 0)
-            .map(|(i, &n)| (n, format!("{}:{}", meta.events[i].system, meta.events[i].name)))
+            .map(|(i, &n)| {
+                (
+                    n,
+                    format!("{}:{}", meta.events[i].system, meta.events[i].name),
+                )
+            })
             .collect();
         if unknown > 0 {
             by_name.push((unknown, "unknown".into()));
@@ -291,12 +325,25 @@ fn dump_dat(args: &DumpArgs, filter: &Filter, out: &mut impl Write) -> anyhow::R
             out,
             "format: trace-cmd .dat v{}, {} endian, {}-bit long, page size {}, clock {}",
             meta.version,
-            if meta.endian == latlab_ftrace::Endian::Little { "little" } else { "big" },
+            if meta.endian == latlab_ftrace::Endian::Little {
+                "little"
+            } else {
+                "big"
+            },
             meta.long_size * 8,
             meta.page_size,
             meta.clock().unwrap_or("unknown")
         )?;
-        write_stats(out, total, first, last, &by_name, &per_cpu, lost.counted, lost.uncounted_pages)?;
+        write_stats(
+            out,
+            total,
+            first,
+            last,
+            &by_name,
+            &per_cpu,
+            lost.counted,
+            lost.uncounted_pages,
+        )?;
         return Ok(());
     }
     writeln!(out, "cpus={}", meta.cpu_count)?;
@@ -347,10 +394,19 @@ fn write_stats(
             let u = ns.saturating_add(500) / 1000;
             format!("{}.{:06}", u / 1_000_000, u % 1_000_000)
         };
-        writeln!(out, "time span: {} .. {} ({} s)", us(first), us(last), us(last - first))?;
+        writeln!(
+            out,
+            "time span: {} .. {} ({} s)",
+            us(first),
+            us(last),
+            us(last - first)
+        )?;
     }
     if lost_pages > 0 {
-        writeln!(out, "lost events: {lost} counted, plus {lost_pages} page(s) with an unknown number lost")?;
+        writeln!(
+            out,
+            "lost events: {lost} counted, plus {lost_pages} page(s) with an unknown number lost"
+        )?;
     } else {
         writeln!(out, "lost events: {lost}")?;
     }
