@@ -19,4 +19,6 @@ pub enum Command {
     Run(crate::cmd::run::RunArgs),
     /// Print the events of a trace one per line, like `trace-cmd report`.
     Dump(crate::cmd::dump::DumpArgs),
+    /// Run a background load (cpu, io, net, udp, mem, syscall, ipc, a command) alone and report its throughput.
+    Load(crate::cmd::load::LoadArgs),
 }

@@ -2,6 +2,7 @@
 //! configuration, runs, and returns the process exit code.
 
 pub mod dump;
+pub mod load;
 pub mod run;
 
 use std::process::ExitCode;
@@ -18,5 +19,6 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run::execute(args),
         Command::Dump(args) => dump::execute(args),
+        Command::Load(args) => load::execute(args),
     }
 }
