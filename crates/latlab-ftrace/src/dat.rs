@@ -162,7 +162,7 @@ impl Meta {
         };
         self.events
             .iter()
-            .find(|e| e.name == n && sys.map_or(true, |s| s == e.system))
+            .find(|e| e.name == n && sys.is_none_or(|s| s == e.system))
     }
 
     /// The trace clock in use (the bracketed entry of `trace_clock`).

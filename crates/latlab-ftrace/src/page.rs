@@ -380,7 +380,7 @@ impl PageBuilder {
         self.header(TYPE_PADDING, delta);
         self.word(len);
         self.body
-            .extend(std::iter::repeat(0).take((len as usize).saturating_sub(4)));
+            .extend(std::iter::repeat_n(0, (len as usize).saturating_sub(4)));
         self
     }
 

@@ -218,7 +218,7 @@ pub(crate) struct Ctx<'a> {
 }
 
 fn pad(out: &mut Vec<u8>, n: usize, c: u8) {
-    out.extend(std::iter::repeat(c).take(n));
+    out.extend(std::iter::repeat_n(c, n));
 }
 
 fn write_padded(out: &mut Vec<u8>, body: &[u8], spec: &Spec, width: usize) {

@@ -118,7 +118,7 @@ impl<'m> Renderer<'m> {
             ev.cpu
         );
         let pad = 20usize.saturating_sub(name.len());
-        out.extend(std::iter::repeat(b' ').take(pad + 1));
+        out.extend(std::iter::repeat_n(b' ', pad + 1));
         while info.last() == Some(&b'\n') {
             info.pop();
         }

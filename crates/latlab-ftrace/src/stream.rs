@@ -487,7 +487,7 @@ impl<'t> Events<'t> {
         let mut best: Option<(usize, u64)> = None;
         for (i, c) in self.cpus.iter().enumerate() {
             if let Some(h) = &c.head {
-                if best.map_or(true, |(_, t)| h.ts < t) {
+                if best.is_none_or(|(_, t)| h.ts < t) {
                     best = Some((i, h.ts));
                 }
             }

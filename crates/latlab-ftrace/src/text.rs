@@ -577,7 +577,10 @@ pub fn render_line(ev: &TextEvent, out: &mut Vec<u8>) {
         us / 1_000_000,
         us % 1_000_000
     );
-    out.extend(std::iter::repeat(b' ').take(20usize.saturating_sub(name.len()) + 1));
+    out.extend(std::iter::repeat_n(
+        b' ',
+        20usize.saturating_sub(name.len()) + 1,
+    ));
     out.extend_from_slice(ev.info.as_bytes());
     out.push(b'\n');
 }

@@ -85,7 +85,7 @@ impl Filter {
             || self
                 .events
                 .iter()
-                .any(|(s, n)| (n == name || n == "*") && s.as_deref().map_or(true, |s| s == system))
+                .any(|(s, n)| (n == name || n == "*") && s.as_deref().is_none_or(|s| s == system))
     }
 }
 
@@ -191,10 +191,11 @@ impl<'a> TextSink<'a> {
             self.lost += n;
         }
         let sys = ev.system.as_deref().unwrap_or("");
-        let name_ok = self.filter.events.is_empty()
-            || self.filter.events.iter().any(|(s, n)| {
-                (n == &ev.name || n == "*") && s.as_deref().map_or(true, |s| s == sys)
-            });
+        let name_ok =
+            self.filter.events.is_empty()
+                || self.filter.events.iter().any(|(s, n)| {
+                    (n == &ev.name || n == "*") && s.as_deref().is_none_or(|s| s == sys)
+                });
         if !name_ok
             || !self.filter.cpu_ok(ev.cpu)
             || ev.ts < self.filter.from
