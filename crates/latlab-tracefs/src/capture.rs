@@ -178,6 +178,7 @@ pub struct Capture {
     notes: Vec<String>,
     trace_clock: String,
     kallsyms: bool,
+    flight_recorder: bool,
     baseline: Vec<CpuStats>,
     started: Instant,
     marker: TraceMarker,
@@ -297,6 +298,7 @@ impl Capture {
             notes,
             trace_clock,
             kallsyms: opts.kallsyms,
+            flight_recorder: opts.flight_recorder,
             baseline: vec![CpuStats::default(); ncpus],
             started: Instant::now(),
             marker,
@@ -360,7 +362,7 @@ impl Capture {
 
     /// True in flight-recorder mode.
     pub fn is_flight_recorder(&self) -> bool {
-        matches!(self.mode, Mode::FlightRecorder { .. })
+        self.flight_recorder
     }
 
     fn read_stats(&self) -> Vec<CpuStats> {
@@ -502,6 +504,7 @@ impl Capture {
             page_size: self.page_size as u32,
             header_page: tracefs.read("events/header_page")?,
             header_event: tracefs.read("events/header_event")?,
+            trace_clock: self.trace_clock.clone(),
             ..Default::default()
         };
         let ftrace_dir = tracefs.path("events/ftrace");
@@ -519,7 +522,7 @@ impl Capture {
         }
         h.event_formats = systems.into_iter().map(|(s, f)| (s.to_string(), f)).collect();
         if self.kallsyms {
-            h.kallsyms = fs::read("/proc/kallsyms").unwrap_or_default();
+            h.kallsyms = read_file(Path::new("/proc/kallsyms")).unwrap_or_default();
         }
         h.printk_formats = tracefs.read("printk_formats").unwrap_or_default();
         h.cmdlines = cmdlines(tracefs);

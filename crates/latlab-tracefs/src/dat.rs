@@ -8,8 +8,9 @@
 //! kallsyms: u32 size + text; printk formats: u32 size + text; saved
 //! cmdlines: u64 size + text; u32 CPU count; `options  \0` then options
 //! (u16 id, u32 size, data) ended by a u16 0; `flyrecord\0`; per CPU u64
-//! offset and u64 size; padding; the raw ring-buffer pages of each CPU,
-//! starting at page-aligned offsets.
+//! offset and u64 size; u64 size + the clock in brackets (`[mono]`), which
+//! trace-cmd reads there when a TRACECLOCK option is present; padding; the
+//! raw ring-buffer pages of each CPU, starting at page-aligned offsets.
 
 use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
@@ -49,6 +50,8 @@ pub struct DatHeader {
     pub cmdlines: Vec<u8>,
     /// Options (id, data), written in this order.
     pub options: Vec<(u16, Vec<u8>)>,
+    /// The trace clock (`mono`); written after the CPU table when not empty.
+    pub trace_clock: String,
 }
 
 /// The ring-buffer pages of one CPU, stored in a file.
@@ -143,14 +146,21 @@ pub fn write_dat(out: &Path, h: &DatHeader, cpus: &[CpuData]) -> Result<u64> {
         };
         sizes.push(size);
     }
-    let table_end = header.len() as u64 + 16 * cpus.len() as u64;
+    let mut clock = Vec::new();
+    if !h.trace_clock.is_empty() {
+        let text = format!("[{}]", h.trace_clock);
+        put_u64(&mut clock, text.len() as u64);
+        clock.extend_from_slice(text.as_bytes());
+    }
+    let table_end = header.len() as u64 + 16 * cpus.len() as u64 + clock.len() as u64;
     let mut offset = table_end.div_ceil(page) * page;
-    let mut table = Vec::with_capacity(16 * cpus.len());
+    let mut table = Vec::with_capacity(16 * cpus.len() + clock.len());
     for &size in &sizes {
         put_u64(&mut table, offset);
         put_u64(&mut table, size);
         offset += size.div_ceil(page) * page;
     }
+    table.extend_from_slice(&clock);
     let partial = {
         let mut s = out.as_os_str().to_owned();
         s.push(".partial");
@@ -283,7 +293,7 @@ mod tests {
             PageScan { pages: 2, empty_pages: 1, missed_flag_pages: 1, missed_stored: 7 }
         );
         let out = dir.path().join("t.dat");
-        let h = DatHeader { page_size: 4096, ..Default::default() };
+        let h = DatHeader { page_size: 4096, trace_clock: "mono".into(), ..Default::default() };
         let size = write_dat(&out, &h, &[CpuData { path: Some(cpu0) }, CpuData { path: None }])
             .unwrap();
         let bytes = std::fs::read(&out).unwrap();
@@ -296,5 +306,7 @@ mod tests {
         assert_eq!(&bytes[off0 as usize..off0 as usize + 8192], &data[..]);
         let size1 = u64::from_ne_bytes(bytes[table + 24..table + 32].try_into().unwrap());
         assert_eq!(size1, 0);
+        assert_eq!(&bytes[table + 32..table + 40], &6u64.to_ne_bytes());
+        assert_eq!(&bytes[table + 40..table + 46], b"[mono]");
     }
 }

@@ -132,9 +132,23 @@ fn mount_tracefs(target: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Reads a whole (pseudo-)file.
+/// Reads a whole (pseudo-)file with large read(2) calls. Some tracefs files
+/// (`events/header_page` on Linux 6.x) return only the first chunk when read
+/// in small pieces, as `std::fs::read` does for files reporting size 0.
 pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>> {
-    fs::read(path).map_err(|e| TracefsError::io("read", path, e))
+    use std::io::Read;
+    const CHUNK: usize = 64 * 1024;
+    let mut f = fs::File::open(path).map_err(|e| TracefsError::io("open", path, e))?;
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; CHUNK];
+    loop {
+        match f.read(&mut buf) {
+            Ok(0) => return Ok(out),
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(TracefsError::io("read", path, e)),
+        }
+    }
 }
 
 /// Reads a pseudo-file as text.

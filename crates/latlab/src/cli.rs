@@ -17,4 +17,6 @@ pub struct Cli {
 pub enum Command {
     /// Measure wake-up latency and period accuracy of periodic real-time threads.
     Run(crate::cmd::run::RunArgs),
+    /// Capture kernel events (tracefs) into a trace-cmd .dat file.
+    Record(crate::cmd::record::RecordArgs),
 }

@@ -1,6 +1,7 @@
 //! One module per command; each turns raw arguments into a resolved
 //! configuration, runs, and returns the process exit code.
 
+pub mod record;
 pub mod run;
 
 use std::process::ExitCode;
@@ -16,5 +17,6 @@ pub const EXIT_REQUIREMENT_FAILED: u8 = 2;
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run::execute(args),
+        Command::Record(args) => record::execute(args),
     }
 }
