@@ -265,6 +265,7 @@ mod tests {
             printk_formats: vec![],
             cmdlines: b"1 init\n".to_vec(),
             options: vec![(OPTION_CPUCOUNT, 2u32.to_ne_bytes().to_vec())],
+            trace_clock: String::new(),
         };
         let b = encode_header(&h, 2).unwrap();
         assert_eq!(&b[..10], b"\x17\x08\x44tracing");
