@@ -117,8 +117,12 @@ struct CpuStats {
 fn parse_stats(text: &str) -> CpuStats {
     let mut s = CpuStats::default();
     for line in text.lines() {
-        let Some((k, v)) = line.split_once(':') else { continue };
-        let Ok(v) = v.trim().parse::<u64>() else { continue };
+        let Some((k, v)) = line.split_once(':') else {
+            continue;
+        };
+        let Ok(v) = v.trim().parse::<u64>() else {
+            continue;
+        };
         match k.trim() {
             "read events" => s.read = v,
             "overrun" => s.overrun = v,
@@ -138,7 +142,9 @@ struct TempDir(PathBuf);
 
 impl TempDir {
     fn new(base: Option<&Path>) -> Result<Self> {
-        let base = base.map(Path::to_path_buf).unwrap_or_else(std::env::temp_dir);
+        let base = base
+            .map(Path::to_path_buf)
+            .unwrap_or_else(std::env::temp_dir);
         loop {
             let n = NEXT_TEMP.fetch_add(1, Ordering::Relaxed);
             let dir = base.join(format!(".latlab-capture-{}-{n}", std::process::id()));
@@ -158,8 +164,13 @@ impl Drop for TempDir {
 }
 
 enum Mode {
-    Streaming { stop: Arc<StopSignal>, readers: Vec<CpuReader> },
-    FlightRecorder { snapshots: u32 },
+    Streaming {
+        stop: Arc<StopSignal>,
+        readers: Vec<CpuReader>,
+    },
+    FlightRecorder {
+        snapshots: u32,
+    },
 }
 
 /// A running kernel-event capture in a private tracefs instance.
@@ -232,7 +243,10 @@ impl Capture {
         missing.extend(resolved.missing_systems.iter().map(|s| format!("{s}:*")));
 
         let clocks = instance.read("trace_clock")?;
-        let trace_clock = if clocks.split_whitespace().any(|c| c.trim_matches(['[', ']']) == TRACE_CLOCK) {
+        let trace_clock = if clocks
+            .split_whitespace()
+            .any(|c| c.trim_matches(['[', ']']) == TRACE_CLOCK)
+        {
             instance.write("trace_clock", TRACE_CLOCK)?;
             TRACE_CLOCK.to_string()
         } else {
@@ -268,10 +282,15 @@ impl Capture {
         }
 
         let page_size = match instance.read("buffer_subbuf_size_kb") {
-            Ok(t) => t.trim().parse::<usize>().map(|kb| kb * 1024).unwrap_or_else(|_| host_page_size()),
+            Ok(t) => t
+                .trim()
+                .parse::<usize>()
+                .map(|kb| kb * 1024)
+                .unwrap_or_else(|_| host_page_size()),
             Err(_) => host_page_size(),
         };
-        let long_size = header_page_long_size(&tracefs).unwrap_or(std::mem::size_of::<libc::c_long>());
+        let long_size =
+            header_page_long_size(&tracefs).unwrap_or(std::mem::size_of::<libc::c_long>());
         let cpus: Vec<usize> = online_cpus()
             .into_iter()
             .filter(|c| instance.path(&format!("per_cpu/cpu{c}")).exists())
@@ -307,13 +326,18 @@ impl Capture {
         };
         capture.baseline = capture.read_stats();
         if !opts.flight_recorder {
-            let stop = StopSignal::new()
-                .map_err(|e| TracefsError::io("create eventfd", "eventfd", e))?;
+            let stop =
+                StopSignal::new().map_err(|e| TracefsError::io("create eventfd", "eventfd", e))?;
             let mut readers = Vec::with_capacity(cpus.len());
             // Install the mode first so Drop stops already-started readers on error.
-            capture.mode = Mode::Streaming { stop: stop.clone(), readers: Vec::new() };
+            capture.mode = Mode::Streaming {
+                stop: stop.clone(),
+                readers: Vec::new(),
+            };
             for &cpu in &cpus {
-                let src = capture.inst().path(&format!("per_cpu/cpu{cpu}/trace_pipe_raw"));
+                let src = capture
+                    .inst()
+                    .path(&format!("per_cpu/cpu{cpu}/trace_pipe_raw"));
                 let out = capture.temp.0.join(format!("cpu{cpu}.raw"));
                 match CpuReader::spawn(cpu, src, out, page_size, stop.clone()) {
                     Ok(r) => readers.push(r),
@@ -387,7 +411,9 @@ impl Capture {
         *snapshots += 1;
         let n = *snapshots;
         self.inst().write("tracing_on", "0")?;
-        let result = self.drain_to_temp(n).and_then(|files| self.finish_file(path, &files));
+        let result = self
+            .drain_to_temp(n)
+            .and_then(|files| self.finish_file(path, &files));
         let resumed = self.inst().write("tracing_on", "1");
         let report = result?;
         resumed?;
@@ -397,13 +423,20 @@ impl Capture {
     fn drain_to_temp(&self, n: u32) -> Result<Vec<(usize, PathBuf)>> {
         let mut files = Vec::new();
         for &cpu in &self.cpus {
-            let src_path = self.inst().path(&format!("per_cpu/cpu{cpu}/trace_pipe_raw"));
+            let src_path = self
+                .inst()
+                .path(&format!("per_cpu/cpu{cpu}/trace_pipe_raw"));
             let src = open_pipe_raw(&src_path, cpu)?;
             let out_path = self.temp.0.join(format!("snap{n}-cpu{cpu}.raw"));
             let mut out =
                 File::create(&out_path).map_err(|e| TracefsError::io("create", &out_path, e))?;
-            read_remaining(&src, &mut out, self.page_size)
-                .map_err(|source| TracefsError::Reader { cpu, path: src_path.clone(), source })?;
+            read_remaining(&src, &mut out, self.page_size).map_err(|source| {
+                TracefsError::Reader {
+                    cpu,
+                    path: src_path.clone(),
+                    source,
+                }
+            })?;
             files.push((cpu, out_path));
         }
         Ok(files)
@@ -456,7 +489,9 @@ impl Capture {
         let header = self.build_header()?;
         let mut cpu_data = vec![CpuData { path: None }; self.ncpus];
         for (cpu, path) in files {
-            cpu_data[*cpu] = CpuData { path: Some(path.clone()) };
+            cpu_data[*cpu] = CpuData {
+                path: Some(path.clone()),
+            };
         }
         let file_bytes = dat::write_dat(out, &header, &cpu_data)?;
         let mut report = CaptureReport {
@@ -509,7 +544,8 @@ impl Capture {
         };
         let ftrace_dir = tracefs.path("events/ftrace");
         if let Ok(entries) = fs::read_dir(&ftrace_dir) {
-            let mut names: Vec<PathBuf> = entries.flatten().map(|e| e.path().join("format")).collect();
+            let mut names: Vec<PathBuf> =
+                entries.flatten().map(|e| e.path().join("format")).collect();
             names.sort();
             for p in names.into_iter().filter(|p| p.exists()) {
                 h.ftrace_formats.push(read_file(&p)?);
@@ -520,7 +556,10 @@ impl Capture {
             let p = inst.path(&format!("events/{}/{}/format", ev.system, ev.name));
             systems.entry(&ev.system).or_default().push(read_file(&p)?);
         }
-        h.event_formats = systems.into_iter().map(|(s, f)| (s.to_string(), f)).collect();
+        h.event_formats = systems
+            .into_iter()
+            .map(|(s, f)| (s.to_string(), f))
+            .collect();
         if self.kallsyms {
             h.kallsyms = read_file(Path::new("/proc/kallsyms")).unwrap_or_default();
         }
@@ -528,7 +567,11 @@ impl Capture {
         h.cmdlines = cmdlines(tracefs);
         for &cpu in &self.cpus {
             let mut text = format!("CPU: {cpu}\n").into_bytes();
-            text.extend(inst.read(&format!("per_cpu/cpu{cpu}/stats")).unwrap_or_default().bytes());
+            text.extend(
+                inst.read(&format!("per_cpu/cpu{cpu}/stats"))
+                    .unwrap_or_default()
+                    .bytes(),
+            );
             text.push(0);
             h.options.push((dat::OPTION_CPUSTAT, text));
         }
@@ -540,7 +583,10 @@ impl Capture {
             dat::OPTION_VERSION,
             nul_terminated(format!("latlab {}", env!("CARGO_PKG_VERSION"))),
         ));
-        h.options.push((dat::OPTION_CPUCOUNT, (self.ncpus as u32).to_ne_bytes().to_vec()));
+        h.options.push((
+            dat::OPTION_CPUCOUNT,
+            (self.ncpus as u32).to_ne_bytes().to_vec(),
+        ));
         Ok(h)
     }
 }
@@ -593,7 +639,9 @@ fn host_page_size() -> usize {
 fn header_page_long_size(tracefs: &Tracefs) -> Option<usize> {
     let text = read_text(&tracefs.path("events/header_page")).ok()?;
     let line = text.lines().find(|l| l.contains("commit;"))?;
-    let size = line.split(';').find_map(|p| p.trim().strip_prefix("size:"))?;
+    let size = line
+        .split(';')
+        .find_map(|p| p.trim().strip_prefix("size:"))?;
     size.trim().parse().ok()
 }
 
@@ -605,7 +653,11 @@ fn uname() -> String {
         return String::new();
     }
     let field = |f: &[libc::c_char]| {
-        let bytes: Vec<u8> = f.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+        let bytes: Vec<u8> = f
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect();
         String::from_utf8_lossy(&bytes).into_owned()
     };
     format!(
@@ -631,7 +683,9 @@ fn cmdlines(tracefs: &Tracefs) -> Vec<u8> {
     }
     if let Ok(entries) = fs::read_dir("/proc") {
         for e in entries.flatten() {
-            let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+            let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
             add_comm(&mut map, pid, &e.path());
             if let Ok(tasks) = fs::read_dir(e.path().join("task")) {
                 for t in tasks.flatten() {
@@ -668,7 +722,10 @@ mod tests {
             "entries: 5\noverrun: 3\ncommit overrun: 1\nbytes: 100\noldest event ts: 1.5\n\
              now ts: 2.0\ndropped events: 2\nread events: 42\n",
         );
-        assert_eq!((s.read, s.overrun, s.commit_overrun, s.dropped), (42, 3, 1, 2));
+        assert_eq!(
+            (s.read, s.overrun, s.commit_overrun, s.dropped),
+            (42, 3, 1, 2)
+        );
     }
 
     #[test]

@@ -141,7 +141,9 @@ pub fn write_dat(out: &Path, h: &DatHeader, cpus: &[CpuData]) -> Result<u64> {
     let mut sizes = Vec::with_capacity(cpus.len());
     for c in cpus {
         let size = match &c.path {
-            Some(p) => std::fs::metadata(p).map_err(|e| TracefsError::io("stat", p, e))?.len(),
+            Some(p) => std::fs::metadata(p)
+                .map_err(|e| TracefsError::io("stat", p, e))?
+                .len(),
             None => 0,
         };
         sizes.push(size);
@@ -213,13 +215,17 @@ const RB_MISSED_STORED: u64 = 1 << 30;
 pub fn scan_pages(path: &Path, page_size: usize, long_size: usize) -> Result<PageScan> {
     use std::os::unix::fs::FileExt;
     let f = File::open(path).map_err(|e| TracefsError::io("open", path, e))?;
-    let len = f.metadata().map_err(|e| TracefsError::io("stat", path, e))?.len();
+    let len = f
+        .metadata()
+        .map_err(|e| TracefsError::io("stat", path, e))?
+        .len();
     let mut scan = PageScan::default();
     let mut hdr = [0u8; 16];
     let hdr_len = 8 + long_size;
     let mut off = 0u64;
     while off + page_size as u64 <= len {
-        f.read_exact_at(&mut hdr[..hdr_len], off).map_err(|e| TracefsError::io("read", path, e))?;
+        f.read_exact_at(&mut hdr[..hdr_len], off)
+            .map_err(|e| TracefsError::io("read", path, e))?;
         let commit = if long_size == 8 {
             u64::from_ne_bytes(hdr[8..16].try_into().expect("8 bytes"))
         } else {
@@ -275,7 +281,10 @@ mod tests {
         assert_eq!(u64::from_ne_bytes(b[30..38].try_into().unwrap()), 2);
         assert!(b.ends_with(b"\x00\x00flyrecord\0"));
         let sys = b.windows(6).position(|w| w == b"sched\0").unwrap();
-        assert_eq!(u32::from_ne_bytes(b[sys + 6..sys + 10].try_into().unwrap()), 2);
+        assert_eq!(
+            u32::from_ne_bytes(b[sys + 6..sys + 10].try_into().unwrap()),
+            2
+        );
     }
 
     #[test]
@@ -291,12 +300,25 @@ mod tests {
         let scan = scan_pages(&cpu0, 4096, 8).unwrap();
         assert_eq!(
             scan,
-            PageScan { pages: 2, empty_pages: 1, missed_flag_pages: 1, missed_stored: 7 }
+            PageScan {
+                pages: 2,
+                empty_pages: 1,
+                missed_flag_pages: 1,
+                missed_stored: 7
+            }
         );
         let out = dir.path().join("t.dat");
-        let h = DatHeader { page_size: 4096, trace_clock: "mono".into(), ..Default::default() };
-        let size = write_dat(&out, &h, &[CpuData { path: Some(cpu0) }, CpuData { path: None }])
-            .unwrap();
+        let h = DatHeader {
+            page_size: 4096,
+            trace_clock: "mono".into(),
+            ..Default::default()
+        };
+        let size = write_dat(
+            &out,
+            &h,
+            &[CpuData { path: Some(cpu0) }, CpuData { path: None }],
+        )
+        .unwrap();
         let bytes = std::fs::read(&out).unwrap();
         assert_eq!(bytes.len() as u64, size);
         let table = bytes.windows(10).position(|w| w == b"flyrecord\0").unwrap() + 10;

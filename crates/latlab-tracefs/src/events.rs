@@ -23,7 +23,10 @@ impl std::fmt::Display for EventId {
 impl EventId {
     /// Builds an event id.
     pub fn new(system: &str, name: &str) -> Self {
-        EventId { system: system.to_string(), name: name.to_string() }
+        EventId {
+            system: system.to_string(),
+            name: name.to_string(),
+        }
     }
 }
 
@@ -83,7 +86,10 @@ pub const EVENT_SETS: &[EventSet] = &[
         name: "irq_vectors",
         default: true,
         about: "the local timer interrupt (x86 only)",
-        events: &["irq_vectors:local_timer_entry", "irq_vectors:local_timer_exit"],
+        events: &[
+            "irq_vectors:local_timer_entry",
+            "irq_vectors:local_timer_exit",
+        ],
     },
     EventSet {
         name: "nmi",
@@ -176,7 +182,9 @@ pub fn parse_event_spec<S: AsRef<str>>(items: &[S]) -> Result<EventRequest> {
         .filter(|s| !s.is_empty())
         .collect();
     let mut req = EventRequest::default();
-    let replaces = parts.iter().any(|p| !p.starts_with('+') && !p.starts_with('-'));
+    let replaces = parts
+        .iter()
+        .any(|p| !p.starts_with('+') && !p.starts_with('-'));
     if !replaces {
         add_part(&mut req, "default", false)?;
     }
@@ -198,7 +206,9 @@ pub fn parse_event_spec<S: AsRef<str>>(items: &[S]) -> Result<EventRequest> {
 }
 
 fn valid_name(s: &str) -> bool {
-    !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 fn add_part(req: &mut EventRequest, body: &str, remove: bool) -> Result<()> {
@@ -273,7 +283,12 @@ pub fn resolve_events(req: &EventRequest, events_dir: &Path) -> Result<ResolvedE
         if req.removed_systems.contains(&ev.system) {
             continue;
         }
-        if events_dir.join(&ev.system).join(&ev.name).join("enable").exists() {
+        if events_dir
+            .join(&ev.system)
+            .join(&ev.name)
+            .join("enable")
+            .exists()
+        {
             enabled.insert(ev.clone());
         } else {
             out.missing.push(ev.clone());
@@ -303,7 +318,11 @@ pub fn resolve_events(req: &EventRequest, events_dir: &Path) -> Result<ResolvedE
             .map(|p| p.join("available_events"))
             .unwrap_or_else(|| events_dir.join("../available_events"));
         return Err(TracefsError::NoEvents {
-            missing: if missing.is_empty() { "(nothing requested)".into() } else { missing.join(",") },
+            missing: if missing.is_empty() {
+                "(nothing requested)".into()
+            } else {
+                missing.join(",")
+            },
             available,
         });
     }
@@ -359,7 +378,11 @@ mod tests {
     fn resolve_against_a_fake_events_dir() {
         let dir = tempfile::tempdir().unwrap();
         let ev = dir.path().join("events");
-        for e in ["sched/sched_switch", "power/cpu_idle", "power/cpu_frequency"] {
+        for e in [
+            "sched/sched_switch",
+            "power/cpu_idle",
+            "power/cpu_frequency",
+        ] {
             std::fs::create_dir_all(ev.join(e)).unwrap();
             std::fs::write(ev.join(e).join("enable"), "0").unwrap();
             std::fs::write(ev.join(e).join("format"), "name: x").unwrap();

@@ -67,7 +67,9 @@ pub fn remove_stale_instances(tracefs: &Tracefs) -> Result<StaleCleanup> {
     let me = std::process::id();
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(pid) = instance_owner(&name) else { continue };
+        let Some(pid) = instance_owner(&name) else {
+            continue;
+        };
         if pid == me || pid_alive(pid) {
             continue;
         }
@@ -112,7 +114,12 @@ impl Instance {
             let dir = base.join(&name);
             match fs::create_dir(&dir) {
                 Ok(()) => {
-                    let inst = Instance { tracefs: tracefs.clone(), name, dir, removed: false };
+                    let inst = Instance {
+                        tracefs: tracefs.clone(),
+                        name,
+                        dir,
+                        removed: false,
+                    };
                     inst.write("tracing_on", "0")?;
                     return Ok(inst);
                 }

@@ -39,7 +39,12 @@ impl TraceMarker {
     /// Writes `latlab: cycle=<c> intended=<ns> actual=<ns> latency=<ns>`
     /// formatted on the stack (no allocation): the line `latlab run --trace`
     /// writes for a sample over its threshold. Times are CLOCK_MONOTONIC ns.
-    pub fn write_sample(&self, cycle: u64, intended_ns: u64, actual_ns: u64) -> std::io::Result<()> {
+    pub fn write_sample(
+        &self,
+        cycle: u64,
+        intended_ns: u64,
+        actual_ns: u64,
+    ) -> std::io::Result<()> {
         let mut buf = [0u8; 128];
         let mut len = 0;
         let latency = actual_ns.saturating_sub(intended_ns);
@@ -96,7 +101,12 @@ mod tests {
         // SAFETY: fds has room for two descriptors.
         assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
         // SAFETY: fresh descriptors from pipe().
-        let (r, w) = unsafe { (std::fs::File::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        let (r, w) = unsafe {
+            (
+                std::fs::File::from_raw_fd(fds[0]),
+                OwnedFd::from_raw_fd(fds[1]),
+            )
+        };
         let m = TraceMarker::new(w);
         m.clone().write_sample(7, 1_000, 1_250).unwrap();
         drop(m);

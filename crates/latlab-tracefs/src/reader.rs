@@ -36,7 +36,10 @@ impl StopSignal {
         }
         // SAFETY: fd is a fresh, valid descriptor.
         let efd = unsafe { OwnedFd::from_raw_fd(fd) };
-        Ok(Arc::new(StopSignal { flag: AtomicBool::new(false), efd }))
+        Ok(Arc::new(StopSignal {
+            flag: AtomicBool::new(false),
+            efd,
+        }))
     }
 
     pub(crate) fn stop(&self) {
@@ -58,10 +61,14 @@ pub(crate) fn open_pipe_raw(path: &Path, cpu: usize) -> Result<File> {
         .custom_flags(libc::O_NONBLOCK)
         .open(path)
         .map_err(|source| match source.raw_os_error() {
-            Some(libc::EACCES) | Some(libc::EPERM) => {
-                TracefsError::PermissionDenied { path: path.to_path_buf() }
-            }
-            _ => TracefsError::Reader { cpu, path: path.to_path_buf(), source },
+            Some(libc::EACCES) | Some(libc::EPERM) => TracefsError::PermissionDenied {
+                path: path.to_path_buf(),
+            },
+            _ => TracefsError::Reader {
+                cpu,
+                path: path.to_path_buf(),
+                source,
+            },
         })
 }
 
@@ -112,7 +119,11 @@ impl SplicePipe {
         // SAFETY: fcntl on our own pipe.
         let got = unsafe { libc::fcntl(w.as_raw_fd(), libc::F_SETPIPE_SZ, PIPE_BYTES) };
         // SAFETY: fcntl on our own pipe.
-        let cap = if got > 0 { got } else { unsafe { libc::fcntl(w.as_raw_fd(), libc::F_GETPIPE_SZ) } };
+        let cap = if got > 0 {
+            got
+        } else {
+            unsafe { libc::fcntl(w.as_raw_fd(), libc::F_GETPIPE_SZ) }
+        };
         let cap = (cap.max(page_size as i32) as usize) / page_size * page_size;
         Ok(SplicePipe { r, w, cap })
     }
@@ -186,8 +197,16 @@ fn drain_splice(src: &File, pipe: &SplicePipe, out: &File) -> std::io::Result<Dr
 
 fn poll_wait(src: &File, stop: &StopSignal) -> std::io::Result<bool> {
     let mut fds = [
-        libc::pollfd { fd: src.as_raw_fd(), events: libc::POLLIN, revents: 0 },
-        libc::pollfd { fd: stop.efd.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+        libc::pollfd {
+            fd: src.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        },
+        libc::pollfd {
+            fd: stop.efd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        },
     ];
     // SAFETY: fds is a valid array of two pollfd.
     let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, POLL_TIMEOUT_MS) };
@@ -223,8 +242,17 @@ impl CpuReader {
         let handle = std::thread::Builder::new()
             .name(format!("latlab-rd{cpu}"))
             .spawn(move || stream(src, out, page_size, &stop))
-            .map_err(|source| TracefsError::Reader { cpu, path: src_path.clone(), source })?;
-        Ok(CpuReader { cpu, out_path, handle: Some(handle), src_path })
+            .map_err(|source| TracefsError::Reader {
+                cpu,
+                path: src_path.clone(),
+                source,
+            })?;
+        Ok(CpuReader {
+            cpu,
+            out_path,
+            handle: Some(handle),
+            src_path,
+        })
     }
 
     /// Waits for the thread (after [`StopSignal::stop`]); returns the bytes written.
@@ -232,7 +260,11 @@ impl CpuReader {
         let cpu = self.cpu;
         match self.handle.take().map(|h| h.join()) {
             Some(Ok(Ok(n))) => Ok(n),
-            Some(Ok(Err(source))) => Err(TracefsError::Reader { cpu, path: self.src_path, source }),
+            Some(Ok(Err(source))) => Err(TracefsError::Reader {
+                cpu,
+                path: self.src_path,
+                source,
+            }),
             Some(Err(_)) | None => Err(TracefsError::ReaderPanicked { cpu }),
         }
     }

@@ -24,16 +24,25 @@ impl Tracefs {
     /// latlab processes) may be using it, and it costs nothing.
     pub fn discover() -> Result<Self> {
         if let Some(root) = find_mounted() {
-            return Ok(Tracefs { root, mounted_now: false });
+            return Ok(Tracefs {
+                root,
+                mounted_now: false,
+            });
         }
         let target = PathBuf::from(DEFAULT_MOUNT);
         mount_tracefs(&target)?;
-        Ok(Tracefs { root: target, mounted_now: true })
+        Ok(Tracefs {
+            root: target,
+            mounted_now: true,
+        })
     }
 
     /// Uses tracefs at `root` without checking /proc/mounts.
     pub fn at(root: impl Into<PathBuf>) -> Self {
-        Tracefs { root: root.into(), mounted_now: false }
+        Tracefs {
+            root: root.into(),
+            mounted_now: false,
+        }
     }
 
     /// The tracefs root directory.
@@ -120,14 +129,28 @@ fn mount_tracefs(target: &Path) -> Result<()> {
     })?;
     // SAFETY: all pointers are valid NUL-terminated strings; data is NULL.
     let rc = unsafe {
-        libc::mount(src.as_ptr(), dir.as_ptr(), fstype.as_ptr(), 0, std::ptr::null())
+        libc::mount(
+            src.as_ptr(),
+            dir.as_ptr(),
+            fstype.as_ptr(),
+            0,
+            std::ptr::null(),
+        )
     };
     if rc != 0 {
         let source = std::io::Error::last_os_error();
-        if matches!(source.raw_os_error(), Some(libc::EPERM) | Some(libc::EACCES)) {
-            return Err(TracefsError::PermissionDenied { path: target.to_path_buf() });
+        if matches!(
+            source.raw_os_error(),
+            Some(libc::EPERM) | Some(libc::EACCES)
+        ) {
+            return Err(TracefsError::PermissionDenied {
+                path: target.to_path_buf(),
+            });
         }
-        return Err(TracefsError::NotMounted { path: target.to_path_buf(), source });
+        return Err(TracefsError::NotMounted {
+            path: target.to_path_buf(),
+            source,
+        });
     }
     Ok(())
 }
@@ -164,7 +187,8 @@ pub(crate) fn write_file(path: &Path, value: &str) -> Result<()> {
         .truncate(true)
         .open(path)
         .map_err(|e| TracefsError::io("open for writing", path, e))?;
-    f.write_all(value.as_bytes()).map_err(|e| TracefsError::io("write", path, e))
+    f.write_all(value.as_bytes())
+        .map_err(|e| TracefsError::io("write", path, e))
 }
 
 /// The CPUs listed in a kernel cpu-list file such as `/sys/devices/system/cpu/online`.
@@ -192,7 +216,9 @@ pub fn online_cpus() -> Vec<usize> {
     match fs::read_to_string("/sys/devices/system/cpu/online") {
         Ok(t) => parse_cpu_list(&t),
         Err(_) => {
-            let n = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+            let n = std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1);
             (0..n).collect()
         }
     }

@@ -6,7 +6,9 @@ use std::process::Command;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use latlab_tracefs::{latlab_instances, instance_owner, Capture, CaptureOptions, Tracefs, TracefsError};
+use latlab_tracefs::{
+    instance_owner, latlab_instances, Capture, CaptureOptions, Tracefs, TracefsError,
+};
 
 /// Captures run one at a time: the machine has few CPUs and we compare counts.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -25,7 +27,11 @@ fn require(what: &str, ok: bool, fix: &str) -> bool {
 fn privileged() -> bool {
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
-    require("root (tracefs access)", root, "run the tests as root (sudo -E cargo test)")
+    require(
+        "root (tracefs access)",
+        root,
+        "run the tests as root (sudo -E cargo test)",
+    )
 }
 
 fn have_trace_cmd() -> bool {
@@ -52,19 +58,32 @@ fn assert_clean(before_set_event: &str) {
     let after = top_level_set_event();
     assert_eq!(after, before_set_event, "top-level events changed");
     if before_set_event.trim().is_empty() {
-        assert!(after.trim().is_empty(), "events enabled at top level: {after}");
+        assert!(
+            after.trim().is_empty(),
+            "events enabled at top level: {after}"
+        );
     }
 }
 
 /// Runs `trace-cmd report` and returns (events, stderr). Lines that are not
 /// events (`cpus=`, `CPU:n [N EVENTS DROPPED]`) are not counted.
 fn trace_cmd_report(path: &Path) -> (Vec<String>, String) {
-    let out = Command::new("trace-cmd").arg("report").arg(path).output().expect("run trace-cmd");
-    assert!(out.status.success(), "trace-cmd report failed: {}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new("trace-cmd")
+        .arg("report")
+        .arg(path)
+        .output()
+        .expect("run trace-cmd");
+    assert!(
+        out.status.success(),
+        "trace-cmd report failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     let events = text
         .lines()
-        .filter(|l| !l.starts_with("cpus=") && !l.contains("EVENTS DROPPED") && !l.trim().is_empty())
+        .filter(|l| {
+            !l.starts_with("cpus=") && !l.contains("EVENTS DROPPED") && !l.trim().is_empty()
+        })
         .map(str::to_string)
         .collect();
     (events, String::from_utf8_lossy(&out.stderr).into_owned())
@@ -89,9 +108,21 @@ fn instance_is_created_configured_and_removed() {
     let tracefs = Tracefs::discover().unwrap();
     let dir = tracefs.path("instances").join(capture.instance_name());
     assert!(dir.is_dir(), "instance {} missing", dir.display());
-    assert_eq!(std::fs::read_to_string(dir.join("events/sched/sched_switch/enable")).unwrap().trim(), "1");
-    assert!(std::fs::read_to_string(dir.join("trace_clock")).unwrap().contains("[mono]"));
-    assert_eq!(std::fs::read_to_string(dir.join("tracing_on")).unwrap().trim(), "1");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("events/sched/sched_switch/enable"))
+            .unwrap()
+            .trim(),
+        "1"
+    );
+    assert!(std::fs::read_to_string(dir.join("trace_clock"))
+        .unwrap()
+        .contains("[mono]"));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("tracing_on"))
+            .unwrap()
+            .trim(),
+        "1"
+    );
     let out = tempfile::tempdir().unwrap();
     let report = capture.stop(&out.path().join("t.dat")).unwrap();
     assert!(!dir.exists(), "instance {} not removed", dir.display());
@@ -121,7 +152,9 @@ fn error_in_stop_leaves_no_instance() {
     }
     let before = top_level_set_event();
     let capture = Capture::start(&opts(&["sched"])).unwrap();
-    let err = capture.stop(Path::new("/nonexistent-dir-latlab/t.dat")).unwrap_err();
+    let err = capture
+        .stop(Path::new("/nonexistent-dir-latlab/t.dat"))
+        .unwrap_err();
     assert!(err.to_string().contains("/nonexistent-dir-latlab"), "{err}");
     assert_clean(&before);
 }
@@ -151,14 +184,34 @@ fn recording_matches_trace_cmd_and_carries_markers() {
     // A marker clone outliving the capture writes into /dev/null, not into a removed instance.
     marker.write(b"after stop").unwrap();
     let (events, stderr) = trace_cmd_report(&path);
-    assert!(!stderr.to_lowercase().contains("error"), "trace-cmd complained: {stderr}");
-    assert_eq!(events.len() as u64, report.total_events, "trace-cmd and latlab disagree");
-    assert!(events.iter().any(|l| l.contains("sched_switch:")), "no sched_switch event");
-    assert!(events.iter().any(|l| l.contains("sleep") && l.contains("sched_switch:")));
-    let markers = events.iter().filter(|l| l.contains("latlab: cycle=")).count();
+    assert!(
+        !stderr.to_lowercase().contains("error"),
+        "trace-cmd complained: {stderr}"
+    );
+    assert_eq!(
+        events.len() as u64,
+        report.total_events,
+        "trace-cmd and latlab disagree"
+    );
+    assert!(
+        events.iter().any(|l| l.contains("sched_switch:")),
+        "no sched_switch event"
+    );
+    assert!(events
+        .iter()
+        .any(|l| l.contains("sleep") && l.contains("sched_switch:")));
+    let markers = events
+        .iter()
+        .filter(|l| l.contains("latlab: cycle="))
+        .count();
     assert_eq!(markers, 5, "marker lines missing");
-    assert!(events.iter().any(|l| l.contains("latlab: cycle=3 intended=3000 actual=3070 latency=70")));
-    assert_eq!(report.lost_events, 0, "events lost in a 0.2 s recording: {report:?}");
+    assert!(events
+        .iter()
+        .any(|l| l.contains("latlab: cycle=3 intended=3000 actual=3070 latency=70")));
+    assert_eq!(
+        report.lost_events, 0,
+        "events lost in a 0.2 s recording: {report:?}"
+    );
     assert_clean(&before);
 }
 
@@ -185,7 +238,13 @@ fn flight_recorder_snapshots_keep_the_ring_buffer() {
     assert!(r1.flight_recorder);
     let (events, _) = trace_cmd_report(&snap);
     assert_eq!(events.len() as u64, r1.total_events);
-    assert_eq!(events.iter().filter(|l| l.contains("latlab: cycle=")).count(), 3);
+    assert_eq!(
+        events
+            .iter()
+            .filter(|l| l.contains("latlab: cycle="))
+            .count(),
+        3
+    );
     // After a snapshot, recording goes on and the next file has only new events.
     marker.write(b"second window").unwrap();
     std::thread::sleep(Duration::from_millis(50));
@@ -207,7 +266,10 @@ fn streaming_capture_refuses_snapshots() {
     let before = top_level_set_event();
     let mut capture = Capture::start(&opts(&["sched"])).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    assert!(matches!(capture.snapshot_to(&dir.path().join("x.dat")), Err(TracefsError::WrongMode(_))));
+    assert!(matches!(
+        capture.snapshot_to(&dir.path().join("x.dat")),
+        Err(TracefsError::WrongMode(_))
+    ));
     drop(capture);
     assert_clean(&before);
 }
@@ -232,9 +294,15 @@ fn stale_instances_of_dead_processes_are_removed_live_ones_kept() {
     let live_kept = live.is_dir();
     let _ = std::fs::remove_dir(&live);
     let capture = capture.unwrap();
-    assert!(!stale.exists(), "stale instance of dead pid {dead} not removed");
+    assert!(
+        !stale.exists(),
+        "stale instance of dead pid {dead} not removed"
+    );
     assert!(live_kept, "instance of live pid 1 was removed");
-    assert!(capture.notes().iter().any(|n| n.contains(&format!("latlab-{dead}-7"))));
+    assert!(capture
+        .notes()
+        .iter()
+        .any(|n| n.contains(&format!("latlab-{dead}-7"))));
     drop(capture);
     assert_clean(&before);
 }

@@ -24,7 +24,11 @@ fn require(what: &str, ok: bool, fix: &str) -> bool {
 fn privileged() -> bool {
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
-    require("root (tracefs access)", root, "run the tests as root (sudo -E cargo test)")
+    require(
+        "root (tracefs access)",
+        root,
+        "run the tests as root (sudo -E cargo test)",
+    )
 }
 
 fn have_trace_cmd() -> bool {
@@ -55,30 +59,43 @@ fn assert_clean(pid: u32, before: &str) {
     let after = set_event();
     assert_eq!(after, before, "top-level events changed");
     if before.trim().is_empty() {
-        assert!(after.trim().is_empty(), "events enabled at top level: {after}");
+        assert!(
+            after.trim().is_empty(),
+            "events enabled at top level: {after}"
+        );
     }
 }
 
 fn report_events(path: &Path) -> Vec<String> {
-    let out = Command::new("trace-cmd").arg("report").arg(path).output().expect("run trace-cmd");
+    let out = Command::new("trace-cmd")
+        .arg("report")
+        .arg(path)
+        .output()
+        .expect("run trace-cmd");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "trace-cmd report failed: {stderr}");
-    assert!(!stderr.to_lowercase().contains("error"), "trace-cmd complained: {stderr}");
+    assert!(
+        !stderr.to_lowercase().contains("error"),
+        "trace-cmd complained: {stderr}"
+    );
     String::from_utf8_lossy(&out.stdout)
         .lines()
-        .filter(|l| !l.starts_with("cpus=") && !l.contains("EVENTS DROPPED") && !l.trim().is_empty())
+        .filter(|l| {
+            !l.starts_with("cpus=") && !l.contains("EVENTS DROPPED") && !l.trim().is_empty()
+        })
         .map(str::to_string)
         .collect()
 }
 
 fn json_report(stdout: &[u8]) -> serde_json::Value {
-    serde_json::from_slice(stdout).unwrap_or_else(|e| {
-        panic!("bad JSON ({e}): {}", String::from_utf8_lossy(stdout))
-    })
+    serde_json::from_slice(stdout)
+        .unwrap_or_else(|e| panic!("bad JSON ({e}): {}", String::from_utf8_lossy(stdout)))
 }
 
 fn wait_for_instance(pid: u32) -> bool {
-    let dir = PathBuf::from(TRACEFS).join("instances").join(format!("latlab-{pid}"));
+    let dir = PathBuf::from(TRACEFS)
+        .join("instances")
+        .join(format!("latlab-{pid}"));
     let t0 = Instant::now();
     while t0.elapsed() < Duration::from_secs(20) {
         if dir.join("tracing_on").exists()
@@ -110,13 +127,29 @@ fn record_of_sleep_has_sched_switch_and_matches_trace_cmd() {
         .unwrap();
     let pid = child.id();
     let res = child.wait_with_output().unwrap();
-    assert!(res.status.success(), "{}", String::from_utf8_lossy(&res.stderr));
+    assert!(
+        res.status.success(),
+        "{}",
+        String::from_utf8_lossy(&res.stderr)
+    );
     let report = json_report(&res.stdout);
     let events = report_events(&out);
-    assert_eq!(events.len() as u64, report["total_events"].as_u64().unwrap());
-    assert!(events.iter().any(|l| l.contains("sched_switch:") && l.contains("sleep")));
-    assert_eq!(report["file_bytes"].as_u64().unwrap(), std::fs::metadata(&out).unwrap().len());
-    let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert_eq!(
+        events.len() as u64,
+        report["total_events"].as_u64().unwrap()
+    );
+    assert!(events
+        .iter()
+        .any(|l| l.contains("sched_switch:") && l.contains("sleep")));
+    assert_eq!(
+        report["file_bytes"].as_u64().unwrap(),
+        std::fs::metadata(&out).unwrap().len()
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
     assert_eq!(leftovers.len(), 1, "temporary files left: {leftovers:?}");
     assert_clean(pid, &before);
 }
@@ -131,25 +164,47 @@ fn sigint_still_writes_a_valid_file_and_removes_the_instance() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("int.dat");
     let child = latlab()
-        .args(["record", "--json", "--no-kallsyms", "--duration", "60s", "--events", "sched,timer", "-o"])
+        .args([
+            "record",
+            "--json",
+            "--no-kallsyms",
+            "--duration",
+            "60s",
+            "--events",
+            "sched,timer",
+            "-o",
+        ])
         .arg(&out)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let pid = child.id();
-    assert!(wait_for_instance(pid), "instance latlab-{pid} never appeared");
+    assert!(
+        wait_for_instance(pid),
+        "instance latlab-{pid} never appeared"
+    );
     std::thread::sleep(Duration::from_millis(300));
     // SAFETY: kill(2) on our own child.
     unsafe { libc::kill(pid as libc::pid_t, libc::SIGINT) };
     let t0 = Instant::now();
     let res = child.wait_with_output().unwrap();
-    assert!(t0.elapsed() < Duration::from_secs(30), "record did not stop on SIGINT");
-    assert!(res.status.success(), "{}", String::from_utf8_lossy(&res.stderr));
+    assert!(
+        t0.elapsed() < Duration::from_secs(30),
+        "record did not stop on SIGINT"
+    );
+    assert!(
+        res.status.success(),
+        "{}",
+        String::from_utf8_lossy(&res.stderr)
+    );
     let report = json_report(&res.stdout);
     let events = report_events(&out);
     assert!(!events.is_empty());
-    assert_eq!(events.len() as u64, report["total_events"].as_u64().unwrap());
+    assert_eq!(
+        events.len() as u64,
+        report["total_events"].as_u64().unwrap()
+    );
     assert_clean(pid, &before);
 }
 
@@ -163,7 +218,16 @@ fn flight_recorder_saves_on_sigusr1_and_at_the_end() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("fr.dat");
     let child = latlab()
-        .args(["record", "--flight-recorder", "--no-kallsyms", "--buffer-size", "128", "--events", "sched", "-o"])
+        .args([
+            "record",
+            "--flight-recorder",
+            "--no-kallsyms",
+            "--buffer-size",
+            "128",
+            "--events",
+            "sched",
+            "-o",
+        ])
         .arg(&out)
         .args(["--", "sleep", "1"])
         .stdout(Stdio::piped())
@@ -171,17 +235,30 @@ fn flight_recorder_saves_on_sigusr1_and_at_the_end() {
         .spawn()
         .unwrap();
     let pid = child.id();
-    assert!(wait_for_instance(pid), "instance latlab-{pid} never appeared");
+    assert!(
+        wait_for_instance(pid),
+        "instance latlab-{pid} never appeared"
+    );
     std::thread::sleep(Duration::from_millis(200));
     // SAFETY: kill(2) on our own child.
     unsafe { libc::kill(pid as libc::pid_t, libc::SIGUSR1) };
     let res = child.wait_with_output().unwrap();
-    assert!(res.status.success(), "{}", String::from_utf8_lossy(&res.stderr));
+    assert!(
+        res.status.success(),
+        "{}",
+        String::from_utf8_lossy(&res.stderr)
+    );
     let snap = dir.path().join("fr-1.dat");
-    assert!(snap.exists(), "no snapshot; stderr: {}", String::from_utf8_lossy(&res.stderr));
+    assert!(
+        snap.exists(),
+        "no snapshot; stderr: {}",
+        String::from_utf8_lossy(&res.stderr)
+    );
     assert!(!report_events(&snap).is_empty());
     // The end file holds what happened after the snapshot: the sleep ending.
-    assert!(report_events(&out).iter().any(|l| l.contains("sched_switch:")));
+    assert!(report_events(&out)
+        .iter()
+        .any(|l| l.contains("sched_switch:")));
     assert_clean(pid, &before);
 }
 
@@ -213,8 +290,14 @@ fn a_command_that_cannot_start_is_an_error_and_leaves_no_instance() {
 
 #[test]
 fn unknown_event_set_is_rejected_with_the_fix() {
-    let res = latlab().args(["record", "--events", "nosuchset", "--", "true"]).output().unwrap();
+    let res = latlab()
+        .args(["record", "--events", "nosuchset", "--", "true"])
+        .output()
+        .unwrap();
     assert_eq!(res.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&res.stderr);
-    assert!(stderr.contains("nosuchset") && stderr.contains("system:event"), "{stderr}");
+    assert!(
+        stderr.contains("nosuchset") && stderr.contains("system:event"),
+        "{stderr}"
+    );
 }

@@ -10,9 +10,11 @@ use latlab_tracefs::{Capture, CaptureOptions, CaptureReport, EVENT_SETS};
 
 /// Arguments of `latlab record`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Event sets (defaults marked *): run `latlab record --list-events`.\n\
+#[command(
+    after_help = "Event sets (defaults marked *): run `latlab record --list-events`.\n\
 Examples:\n  latlab record -- ./my-app --arg\n  latlab record --duration 10s --events +syscalls\n  \
-latlab record --flight-recorder --duration 1h   # save with `kill -USR1 <pid>`")]
+latlab record --flight-recorder --duration 1h   # save with `kill -USR1 <pid>`"
+)]
 pub struct RecordArgs {
     /// Output file (trace-cmd .dat version 6).
     #[arg(short, long, default_value = "latlab.dat")]
@@ -49,9 +51,13 @@ pub struct RecordArgs {
 /// Parses `500ms`, `10s`, `2m`, `1h`, `250us`; a bare number is seconds.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
-    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
     let (num, unit) = s.split_at(split);
-    let v: f64 = num.parse().map_err(|_| format!("`{s}` is not a duration like 10s or 500ms"))?;
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration like 10s or 500ms"))?;
     let secs = match unit {
         "" | "s" => v,
         "ms" => v / 1e3,
@@ -59,7 +65,11 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         "ns" => v / 1e9,
         "m" | "min" => v * 60.0,
         "h" => v * 3600.0,
-        _ => return Err(format!("unknown unit `{unit}` in `{s}` (use ns, us, ms, s, m, h)")),
+        _ => {
+            return Err(format!(
+                "unknown unit `{unit}` in `{s}` (use ns, us, ms, s, m, h)"
+            ))
+        }
     };
     if !secs.is_finite() || secs <= 0.0 {
         return Err(format!("duration `{s}` must be positive"));
@@ -94,8 +104,14 @@ fn install(sig: libc::c_int, handler: extern "C" fn(libc::c_int)) -> anyhow::Res
 }
 
 fn snapshot_path(out: &Path, n: u32) -> PathBuf {
-    let stem = out.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let ext = out.extension().map(|e| format!(".{}", e.to_string_lossy())).unwrap_or_default();
+    let stem = out
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let ext = out
+        .extension()
+        .map(|e| format!(".{}", e.to_string_lossy()))
+        .unwrap_or_default();
     out.with_file_name(format!("{stem}-{n}{ext}"))
 }
 
@@ -110,7 +126,10 @@ pub fn execute(args: RecordArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if args.flight_recorder && args.command.is_empty() && args.duration.is_none() {
-        eprintln!("latlab: flight recorder runs until Ctrl-C; `kill -USR1 {}` saves a snapshot", std::process::id());
+        eprintln!(
+            "latlab: flight recorder runs until Ctrl-C; `kill -USR1 {}` saves a snapshot",
+            std::process::id()
+        );
     }
     let temp_dir = args
         .output
@@ -239,13 +258,26 @@ fn print_summary(r: &CaptureReport, interrupted: bool) {
         r.trace_clock,
         r.events_enabled.len()
     );
-    let lost_label = if r.flight_recorder { "overwritten" } else { "lost" };
-    println!("{:>5} {:>12} {:>12} {:>8}", "CPU", "events", lost_label, "pages");
+    let lost_label = if r.flight_recorder {
+        "overwritten"
+    } else {
+        "lost"
+    };
+    println!(
+        "{:>5} {:>12} {:>12} {:>8}",
+        "CPU", "events", lost_label, "pages"
+    );
     for c in &r.cpus {
-        println!("{:>5} {:>12} {:>12} {:>8}", c.cpu, c.events, c.lost, c.pages);
+        println!(
+            "{:>5} {:>12} {:>12} {:>8}",
+            c.cpu, c.events, c.lost, c.pages
+        );
     }
     let pages: u64 = r.cpus.iter().map(|c| c.pages).sum();
-    println!("{:>5} {:>12} {:>12} {:>8}", "all", r.total_events, r.lost_events, pages);
+    println!(
+        "{:>5} {:>12} {:>12} {:>8}",
+        "all", r.total_events, r.lost_events, pages
+    );
 }
 
 #[cfg(test)]
@@ -265,7 +297,13 @@ mod tests {
 
     #[test]
     fn snapshot_names() {
-        assert_eq!(snapshot_path(Path::new("out/latlab.dat"), 2), PathBuf::from("out/latlab-2.dat"));
-        assert_eq!(snapshot_path(Path::new("trace"), 1), PathBuf::from("trace-1"));
+        assert_eq!(
+            snapshot_path(Path::new("out/latlab.dat"), 2),
+            PathBuf::from("out/latlab-2.dat")
+        );
+        assert_eq!(
+            snapshot_path(Path::new("trace"), 1),
+            PathBuf::from("trace-1")
+        );
     }
 }
