@@ -1,1 +1,18 @@
-//! latlab-report
+//! latlab-report: renderers from results to bytes. Every renderer is a pure
+//! function of a result; none does I/O.
+//!
+//! - [`table`]: the terminal summary of `latlab run`;
+//! - [`cyclictest`]: cyclictest's `-h` histogram text, for tools that plot it;
+//! - [`rt_tests`]: rt-tests' `--json` format.
+//!
+//! ```
+//! use latlab_report::table::us;
+//! assert_eq!(us(12_345), "12.3");
+//! ```
+
+pub mod cyclictest;
+pub mod rt_tests;
+pub mod table;
+
+#[cfg(test)]
+pub(crate) mod fixture;

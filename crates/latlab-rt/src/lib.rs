@@ -1,1 +1,25 @@
-//! latlab-rt
+//! latlab-rt: the real-time environment of a measurement.
+//!
+//! - [`sched`]: scheduling policy, priority and CPU affinity of a thread;
+//! - [`memory`]: `mlockall` and stack prefaulting;
+//! - [`dma`]: holding `/dev/cpu_dma_latency` so CPUs stay out of deep idle;
+//! - [`privilege`]: probing what this process may do, with errors that name the fix;
+//! - [`stop`]: a Ctrl-C / SIGTERM flag shared by every long-running command;
+//! - [`clock`]: CLOCK_MONOTONIC in nanoseconds;
+//! - [`sysinfo`]: the facts about the machine that every result records.
+//!
+//! ```
+//! let now = latlab_rt::clock::monotonic_ns();
+//! assert!(latlab_rt::clock::monotonic_ns() >= now);
+//! ```
+
+pub mod clock;
+pub mod dma;
+pub mod memory;
+pub mod privilege;
+pub mod sched;
+pub mod stop;
+pub mod sysinfo;
+
+mod error;
+pub use error::RtError;

@@ -1,12 +1,487 @@
 //! `latlab run`: periodic wake-up latency and period accuracy.
+//!
+//! Lifecycle (as in rtla): parse arguments, resolve them into a
+//! configuration, check privileges, apply the real-time environment,
+//! measure with a live view, print the summary, write the outputs.
 
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+use anyhow::{bail, Context};
+
+use latlab_measure::engine::{self, MeasureConfig, Progress};
+use latlab_measure::requirements::{self, Requirement};
+use latlab_measure::result::{RunContext, RunResult, RunSettings, Verdict};
+use latlab_measure::timer::TimerKind;
+use latlab_measure::units::{format_ns, parse_duration};
+use latlab_report::{cyclictest, rt_tests, table};
+use latlab_rt::sched::{self, Policy};
+use latlab_rt::sysinfo::SystemInfo;
+use latlab_rt::{clock, dma, memory, privilege};
+
+use super::EXIT_REQUIREMENT_FAILED;
 
 /// Arguments of `latlab run`.
 #[derive(Debug, clap::Args)]
-pub struct RunArgs {}
+#[command(
+    after_help = "Exit status: 0 all requirements met (or none given), 1 error, \
+                        2 a requirement was violated."
+)]
+pub struct RunArgs {
+    /// CPUs to measure on, one thread each (e.g. `0`, `0-3`, `1,3`) [default: every usable CPU]
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+    /// Scheduling policy of the measurement threads.
+    #[arg(long, default_value = "fifo", value_parser = ["fifo", "rr", "other"])]
+    pub policy: String,
+    /// Real-time priority (1-99) for fifo/rr.
+    #[arg(long, default_value_t = 95, value_parser = clap::value_parser!(i32).range(1..=99))]
+    pub priority: i32,
+    /// Period of the measurement threads (e.g. `1ms`, `100us`).
+    #[arg(long, default_value = "1ms", value_parser = parse_duration)]
+    pub interval: u64,
+    /// Add this much to the period of each further thread (cyclictest's -d) [default: 0, all alike]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub interval_step: Option<u64>,
+    /// How long to measure (e.g. `30s`, `10m`) [default: 30s unless --loops is given]
+    #[arg(long, value_parser = parse_duration)]
+    pub duration: Option<u64>,
+    /// Stop after this many activations per thread.
+    #[arg(long)]
+    pub loops: Option<u64>,
+    /// Wake-up source: clock-nanosleep, nanosleep, itimer, posix-timer, timerfd, rtc.
+    #[arg(long, default_value = "clock-nanosleep")]
+    pub timer: TimerKind,
+    /// RTC device for --timer rtc.
+    #[arg(long, default_value = "/dev/rtc0")]
+    pub rtc_device: PathBuf,
+    /// Do not hold /dev/cpu_dma_latency at 0 during the run (lets CPUs enter deep idle states).
+    #[arg(long)]
+    pub no_dma_latency: bool,
+    /// Accepted period deviation, e.g. `5%`; giving it makes it a requirement (all periods,
+    /// or `5%@99.9` for 99.9 % of them). [default: 5%, reported only]
+    #[arg(long, value_name = "PERCENT[@SHARE]")]
+    pub period_tolerance: Option<String>,
+    /// Requirement: no sample above this latency (e.g. `1ms`).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub max_latency: Option<u64>,
+    /// Requirement: a percentile at or below a limit, e.g. `99.9:40us` (repeatable).
+    #[arg(long, value_name = "P:DURATION", value_parser = requirements::parse_percentile)]
+    pub percentile: Vec<Requirement>,
+    /// Requirements from a paper: emblix-class2 (< 1 ms), emblix-class3 (< 100 us),
+    /// moblin-ivi (40 us, +-5 % period).
+    #[arg(long, value_name = "NAME", value_parser = requirements::profile)]
+    pub profile: Vec<Vec<Requirement>>,
+    /// Log every sample (16 bytes each) to FILE for offline analysis.
+    #[arg(long, value_name = "FILE")]
+    pub samples: Option<PathBuf>,
+    /// Also write the result JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write a histogram in cyclictest's -h text format to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub histogram_text: Option<PathBuf>,
+    /// Write the result in rt-tests' JSON format to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub rt_tests_json: Option<PathBuf>,
+    /// Directory for `<timestamp>/result.json`.
+    #[arg(long, default_value = "latlab-results", value_name = "DIR")]
+    pub output_dir: PathBuf,
+    /// Do not write `<output-dir>/<timestamp>/result.json`.
+    #[arg(long)]
+    pub no_save: bool,
+    /// Measure even without real-time priority or memory locking (the result is marked).
+    #[arg(long)]
+    pub allow_unprivileged: bool,
+    /// No live view.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// A run, fully resolved.
+struct Resolved {
+    measure: MeasureConfig,
+    requirements: Vec<Requirement>,
+    settings: RunSettings,
+}
+
+fn resolve(args: &RunArgs) -> anyhow::Result<Resolved> {
+    let cpus = match &args.cpus {
+        Some(list) => {
+            let cpus = sched::parse_cpu_list(list)?;
+            let usable = sched::usable_cpus();
+            if let Some(bad) = cpus.iter().find(|c| !usable.contains(c)) {
+                bail!(
+                    "CPU {bad} is not usable (online and allowed CPUs: {}); see --cpus",
+                    usable
+                        .iter()
+                        .map(|c| c.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                );
+            }
+            cpus
+        }
+        None => sched::usable_cpus(),
+    };
+    let policy: Policy = args.policy.parse().map_err(anyhow::Error::msg)?;
+    let mut requirements: Vec<Requirement> = args.profile.iter().flatten().cloned().collect();
+    if let Some(limit_ns) = args.max_latency {
+        requirements.push(Requirement::MaxLatency { limit_ns });
+    }
+    requirements.extend(args.percentile.iter().cloned());
+    let mut tolerance = requirements
+        .iter()
+        .find_map(|r| match r {
+            Requirement::PeriodTolerance { tolerance, .. } => Some(*tolerance),
+            _ => None,
+        })
+        .unwrap_or(0.05);
+    if let Some(text) = &args.period_tolerance {
+        let (t, min_share) =
+            requirements::parse_period_tolerance(text).map_err(anyhow::Error::msg)?;
+        tolerance = t;
+        requirements.retain(|r| !matches!(r, Requirement::PeriodTolerance { .. }));
+        requirements.push(Requirement::PeriodTolerance {
+            tolerance,
+            min_share,
+        });
+    }
+    let duration_ns = match (args.duration, args.loops) {
+        (None, None) => Some(30_000_000_000),
+        (d, _) => d,
+    };
+    let measure = MeasureConfig {
+        cpus: cpus.clone(),
+        interval_ns: args.interval,
+        interval_step_ns: args.interval_step.unwrap_or(0),
+        timer: args.timer,
+        policy,
+        priority: args.priority,
+        duration_ns,
+        loops: args.loops,
+        period_tolerance: tolerance,
+        rtc_device: args.rtc_device.clone(),
+        samples: args.samples.clone(),
+        late_hook: None,
+    };
+    let settings = RunSettings {
+        cpus,
+        interval_ns: measure.interval_ns,
+        interval_step_ns: measure.interval_step_ns,
+        timer: measure.timer,
+        policy,
+        priority: args.priority,
+        duration_s: duration_ns.map(|d| d as f64 / 1e9),
+        loops: args.loops,
+        period_tolerance: tolerance,
+        cpu_dma_latency_us: None,
+        mlocked: false,
+        unprivileged: false,
+        steal_ns: Vec::new(),
+    };
+    Ok(Resolved {
+        measure,
+        requirements,
+        settings,
+    })
+}
 
 /// Runs the measurement.
-pub fn execute(_args: RunArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("not implemented yet")
+pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let mut run = resolve(&args)?;
+    latlab_rt::stop::install()?;
+    let system = SystemInfo::gather();
+    let mut warnings = system.pitfalls();
+
+    // Privileges: refuse with the fix named, unless told to go on without.
+    if let Err(err) = privilege::probe_policy(run.measure.policy, run.measure.priority) {
+        if !args.allow_unprivileged {
+            return Err(err.into());
+        }
+        warnings.push(format!(
+            "no real-time priority ({err}); measuring at SCHED_OTHER: results are NOT \
+             representative of a real-time task"
+        ));
+        run.measure.policy = Policy::Other;
+        run.settings.unprivileged = true;
+    }
+    match memory::lock_all() {
+        Ok(()) => run.settings.mlocked = true,
+        Err(err) if args.allow_unprivileged => {
+            warnings.push(format!("memory not locked ({err})"));
+            run.settings.unprivileged = true;
+        }
+        Err(err) => return Err(err.into()),
+    }
+    let _dma_guard = if args.no_dma_latency {
+        None
+    } else {
+        match dma::DmaLatencyGuard::hold(0) {
+            Ok(guard) => {
+                run.settings.cpu_dma_latency_us = Some(guard.microseconds);
+                Some(guard)
+            }
+            Err(err) => {
+                warnings.push(format!(
+                    "cannot hold /dev/cpu_dma_latency at 0 ({err}): deep idle states may add \
+                     exit latency"
+                ));
+                None
+            }
+        }
+    };
+    for warning in &warnings {
+        eprintln!("latlab: warning: {warning}");
+    }
+
+    let started = clock::unix_time_s();
+    let steal_before = latlab_rt::sysinfo::steal_ns_per_cpu();
+    let mut live = LiveView::new(!args.quiet && std::io::stderr().is_terminal(), &run.measure);
+    let output = engine::measure(&run.measure, |p| live.update(p))?;
+    live.finish();
+    let steal_after = latlab_rt::sysinfo::steal_ns_per_cpu();
+    run.settings.steal_ns = steal_after
+        .iter()
+        .filter(|(cpu, _)| run.settings.cpus.contains(cpu))
+        .map(|&(cpu, after)| {
+            let before = steal_before
+                .iter()
+                .find(|(c, _)| *c == cpu)
+                .map_or(after, |&(_, b)| b);
+            (cpu, after.saturating_sub(before))
+        })
+        .collect();
+    if run.settings.mlocked {
+        memory::unlock_all();
+    }
+
+    let context = RunContext {
+        command_line: std::env::args().collect(),
+        started_unix_s: started,
+        settings: run.settings,
+        system,
+        warnings,
+    };
+    let result = RunResult::assemble(&output, context, &run.requirements);
+    let exit = if result.verdict == Verdict::Fail {
+        EXIT_REQUIREMENT_FAILED
+    } else {
+        0
+    };
+    print!("{}", table::summary_table(&result));
+    if let Some(count) = output.samples_written {
+        println!(
+            "{count} samples logged to {}",
+            display(args.samples.as_deref())
+        );
+    }
+    write_outputs(&args, &result, started, exit)?;
+    Ok(ExitCode::from(exit))
+}
+
+fn display(path: Option<&Path>) -> String {
+    path.map_or_else(String::new, |p| p.display().to_string())
+}
+
+fn write_outputs(args: &RunArgs, result: &RunResult, started: f64, exit: u8) -> anyhow::Result<()> {
+    let json = serde_json::to_string_pretty(result).context("serializing the result")? + "\n";
+    if !args.no_save {
+        let dir = unique_dir(&args.output_dir, &clock::format_stamp(started))?;
+        let path = dir.join("result.json");
+        write_file(&path, json.as_bytes())?;
+        println!("Result written to {}", path.display());
+    }
+    if let Some(path) = &args.json {
+        write_file(path, json.as_bytes())?;
+    }
+    if let Some(path) = &args.histogram_text {
+        write_file(path, cyclictest::histogram_text(result).as_bytes())?;
+    }
+    if let Some(path) = &args.rt_tests_json {
+        let text = rt_tests::rt_tests_json(
+            result,
+            &rt_tests::rfc2822(started),
+            &rt_tests::rfc2822(clock::unix_time_s()),
+            i32::from(exit),
+        );
+        write_file(path, text.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// `<base>/<stamp>`, or `<stamp>-2`, `-3`... when taken.
+fn unique_dir(base: &Path, stamp: &str) -> anyhow::Result<PathBuf> {
+    std::fs::create_dir_all(base).with_context(|| {
+        format!(
+            "cannot create {} (choose another --output-dir)",
+            base.display()
+        )
+    })?;
+    for n in 1.. {
+        let name = if n == 1 {
+            stamp.to_string()
+        } else {
+            format!("{stamp}-{n}")
+        };
+        let dir = base.join(name);
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e).with_context(|| format!("cannot create {}", dir.display())),
+        }
+    }
+    unreachable!("the loop only ends by returning")
+}
+
+/// Writes a file via a temporary sibling and a rename, so a full disk or a
+/// crash never leaves a half-written result where a complete one was expected.
+fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let tmp = path.with_extension("tmp-latlab");
+    let result = std::fs::File::create(&tmp)
+        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e).with_context(|| format!("cannot write {}", path.display()));
+    }
+    Ok(())
+}
+
+/// The progress line on a terminal: bar, elapsed/remaining, max per CPU.
+struct LiveView {
+    enabled: bool,
+    total_s: Option<f64>,
+    loops: Option<u64>,
+    drawn: bool,
+}
+
+impl LiveView {
+    fn new(enabled: bool, config: &MeasureConfig) -> Self {
+        LiveView {
+            enabled,
+            total_s: config.duration_ns.map(|d| d as f64 / 1e9),
+            loops: config.loops,
+            drawn: false,
+        }
+    }
+
+    fn update(&mut self, progress: &Progress) {
+        if !self.enabled {
+            return;
+        }
+        let fraction = match (self.total_s, self.loops) {
+            (Some(total), _) => (progress.elapsed_s / total).min(1.0),
+            (None, Some(loops)) => {
+                let done = progress.threads.iter().map(|t| t.1).min().unwrap_or(0);
+                (done as f64 / loops as f64).min(1.0)
+            }
+            _ => 0.0,
+        };
+        const WIDTH: usize = 20;
+        let filled = (fraction * WIDTH as f64) as usize;
+        let time = match self.total_s {
+            Some(total) => format!(
+                "{:.0}/{:.0} s, {:.0} s left",
+                progress.elapsed_s,
+                total,
+                (total - progress.elapsed_s).max(0.0)
+            ),
+            None => format!("{:.0} s", progress.elapsed_s),
+        };
+        let maxima: Vec<String> = progress
+            .threads
+            .iter()
+            .take(8)
+            .map(|&(cpu, _, max)| format!("CPU{cpu} max {}", format_ns(max)))
+            .collect();
+        let more = if progress.threads.len() > 8 {
+            " ..."
+        } else {
+            ""
+        };
+        eprint!(
+            "\r\x1b[K[{}{}] {time}  {}{more}",
+            "#".repeat(filled),
+            ".".repeat(WIDTH - filled),
+            maxima.join("  ")
+        );
+        self.drawn = true;
+    }
+
+    fn finish(&mut self) {
+        if self.drawn {
+            eprint!("\r\x1b[K");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn parse(args: &[&str]) -> RunArgs {
+        let mut full = vec!["latlab", "run"];
+        full.extend_from_slice(args);
+        match crate::cli::Cli::parse_from(full).command {
+            crate::cli::Command::Run(a) => a,
+            #[allow(unreachable_patterns)]
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn defaults_are_the_documented_ones() {
+        let r = resolve(&parse(&[])).unwrap();
+        assert_eq!(r.measure.interval_ns, 1_000_000);
+        assert_eq!(r.measure.priority, 95);
+        assert_eq!(r.measure.policy, Policy::Fifo);
+        assert_eq!(r.measure.timer, TimerKind::ClockNanosleep);
+        assert_eq!(r.measure.duration_ns, Some(30_000_000_000));
+        assert_eq!(r.measure.cpus, sched::usable_cpus());
+        assert!(r.requirements.is_empty());
+    }
+
+    #[test]
+    fn profile_and_period_tolerance_resolve_to_requirements() {
+        let r = resolve(&parse(&[
+            "--profile",
+            "moblin-ivi",
+            "--period-tolerance",
+            "2%@99.9",
+        ]))
+        .unwrap();
+        assert!(r
+            .requirements
+            .contains(&Requirement::MaxLatency { limit_ns: 40_000 }));
+        assert!(r.requirements.iter().any(|req| matches!(req,
+            Requirement::PeriodTolerance { tolerance, min_share }
+                if (tolerance - 0.02).abs() < 1e-12 && (min_share - 0.999).abs() < 1e-12)));
+        assert_eq!(
+            r.requirements
+                .iter()
+                .filter(|req| matches!(req, Requirement::PeriodTolerance { .. }))
+                .count(),
+            1,
+            "--period-tolerance replaces the profile's"
+        );
+        assert_eq!(r.measure.period_tolerance, 0.02);
+    }
+
+    #[test]
+    fn loops_alone_means_no_duration() {
+        let r = resolve(&parse(&["--loops", "100"])).unwrap();
+        assert_eq!((r.measure.duration_ns, r.measure.loops), (None, Some(100)));
+    }
+
+    #[test]
+    fn unusable_cpu_is_rejected_with_the_list() {
+        let err = resolve(&parse(&["--cpus", "4000"]))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("CPU 4000 is not usable"), "{err}");
+    }
 }

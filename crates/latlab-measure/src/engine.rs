@@ -1,0 +1,454 @@
+//! Measurement threads: one per CPU, pinned, real-time, each sleeping on a
+//! [`TimerKind`] and recording how late it woke.
+//!
+//! The loop does no allocation and no I/O: a sample updates the histogram,
+//! the running sums, the worst-N list, the per-second buffer (allocated up
+//! front) and two relaxed atomics the live view reads.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+use latlab_rt::clock::monotonic_ns;
+use latlab_rt::sched::{self, Policy};
+
+use crate::period::PeriodTracker;
+use crate::samples::{SampleLog, SampleRecord, SampleSink};
+use crate::series::{SecondSeries, SeriesPoint};
+use crate::stats::Stats;
+use crate::timer::{self, TimerKind};
+use crate::worst::{WorstSample, WorstSamples};
+use crate::MeasureError;
+
+/// How many worst samples each thread keeps.
+pub const WORST_KEPT: usize = 20;
+
+/// Called from a measurement thread for every sample over a threshold
+/// (e.g. to write a trace_marker line). Must not block.
+pub type LateHook = Arc<dyn Fn(&LateSample) + Send + Sync>;
+
+/// A sample over the late-hook threshold.
+#[derive(Debug, Clone, Copy)]
+pub struct LateSample {
+    /// CPU of the thread.
+    pub cpu: usize,
+    /// Cycle number.
+    pub cycle: u64,
+    /// Intended wake-up, CLOCK_MONOTONIC ns.
+    pub intended_ns: u64,
+    /// Actual wake-up, CLOCK_MONOTONIC ns.
+    pub actual_ns: u64,
+}
+
+/// A fully resolved measurement.
+#[derive(Clone)]
+pub struct MeasureConfig {
+    /// CPUs to measure on, one thread each.
+    pub cpus: Vec<usize>,
+    /// Period of the first thread, ns.
+    pub interval_ns: u64,
+    /// Added to the period of each further thread (0: all the same).
+    pub interval_step_ns: u64,
+    /// Wake-up source.
+    pub timer: TimerKind,
+    /// Scheduling policy of the threads.
+    pub policy: Policy,
+    /// Priority for SCHED_FIFO/SCHED_RR.
+    pub priority: i32,
+    /// Stop after this long (ns), if set.
+    pub duration_ns: Option<u64>,
+    /// Stop after this many activations per thread, if set.
+    pub loops: Option<u64>,
+    /// Accepted period deviation as a fraction of the period.
+    pub period_tolerance: f64,
+    /// Device for the rtc timer.
+    pub rtc_device: PathBuf,
+    /// Log every sample to this file.
+    pub samples: Option<PathBuf>,
+    /// Hook for samples at or over a threshold (ns).
+    pub late_hook: Option<(u64, LateHook)>,
+}
+
+/// Progress of a running measurement, for the live view.
+#[derive(Debug, Clone)]
+pub struct Progress {
+    /// Seconds since the start.
+    pub elapsed_s: f64,
+    /// Per thread: CPU, samples so far, max so far (ns).
+    pub threads: Vec<(usize, u64, u64)>,
+}
+
+/// What one measurement thread measured.
+#[derive(Debug, Clone)]
+pub struct ThreadOutput {
+    /// CPU the thread was pinned to.
+    pub cpu: usize,
+    /// Its period, ns.
+    pub interval_ns: u64,
+    /// Policy it really got.
+    pub policy: Option<Policy>,
+    /// Priority it really got.
+    pub priority: i32,
+    /// CPUs it was allowed on while measuring.
+    pub affinity: Vec<usize>,
+    /// Latency statistics.
+    pub stats: Stats,
+    /// Worst samples.
+    pub worst: WorstSamples,
+    /// Per-second max/p99.
+    pub series: Vec<SeriesPoint>,
+    /// Period accuracy.
+    pub period: PeriodTracker,
+    /// Activations.
+    pub cycles: u64,
+    /// Whole periods skipped (the thread woke after its next period had begun).
+    pub missed_periods: u64,
+    /// Activations reported before the intended time (counted as 0 latency).
+    pub early_wakeups: u64,
+}
+
+/// Everything a measurement produced.
+#[derive(Debug, Clone)]
+pub struct MeasureOutput {
+    /// One entry per thread, in CPU order of the configuration.
+    pub threads: Vec<ThreadOutput>,
+    /// When the first period began, CLOCK_MONOTONIC ns.
+    pub start_ns: u64,
+    /// When the threads were stopped, CLOCK_MONOTONIC ns.
+    pub end_ns: u64,
+    /// True when stopped early by Ctrl-C/SIGTERM or [`latlab_rt::stop::request`].
+    pub interrupted: bool,
+    /// Records written to the sample log, if any.
+    pub samples_written: Option<u64>,
+}
+
+#[repr(align(64))]
+#[derive(Default)]
+struct Live {
+    count: AtomicU64,
+    max: AtomicU64,
+}
+
+/// Per-thread accumulation of samples.
+struct Recorder {
+    cpu: usize,
+    start_ns: u64,
+    stats: Stats,
+    worst: WorstSamples,
+    series: SecondSeries,
+    period: PeriodTracker,
+    cycles: u64,
+    missed: u64,
+    early: u64,
+}
+
+impl Recorder {
+    fn new(cpu: usize, interval_ns: u64, tolerance: f64, start_ns: u64) -> Self {
+        let per_second = (1_000_000_000 / interval_ns.max(1)) as usize + 1;
+        Recorder {
+            cpu,
+            start_ns,
+            stats: Stats::new(),
+            worst: WorstSamples::new(WORST_KEPT),
+            series: SecondSeries::new(per_second),
+            period: PeriodTracker::new(interval_ns, (interval_ns as f64 * tolerance) as u64),
+            cycles: 0,
+            missed: 0,
+            early: 0,
+        }
+    }
+
+    #[inline]
+    fn record(&mut self, wake: timer::Wake) -> u64 {
+        let latency = wake.actual.saturating_sub(wake.intended);
+        if wake.actual < wake.intended {
+            self.early += 1;
+        }
+        let offset = wake.intended.saturating_sub(self.start_ns);
+        self.stats.record(latency);
+        self.worst.offer(WorstSample {
+            latency_ns: latency,
+            cycle: self.cycles,
+            intended_ns: wake.intended,
+            offset_s: offset as f64 / 1e9,
+            cpu: self.cpu,
+        });
+        self.series.record(offset, latency);
+        self.period.record(wake.actual);
+        self.missed += wake.missed;
+        self.cycles += 1;
+        latency
+    }
+}
+
+/// Runs the measurement until the duration or loop count is reached, or a
+/// stop is requested. `on_progress` is called about every 100 ms from the
+/// calling thread (which stays at its own, normal priority).
+pub fn measure(
+    config: &MeasureConfig,
+    mut on_progress: impl FnMut(&Progress),
+) -> Result<MeasureOutput, MeasureError> {
+    validate(config)?;
+    if config.timer == TimerKind::Itimer {
+        // SIGALRM is process-directed: block it everywhere so only the
+        // measurement thread's sigwaitinfo takes it.
+        timer::block_signal(libc::SIGALRM);
+    }
+    let log = config
+        .samples
+        .as_deref()
+        .map(SampleLog::create)
+        .transpose()?;
+    let threads = config.cpus.len();
+    let live: Arc<Vec<Live>> = Arc::new((0..threads).map(|_| Live::default()).collect());
+    let stop = Arc::new(AtomicBool::new(false));
+    let abort = Arc::new(AtomicBool::new(false));
+    let start_ns = Arc::new(AtomicU64::new(0));
+    let barrier = Arc::new(Barrier::new(threads + 1));
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+
+    let mut handles = Vec::with_capacity(threads);
+    for (index, &cpu) in config.cpus.iter().enumerate() {
+        let thread = ThreadContext {
+            index,
+            cpu,
+            interval_ns: config.interval_ns + index as u64 * config.interval_step_ns,
+            config: config.clone(),
+            live: Arc::clone(&live),
+            stop: Arc::clone(&stop),
+            abort: Arc::clone(&abort),
+            start_ns: Arc::clone(&start_ns),
+            barrier: Arc::clone(&barrier),
+            ready: ready_tx.clone(),
+            sink: log.as_ref().map(SampleLog::sink),
+        };
+        let handle = std::thread::Builder::new()
+            .name(format!("latlab-cpu{cpu}"))
+            .stack_size(256 * 1024)
+            .spawn(move || thread.run())
+            .map_err(|e| MeasureError::Config(format!("cannot start thread: {e}")))?;
+        handles.push(handle);
+    }
+    drop(ready_tx);
+
+    // Wait for every thread to be pinned and prioritised before starting.
+    let mut setup_error = None;
+    for _ in 0..threads {
+        match ready_rx.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                setup_error.get_or_insert(e);
+            }
+            Err(_) => break,
+        }
+    }
+    if setup_error.is_some() {
+        abort.store(true, Ordering::SeqCst);
+    }
+    // First period starts 10 ms from now, so every thread has its timer armed.
+    let start = monotonic_ns() + 10_000_000;
+    start_ns.store(start, Ordering::SeqCst);
+    barrier.wait();
+
+    let mut interrupted = false;
+    if setup_error.is_none() {
+        let end = config.duration_ns.map(|d| start + d);
+        loop {
+            std::thread::sleep(Duration::from_millis(100));
+            let now = monotonic_ns();
+            on_progress(&Progress {
+                elapsed_s: now.saturating_sub(start) as f64 / 1e9,
+                threads: config
+                    .cpus
+                    .iter()
+                    .zip(live.iter())
+                    .map(|(&cpu, l)| {
+                        (
+                            cpu,
+                            l.count.load(Ordering::Relaxed),
+                            l.max.load(Ordering::Relaxed),
+                        )
+                    })
+                    .collect(),
+            });
+            if latlab_rt::stop::requested() {
+                interrupted = true;
+                break;
+            }
+            if abort.load(Ordering::SeqCst) {
+                break;
+            }
+            if end.is_some_and(|end| now >= end + 2 * config.interval_ns)
+                || handles.iter().all(|h| h.is_finished())
+            {
+                break;
+            }
+        }
+    }
+    stop.store(true, Ordering::SeqCst);
+    let end_ns = monotonic_ns();
+
+    let mut outputs = Vec::with_capacity(threads);
+    let mut thread_error = None;
+    for handle in handles {
+        match handle.join() {
+            Ok(Ok(Some(output))) => outputs.push(output),
+            Ok(Ok(None)) => {}
+            Ok(Err(e)) => {
+                thread_error.get_or_insert(e);
+            }
+            Err(_) => {
+                thread_error
+                    .get_or_insert(MeasureError::Config("a measurement thread panicked".into()));
+            }
+        }
+    }
+    let samples_written = log.map(SampleLog::finish).transpose()?;
+    if let Some(e) = setup_error.or(thread_error) {
+        return Err(e);
+    }
+    Ok(MeasureOutput {
+        threads: outputs,
+        start_ns: start,
+        end_ns,
+        interrupted,
+        samples_written,
+    })
+}
+
+fn validate(config: &MeasureConfig) -> Result<(), MeasureError> {
+    if config.cpus.is_empty() {
+        return Err(MeasureError::Config("no CPU selected".into()));
+    }
+    if config.interval_ns < 10_000 {
+        return Err(MeasureError::Config(format!(
+            "--interval {} ns is below the 10 us minimum: shorter periods measure the \
+             measurement, not the system",
+            config.interval_ns
+        )));
+    }
+    if config.timer == TimerKind::Itimer && config.cpus.len() > 1 {
+        return Err(MeasureError::Config(format!(
+            "the itimer timer is process-wide (one SIGALRM per process), so it measures one \
+             CPU only; pick one with --cpus N, or use --timer posix-timer for per-thread \
+             signals on {} CPUs",
+            config.cpus.len()
+        )));
+    }
+    if config.duration_ns.is_none() && config.loops.is_none() {
+        return Err(MeasureError::Config(
+            "give --duration or --loops (a measurement needs an end)".into(),
+        ));
+    }
+    Ok(())
+}
+
+struct ThreadContext {
+    index: usize,
+    cpu: usize,
+    interval_ns: u64,
+    config: MeasureConfig,
+    live: Arc<Vec<Live>>,
+    stop: Arc<AtomicBool>,
+    abort: Arc<AtomicBool>,
+    start_ns: Arc<AtomicU64>,
+    barrier: Arc<Barrier>,
+    ready: std::sync::mpsc::Sender<Result<(), MeasureError>>,
+    sink: Option<SampleSink>,
+}
+
+impl ThreadContext {
+    fn setup(&self) -> Result<(), MeasureError> {
+        sched::pin_current_thread(self.cpu)?;
+        sched::set_current_thread(self.config.policy, self.config.priority)?;
+        latlab_rt::memory::prefault_stack(64 * 1024);
+        Ok(())
+    }
+
+    fn run(mut self) -> Result<Option<ThreadOutput>, MeasureError> {
+        let setup = self.setup();
+        let failed = setup.is_err();
+        let _ = self.ready.send(setup);
+        self.barrier.wait();
+        if failed || self.abort.load(Ordering::SeqCst) {
+            return Ok(None);
+        }
+        let result = self.measure_loop();
+        if result.is_err() {
+            // Tell the main thread (and through it the others) to stop now.
+            self.abort.store(true, Ordering::SeqCst);
+        }
+        result.map(Some)
+    }
+
+    fn measure_loop(&mut self) -> Result<ThreadOutput, MeasureError> {
+        let start = self.start_ns.load(Ordering::SeqCst);
+        let config = &self.config;
+        let mut source = timer::open(
+            config.timer,
+            self.cpu,
+            self.interval_ns,
+            start,
+            &config.rtc_device,
+        )?;
+        let (policy, priority) = sched::current_thread();
+        let affinity = sched::current_affinity();
+        let mut recorder =
+            Recorder::new(self.cpu, self.interval_ns, config.period_tolerance, start);
+        let end = config.duration_ns.map(|d| start + d);
+        let loops = config.loops.unwrap_or(u64::MAX);
+        let live = &self.live[self.index];
+        let mut max = 0u64;
+
+        while !self.stop.load(Ordering::Relaxed) && recorder.cycles < loops {
+            let Some(wake) = source.wait()? else {
+                continue; // interrupted by a signal: re-check stop
+            };
+            if end.is_some_and(|end| wake.intended >= end) {
+                break;
+            }
+            let cycle = recorder.cycles;
+            let latency = recorder.record(wake);
+            if latency > max {
+                max = latency;
+                live.max.store(max, Ordering::Relaxed);
+            }
+            live.count.store(recorder.cycles, Ordering::Relaxed);
+            if let Some((threshold, hook)) = &config.late_hook {
+                if latency >= *threshold {
+                    hook(&LateSample {
+                        cpu: self.cpu,
+                        cycle,
+                        intended_ns: wake.intended,
+                        actual_ns: wake.actual,
+                    });
+                }
+            }
+            if let Some(sink) = &mut self.sink {
+                let saturated = latency > u64::from(u32::MAX);
+                sink.push(SampleRecord {
+                    intended_ns: wake.intended,
+                    latency_ns: latency.min(u64::from(u32::MAX)) as u32,
+                    cpu: self.cpu as u16,
+                    flags: u16::from(saturated) | (u16::from(wake.missed > 0) << 1),
+                });
+            }
+        }
+        drop(source);
+        Ok(ThreadOutput {
+            cpu: self.cpu,
+            interval_ns: self.interval_ns,
+            policy,
+            priority,
+            affinity,
+            stats: recorder.stats,
+            worst: recorder.worst,
+            series: recorder.series.finish(),
+            period: recorder.period,
+            cycles: recorder.cycles,
+            missed_periods: recorder.missed,
+            early_wakeups: recorder.early,
+        })
+    }
+}

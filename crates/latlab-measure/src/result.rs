@@ -1,0 +1,248 @@
+//! The result of `latlab run`: this struct *is* the documented JSON schema
+//! (`latlab-results/<timestamp>/result.json`, `--json FILE`).
+//!
+//! Schema name `latlab.run`, version [`SCHEMA_VERSION`]; a field is only ever
+//! added in a minor change, and renaming or removing one bumps the version.
+
+use serde::{Deserialize, Serialize};
+
+use latlab_rt::sched::Policy;
+use latlab_rt::sysinfo::SystemInfo;
+
+use crate::engine::{MeasureOutput, ThreadOutput};
+use crate::histogram::Histogram;
+use crate::period::{PeriodSummary, PeriodTracker};
+use crate::requirements::RequirementOutcome;
+use crate::series::SeriesPoint;
+use crate::stats::{Stats, Summary};
+use crate::timer::TimerKind;
+use crate::worst::{WorstSample, WorstSamples};
+
+/// Version of the `latlab.run` JSON schema.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A complete measurement result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    /// Always `"latlab.run"`.
+    pub schema: String,
+    /// [`SCHEMA_VERSION`] of the writer.
+    pub schema_version: u32,
+    /// latlab version that wrote the file.
+    pub latlab_version: String,
+    /// The command line, one argument per element.
+    pub command_line: Vec<String>,
+    /// Start, UTC, `YYYY-MM-DDTHH:MM:SSZ`.
+    pub started_at: String,
+    /// Measured time, seconds (first period to stop).
+    pub elapsed_s: f64,
+    /// True when stopped early by Ctrl-C or SIGTERM; the figures cover what ran.
+    pub interrupted: bool,
+    /// The settings asked for.
+    pub settings: RunSettings,
+    /// The machine.
+    pub system: SystemInfo,
+    /// Warnings printed before the run (pitfalls, missing privileges).
+    pub warnings: Vec<String>,
+    /// One entry per measurement thread.
+    pub threads: Vec<ThreadResult>,
+    /// All threads together.
+    pub overall: Totals,
+    /// Each requirement and whether it held.
+    pub requirements: Vec<RequirementOutcome>,
+    /// `pass`, `fail`, or `none` when no requirement was given.
+    pub verdict: Verdict,
+    /// Background load reports (`--load`), as written by latlab-load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<serde_json::Value>,
+    /// Kernel trace recorded alongside (`--trace`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<serde_json::Value>,
+}
+
+/// The settings of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSettings {
+    /// CPUs measured.
+    pub cpus: Vec<usize>,
+    /// Period of the first thread, ns.
+    pub interval_ns: u64,
+    /// Period increment per further thread, ns.
+    pub interval_step_ns: u64,
+    /// Wake-up source.
+    pub timer: TimerKind,
+    /// Requested policy.
+    pub policy: Policy,
+    /// Requested priority.
+    pub priority: i32,
+    /// Requested duration, seconds.
+    pub duration_s: Option<f64>,
+    /// Requested activations per thread.
+    pub loops: Option<u64>,
+    /// Accepted period deviation, fraction of the period.
+    pub period_tolerance: f64,
+    /// /dev/cpu_dma_latency value held during the run (µs), if held.
+    pub cpu_dma_latency_us: Option<i32>,
+    /// Memory locked with mlockall.
+    pub mlocked: bool,
+    /// True when `--allow-unprivileged` let the run go on without RT priority or mlock.
+    pub unprivileged: bool,
+    /// Steal time per CPU during the run (ns): time the hypervisor ran something else.
+    #[serde(default)]
+    pub steal_ns: Vec<(usize, u64)>,
+}
+
+/// What one measurement thread measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThreadResult {
+    /// CPU the thread was pinned to.
+    pub cpu: usize,
+    /// Its period, ns.
+    pub interval_ns: u64,
+    /// Policy it really got (`null` if unknown).
+    pub policy: Option<Policy>,
+    /// Priority it really got.
+    pub priority: i32,
+    /// CPUs it was allowed on.
+    pub affinity: Vec<usize>,
+    /// Activations.
+    pub cycles: u64,
+    /// Whole periods skipped (woke after the next period began).
+    pub missed_periods: u64,
+    /// Activations reported before the intended time (recorded as 0).
+    pub early_wakeups: u64,
+    /// Wake-up latency (actual minus intended), ns.
+    pub latency: Summary,
+    /// Latency histogram: non-empty buckets `{low, high, count}` in ns.
+    pub histogram: Histogram,
+    /// The worst samples, largest first.
+    pub worst: Vec<WorstSample>,
+    /// Per-second max and p99.
+    pub series: Vec<SeriesPoint>,
+    /// Period accuracy.
+    pub period: PeriodSummary,
+}
+
+/// All threads together.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Totals {
+    /// Activations.
+    pub cycles: u64,
+    /// Whole periods skipped.
+    pub missed_periods: u64,
+    /// Wake-up latency, ns.
+    pub latency: Summary,
+    /// Latency histogram.
+    pub histogram: Histogram,
+    /// The worst samples of any thread.
+    pub worst: Vec<WorstSample>,
+    /// Period accuracy over all threads (deviation from each thread's own period).
+    pub period: PeriodSummary,
+}
+
+/// The overall verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// Every requirement held.
+    Pass,
+    /// At least one requirement was violated.
+    Fail,
+    /// No requirement was given.
+    None,
+}
+
+/// What a result records besides the measurement itself.
+#[derive(Debug, Clone)]
+pub struct RunContext {
+    /// The command line.
+    pub command_line: Vec<String>,
+    /// Start time, seconds since the Unix epoch.
+    pub started_unix_s: f64,
+    /// Settings of the run.
+    pub settings: RunSettings,
+    /// The machine.
+    pub system: SystemInfo,
+    /// Warnings shown before the run.
+    pub warnings: Vec<String>,
+}
+
+impl RunResult {
+    /// Builds the result of a measurement and checks the requirements.
+    pub fn assemble(
+        output: &MeasureOutput,
+        context: RunContext,
+        requirements: &[crate::requirements::Requirement],
+    ) -> RunResult {
+        let threads: Vec<ThreadResult> = output
+            .threads
+            .iter()
+            .map(ThreadResult::from_output)
+            .collect();
+        let outcomes = crate::requirements::evaluate(requirements, &threads);
+        RunResult {
+            schema: "latlab.run".into(),
+            schema_version: SCHEMA_VERSION,
+            latlab_version: env!("CARGO_PKG_VERSION").into(),
+            command_line: context.command_line,
+            started_at: latlab_rt::clock::format_utc(context.started_unix_s),
+            elapsed_s: output.end_ns.saturating_sub(output.start_ns) as f64 / 1e9,
+            interrupted: output.interrupted,
+            settings: context.settings,
+            system: context.system,
+            warnings: context.warnings,
+            overall: Totals::from_output(output),
+            verdict: crate::requirements::verdict(&outcomes),
+            requirements: outcomes,
+            threads,
+            load: None,
+            trace: None,
+        }
+    }
+}
+
+impl ThreadResult {
+    /// Converts a thread's raw output.
+    pub fn from_output(output: &ThreadOutput) -> Self {
+        ThreadResult {
+            cpu: output.cpu,
+            interval_ns: output.interval_ns,
+            policy: output.policy,
+            priority: output.priority,
+            affinity: output.affinity.clone(),
+            cycles: output.cycles,
+            missed_periods: output.missed_periods,
+            early_wakeups: output.early_wakeups,
+            latency: output.stats.summary(),
+            histogram: output.stats.histogram().clone(),
+            worst: output.worst.as_slice().to_vec(),
+            series: output.series.clone(),
+            period: output.period.summary(),
+        }
+    }
+}
+
+impl Totals {
+    /// Combines the threads of a measurement.
+    pub fn from_output(output: &MeasureOutput) -> Self {
+        let mut stats = Stats::new();
+        let mut worst = WorstSamples::new(crate::engine::WORST_KEPT);
+        let mut period: Option<PeriodTracker> = None;
+        for thread in &output.threads {
+            stats.merge(&thread.stats);
+            worst.merge(&thread.worst);
+            match &mut period {
+                Some(p) => p.merge(&thread.period),
+                None => period = Some(thread.period.clone()),
+            }
+        }
+        Totals {
+            cycles: output.threads.iter().map(|t| t.cycles).sum(),
+            missed_periods: output.threads.iter().map(|t| t.missed_periods).sum(),
+            latency: stats.summary(),
+            histogram: stats.histogram().clone(),
+            worst: worst.as_slice().to_vec(),
+            period: period.unwrap_or_else(|| PeriodTracker::new(0, 0)).summary(),
+        }
+    }
+}

@@ -1,0 +1,224 @@
+//! `--samples FILE`: every sample, 16 bytes each, written by a background
+//! thread so the measurement loop does no I/O.
+//!
+//! Format (little-endian): a 16-byte header `b"LATLABS1"`, `u32` version (1),
+//! `u32` record size (16); then one record per sample:
+//! `u64 intended_ns` (CLOCK_MONOTONIC), `u32 latency_ns` (saturated at
+//! `u32::MAX`, see flags), `u16 cpu`, `u16 flags` (bit 0: latency saturated,
+//! bit 1: periods were missed before this sample). In Python:
+//! `struct.iter_unpack("<QIHH", data[16:])`.
+
+use std::io::{BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+
+use crate::MeasureError;
+
+const MAGIC: &[u8; 8] = b"LATLABS1";
+const CHUNK: usize = 4096;
+
+/// One sample as stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SampleRecord {
+    /// Intended wake-up, CLOCK_MONOTONIC ns.
+    pub intended_ns: u64,
+    /// Latency, ns (saturated at u32::MAX: about 4.29 s).
+    pub latency_ns: u32,
+    /// CPU of the thread.
+    pub cpu: u16,
+    /// Bit 0: latency saturated; bit 1: periods were missed before this sample.
+    pub flags: u16,
+}
+
+impl SampleRecord {
+    fn to_bytes(self) -> [u8; 16] {
+        let mut b = [0u8; 16];
+        b[..8].copy_from_slice(&self.intended_ns.to_le_bytes());
+        b[8..12].copy_from_slice(&self.latency_ns.to_le_bytes());
+        b[12..14].copy_from_slice(&self.cpu.to_le_bytes());
+        b[14..].copy_from_slice(&self.flags.to_le_bytes());
+        b
+    }
+
+    fn from_bytes(b: &[u8]) -> Self {
+        SampleRecord {
+            intended_ns: u64::from_le_bytes(b[..8].try_into().expect("8 bytes")),
+            latency_ns: u32::from_le_bytes(b[8..12].try_into().expect("4 bytes")),
+            cpu: u16::from_le_bytes(b[12..14].try_into().expect("2 bytes")),
+            flags: u16::from_le_bytes(b[14..16].try_into().expect("2 bytes")),
+        }
+    }
+}
+
+/// The writer thread of a sample log.
+pub struct SampleLog {
+    path: PathBuf,
+    sender: Option<mpsc::Sender<Vec<SampleRecord>>>,
+    writer: Option<JoinHandle<std::io::Result<u64>>>,
+}
+
+impl SampleLog {
+    /// Creates the file (header written at once) and starts the writer.
+    pub fn create(path: &Path) -> Result<Self, MeasureError> {
+        let err = |source| MeasureError::SampleLog {
+            path: path.to_path_buf(),
+            source,
+        };
+        let mut out = BufWriter::with_capacity(1 << 20, std::fs::File::create(path).map_err(err)?);
+        out.write_all(MAGIC).map_err(err)?;
+        out.write_all(&1u32.to_le_bytes()).map_err(err)?;
+        out.write_all(&16u32.to_le_bytes()).map_err(err)?;
+        let (sender, receiver) = mpsc::channel::<Vec<SampleRecord>>();
+        let writer = std::thread::Builder::new()
+            .name("latlab-samples".into())
+            .spawn(move || {
+                let mut written = 0u64;
+                for chunk in receiver {
+                    for record in &chunk {
+                        out.write_all(&record.to_bytes())?;
+                    }
+                    written += chunk.len() as u64;
+                }
+                out.flush()?;
+                out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+                Ok(written)
+            })
+            .map_err(err)?;
+        Ok(SampleLog {
+            path: path.to_path_buf(),
+            sender: Some(sender),
+            writer: Some(writer),
+        })
+    }
+
+    /// A buffer for one measurement thread.
+    pub fn sink(&self) -> SampleSink {
+        SampleSink {
+            buffer: Vec::with_capacity(CHUNK),
+            sender: self.sender.clone(),
+        }
+    }
+
+    /// Waits for every sink to be dropped and the file to be on disk;
+    /// returns the number of records written.
+    pub fn finish(mut self) -> Result<u64, MeasureError> {
+        self.sender.take();
+        let handle = self.writer.take().expect("finish runs once");
+        let result = handle
+            .join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("sample writer thread panicked")));
+        result.map_err(|source| MeasureError::SampleLog {
+            path: self.path.clone(),
+            source,
+        })
+    }
+}
+
+/// A measurement thread's end of the log: pushes are buffered and handed to
+/// the writer 4096 at a time.
+pub struct SampleSink {
+    buffer: Vec<SampleRecord>,
+    sender: Option<mpsc::Sender<Vec<SampleRecord>>>,
+}
+
+impl SampleSink {
+    /// Adds one record.
+    #[inline]
+    pub fn push(&mut self, record: SampleRecord) {
+        self.buffer.push(record);
+        if self.buffer.len() == CHUNK {
+            self.hand_off();
+        }
+    }
+
+    fn hand_off(&mut self) {
+        let full = std::mem::replace(&mut self.buffer, Vec::with_capacity(CHUNK));
+        if let Some(sender) = &self.sender {
+            // A failed send means the writer died; finish() reports its error.
+            let _ = sender.send(full);
+        }
+    }
+}
+
+impl Drop for SampleSink {
+    fn drop(&mut self) {
+        if !self.buffer.is_empty() {
+            self.hand_off();
+        }
+    }
+}
+
+/// Reads a sample log back.
+pub fn read_samples(path: &Path) -> Result<Vec<SampleRecord>, MeasureError> {
+    let err = |source| MeasureError::SampleLog {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut data = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_to_end(&mut data))
+        .map_err(err)?;
+    if data.len() < 16 || &data[..8] != MAGIC {
+        return Err(err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "not a latlab sample log (bad magic at byte 0)",
+        )));
+    }
+    if (data.len() - 16) % 16 != 0 {
+        return Err(err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "truncated record at byte {}",
+                data.len() - (data.len() - 16) % 16
+            ),
+        )));
+    }
+    Ok(data[16..]
+        .chunks_exact(16)
+        .map(SampleRecord::from_bytes)
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip_through_the_writer_thread() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.bin");
+        let log = SampleLog::create(&path).unwrap();
+        let mut sinks = [log.sink(), log.sink()];
+        for i in 0..10_000u64 {
+            sinks[(i % 2) as usize].push(SampleRecord {
+                intended_ns: i * 1000,
+                latency_ns: i as u32,
+                cpu: (i % 2) as u16,
+                flags: 0,
+            });
+        }
+        drop(sinks);
+        assert_eq!(log.finish().unwrap(), 10_000);
+        let mut back = read_samples(&path).unwrap();
+        assert_eq!(back.len(), 10_000);
+        back.sort_by_key(|r| r.intended_ns);
+        assert!(back
+            .iter()
+            .enumerate()
+            .all(|(i, r)| r.latency_ns == i as u32));
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 16 + 16 * 10_000);
+    }
+
+    #[test]
+    fn truncated_log_names_the_offset() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.bin");
+        let mut bytes = b"LATLABS1".to_vec();
+        bytes.extend_from_slice(&[1, 0, 0, 0, 16, 0, 0, 0]);
+        bytes.extend_from_slice(&[0u8; 20]);
+        std::fs::write(&path, bytes).unwrap();
+        let err = read_samples(&path).unwrap_err().to_string();
+        assert!(err.contains("byte 32"), "{err}");
+    }
+}

@@ -1,0 +1,560 @@
+//! Wake-up sources: each blocks until its next activation and reports the
+//! intended and actual wake-up times on CLOCK_MONOTONIC.
+//!
+//! Absolute sources (`clock-nanosleep`, `itimer`, `posix-timer`, `timerfd`)
+//! expire on a fixed grid `start + k * interval`; when a wake-up comes later
+//! than the next grid point, the skipped periods are counted as missed and
+//! the grid moves on, so a late wake-up never causes a burst of catch-up
+//! samples.
+
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use latlab_rt::clock::{monotonic_ns, to_timespec};
+
+use crate::MeasureError;
+
+/// The wake-up mechanism a measurement thread uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TimerKind {
+    /// `clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME)`: cyclictest's default.
+    ClockNanosleep,
+    /// Relative `nanosleep`: latency = t2 - t1 - interval (the delayed-locking paper's loop).
+    Nanosleep,
+    /// `setitimer(ITIMER_REAL)` + SIGALRM (the KTAS paper's method). Process-wide: one thread only.
+    Itimer,
+    /// `timer_create` with a signal directed at the measurement thread.
+    PosixTimer,
+    /// `timerfd_create(CLOCK_MONOTONIC)` with an absolute first expiry.
+    Timerfd,
+    /// `/dev/rtc` periodic interrupts (2..8192 Hz, a power of two).
+    Rtc,
+}
+
+impl TimerKind {
+    /// Every timer kind, in documentation order.
+    pub const ALL: [TimerKind; 6] = [
+        TimerKind::ClockNanosleep,
+        TimerKind::Nanosleep,
+        TimerKind::Itimer,
+        TimerKind::PosixTimer,
+        TimerKind::Timerfd,
+        TimerKind::Rtc,
+    ];
+
+    /// The name used on the command line and in results.
+    pub fn name(self) -> &'static str {
+        match self {
+            TimerKind::ClockNanosleep => "clock-nanosleep",
+            TimerKind::Nanosleep => "nanosleep",
+            TimerKind::Itimer => "itimer",
+            TimerKind::PosixTimer => "posix-timer",
+            TimerKind::Timerfd => "timerfd",
+            TimerKind::Rtc => "rtc",
+        }
+    }
+}
+
+impl std::str::FromStr for TimerKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        TimerKind::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<_> = TimerKind::ALL.iter().map(|k| k.name()).collect();
+                format!(
+                    "unknown timer {s:?} (expected one of: {})",
+                    names.join(", ")
+                )
+            })
+    }
+}
+
+impl std::fmt::Display for TimerKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One activation of a measurement thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wake {
+    /// When the thread should have woken, CLOCK_MONOTONIC ns.
+    pub intended: u64,
+    /// When it observed itself running, CLOCK_MONOTONIC ns.
+    pub actual: u64,
+    /// Whole periods skipped since the previous activation.
+    pub missed: u64,
+}
+
+/// Something a measurement thread blocks on.
+pub trait WakeSource {
+    /// Blocks until the next activation. `Ok(None)` when interrupted by a signal.
+    fn wait(&mut self) -> Result<Option<Wake>, MeasureError>;
+}
+
+/// The fixed grid of an absolute periodic timer.
+#[derive(Debug, Clone, Copy)]
+struct Grid {
+    next: u64,
+    interval: u64,
+}
+
+impl Grid {
+    /// Accounts a wake-up at `now` against the grid point it answers.
+    fn wake(&mut self, now: u64) -> Wake {
+        let intended = self.next;
+        self.next += self.interval;
+        let mut missed = 0;
+        if now >= self.next {
+            missed = (now - self.next) / self.interval + 1;
+            self.next += missed * self.interval;
+        }
+        Wake {
+            intended,
+            actual: now,
+            missed,
+        }
+    }
+}
+
+/// Opens a wake-up source for the calling thread. Must be called on the
+/// measurement thread itself (signal-based sources direct signals at it).
+pub fn open(
+    kind: TimerKind,
+    cpu: usize,
+    interval_ns: u64,
+    start_ns: u64,
+    rtc_device: &Path,
+) -> Result<Box<dyn WakeSource>, MeasureError> {
+    Ok(match kind {
+        TimerKind::ClockNanosleep => Box::new(ClockNanosleep {
+            grid: Grid {
+                next: start_ns,
+                interval: interval_ns,
+            },
+        }),
+        TimerKind::Nanosleep => Box::new(Nanosleep {
+            interval: interval_ns,
+        }),
+        TimerKind::Itimer => Box::new(Itimer::new(cpu, interval_ns, start_ns)?),
+        TimerKind::PosixTimer => Box::new(PosixTimer::new(cpu, interval_ns, start_ns)?),
+        TimerKind::Timerfd => Box::new(Timerfd::new(cpu, interval_ns, start_ns)?),
+        TimerKind::Rtc => Box::new(Rtc::new(cpu, interval_ns, rtc_device)?),
+    })
+}
+
+/// Blocks `signal` in the calling thread (and threads it creates later).
+pub fn block_signal(signal: libc::c_int) {
+    // SAFETY: sigset operations on a local set.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, signal);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
+/// The signal posix-timer directs at measurement threads.
+pub fn posix_timer_signal() -> libc::c_int {
+    libc::SIGRTMIN() + 2
+}
+
+fn os_error(timer: &'static str, cpu: usize, what: &'static str) -> MeasureError {
+    MeasureError::Timer {
+        timer,
+        cpu,
+        what,
+        source: std::io::Error::last_os_error(),
+    }
+}
+
+fn interrupted() -> bool {
+    std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
+}
+
+struct ClockNanosleep {
+    grid: Grid,
+}
+
+impl WakeSource for ClockNanosleep {
+    #[inline]
+    fn wait(&mut self) -> Result<Option<Wake>, MeasureError> {
+        let target = to_timespec(self.grid.next);
+        // SAFETY: valid timespec; no remaining-time pointer with TIMER_ABSTIME.
+        let rc = unsafe {
+            libc::clock_nanosleep(
+                libc::CLOCK_MONOTONIC,
+                libc::TIMER_ABSTIME,
+                &target,
+                std::ptr::null_mut(),
+            )
+        };
+        if rc == libc::EINTR {
+            return Ok(None);
+        }
+        Ok(Some(self.grid.wake(monotonic_ns())))
+    }
+}
+
+struct Nanosleep {
+    interval: u64,
+}
+
+impl WakeSource for Nanosleep {
+    #[inline]
+    fn wait(&mut self) -> Result<Option<Wake>, MeasureError> {
+        let duration = to_timespec(self.interval);
+        let before = monotonic_ns();
+        // SAFETY: valid timespec.
+        if unsafe { libc::nanosleep(&duration, std::ptr::null_mut()) } != 0 {
+            return Ok(None);
+        }
+        Ok(Some(Wake {
+            intended: before + self.interval,
+            actual: monotonic_ns(),
+            missed: 0,
+        }))
+    }
+}
+
+/// Waits for `signal` (blocked in the thread) and returns false on EINTR.
+fn wait_signal(signal: libc::c_int) -> bool {
+    // SAFETY: sigset operations on a local set; sigwaitinfo writes into info.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, signal);
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        libc::sigwaitinfo(&set, &mut info) == signal
+    }
+}
+
+struct Itimer {
+    grid: Grid,
+}
+
+impl Itimer {
+    fn new(cpu: usize, interval: u64, start: u64) -> Result<Self, MeasureError> {
+        block_signal(libc::SIGALRM);
+        let timeval = |ns: u64| libc::timeval {
+            tv_sec: (ns / 1_000_000_000) as libc::time_t,
+            tv_usec: ((ns % 1_000_000_000) / 1000) as libc::suseconds_t,
+        };
+        if interval % 1000 != 0 {
+            return Err(MeasureError::Config(
+                "the itimer timer counts in microseconds: choose an --interval that is a whole \
+                 number of microseconds"
+                    .into(),
+            ));
+        }
+        // ITIMER_REAL is relative: the first expiry is `delay` after the
+        // kernel arms it, a little after this read, so latencies are never
+        // underestimated (overestimated by at most the syscall time).
+        let armed_at = monotonic_ns();
+        let delay = (start.saturating_sub(armed_at) / 1000 * 1000).max(1000);
+        let value = libc::itimerval {
+            it_interval: timeval(interval),
+            it_value: timeval(delay),
+        };
+        // SAFETY: valid itimerval.
+        if unsafe { libc::setitimer(libc::ITIMER_REAL, &value, std::ptr::null_mut()) } != 0 {
+            return Err(os_error("itimer", cpu, "setitimer"));
+        }
+        Ok(Itimer {
+            grid: Grid {
+                next: armed_at + delay,
+                interval,
+            },
+        })
+    }
+}
+
+impl Drop for Itimer {
+    fn drop(&mut self) {
+        // SAFETY: a zeroed itimerval disarms the timer.
+        unsafe {
+            let off: libc::itimerval = std::mem::zeroed();
+            libc::setitimer(libc::ITIMER_REAL, &off, std::ptr::null_mut());
+        }
+    }
+}
+
+impl WakeSource for Itimer {
+    fn wait(&mut self) -> Result<Option<Wake>, MeasureError> {
+        if !wait_signal(libc::SIGALRM) {
+            return Ok(None);
+        }
+        Ok(Some(self.grid.wake(monotonic_ns())))
+    }
+}
+
+struct PosixTimer {
+    id: libc::timer_t,
+    grid: Grid,
+}
+
+impl PosixTimer {
+    fn new(cpu: usize, interval: u64, start: u64) -> Result<Self, MeasureError> {
+        let signal = posix_timer_signal();
+        block_signal(signal);
+        // SAFETY: sigevent is plain data; gettid has no preconditions; the
+        // timer id is written by the kernel.
+        let id = unsafe {
+            let mut event: libc::sigevent = std::mem::zeroed();
+            event.sigev_notify = libc::SIGEV_THREAD_ID;
+            event.sigev_signo = signal;
+            event.sigev_notify_thread_id = libc::gettid();
+            let mut id: libc::timer_t = std::mem::zeroed();
+            if libc::timer_create(libc::CLOCK_MONOTONIC, &mut event, &mut id) != 0 {
+                return Err(os_error("posix-timer", cpu, "timer_create"));
+            }
+            id
+        };
+        let spec = libc::itimerspec {
+            it_interval: to_timespec(interval),
+            it_value: to_timespec(start),
+        };
+        // SAFETY: id was created above; spec is valid.
+        if unsafe { libc::timer_settime(id, libc::TIMER_ABSTIME, &spec, std::ptr::null_mut()) } != 0
+        {
+            let err = os_error("posix-timer", cpu, "timer_settime");
+            unsafe { libc::timer_delete(id) };
+            return Err(err);
+        }
+        Ok(PosixTimer {
+            id,
+            grid: Grid {
+                next: start,
+                interval,
+            },
+        })
+    }
+}
+
+impl Drop for PosixTimer {
+    fn drop(&mut self) {
+        // SAFETY: the id is ours and deleted once.
+        unsafe { libc::timer_delete(self.id) };
+    }
+}
+
+impl WakeSource for PosixTimer {
+    fn wait(&mut self) -> Result<Option<Wake>, MeasureError> {
+        if !wait_signal(posix_timer_signal()) {
+            return Ok(None);
+        }
+        Ok(Some(self.grid.wake(monotonic_ns())))
+    }
+}
+
+struct Timerfd {
+    fd: OwnedFd,
+    cpu: usize,
+    grid: Grid,
+}
+
+impl Timerfd {
+    fn new(cpu: usize, interval: u64, start: u64) -> Result<Self, MeasureError> {
+        // SAFETY: timerfd_create returns a new fd or -1.
+        let raw = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_CLOEXEC) };
+        if raw < 0 {
+            return Err(os_error("timerfd", cpu, "timerfd_create"));
+        }
+        // SAFETY: raw is a fresh fd we own.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        let spec = libc::itimerspec {
+            it_interval: to_timespec(interval),
+            it_value: to_timespec(start),
+        };
+        // SAFETY: valid fd and spec.
+        if unsafe {
+            libc::timerfd_settime(
+                fd.as_raw_fd(),
+                libc::TFD_TIMER_ABSTIME,
+                &spec,
+                std::ptr::null_mut(),
+            )
+        } != 0
+        {
+            return Err(os_error("timerfd", cpu, "timerfd_settime"));
+        }
+        Ok(Timerfd {
+            fd,
+            cpu,
+            grid: Grid {
+                next: start,
+                interval,
+            },
+        })
+    }
+}
+
+impl WakeSource for Timerfd {
+    fn wait(&mut self) -> Result<Option<Wake>, MeasureError> {
+        let mut expirations = 0u64;
+        // SAFETY: reading 8 bytes into a u64.
+        let n = unsafe {
+            libc::read(
+                self.fd.as_raw_fd(),
+                (&mut expirations as *mut u64).cast(),
+                8,
+            )
+        };
+        if n != 8 {
+            if interrupted() {
+                return Ok(None);
+            }
+            return Err(os_error("timerfd", self.cpu, "read"));
+        }
+        Ok(Some(self.grid.wake(monotonic_ns())))
+    }
+}
+
+/// RTC periodic interrupts are not on CLOCK_MONOTONIC, so the intended time
+/// of each interrupt is estimated: the first interrupt anchors a grid of
+/// `interval` steps, and whenever an interrupt arrives earlier than its grid
+/// point the grid is moved back to it (a lower envelope that follows the
+/// drift between the RTC crystal and the system clock). Latency is thus
+/// measured against the earliest observed arrival, as period-jitter tools do.
+struct Rtc {
+    fd: OwnedFd,
+    cpu: usize,
+    grid: Option<Grid>,
+    interval: u64,
+}
+
+const RTC_IRQP_SET: libc::c_ulong = 0x4008_700c;
+const RTC_PIE_ON: libc::c_ulong = 0x7005;
+const RTC_PIE_OFF: libc::c_ulong = 0x7006;
+
+impl Rtc {
+    fn new(cpu: usize, interval: u64, device: &Path) -> Result<Self, MeasureError> {
+        let hz = (1e9 / interval.max(1) as f64).round() as u64;
+        if !(2..=8192).contains(&hz) || !hz.is_power_of_two() {
+            return Err(MeasureError::Config(format!(
+                "the rtc timer runs at 2..8192 Hz in powers of two; --interval {interval} ns is \
+                 {hz} Hz (try 1024 Hz = --interval 976562ns, or 8192 Hz = --interval 122070ns)"
+            )));
+        }
+        let file = std::fs::File::open(device).map_err(|source| MeasureError::NoRtc {
+            path: PathBuf::from(device),
+            source,
+        })?;
+        let fd = OwnedFd::from(file);
+        // SAFETY: RTC ioctls on an open RTC device with an integer argument.
+        unsafe {
+            if libc::ioctl(fd.as_raw_fd(), RTC_IRQP_SET, hz as libc::c_ulong) != 0 {
+                return Err(os_error("rtc", cpu, "RTC_IRQP_SET (raise max_user_freq?)"));
+            }
+            if libc::ioctl(fd.as_raw_fd(), RTC_PIE_ON, 0) != 0 {
+                return Err(os_error("rtc", cpu, "RTC_PIE_ON"));
+            }
+        }
+        Ok(Rtc {
+            fd,
+            cpu,
+            grid: None,
+            interval,
+        })
+    }
+}
+
+impl Drop for Rtc {
+    fn drop(&mut self) {
+        // SAFETY: turning periodic interrupts off on our own fd.
+        unsafe { libc::ioctl(self.fd.as_raw_fd(), RTC_PIE_OFF, 0) };
+    }
+}
+
+impl WakeSource for Rtc {
+    fn wait(&mut self) -> Result<Option<Wake>, MeasureError> {
+        let mut data: libc::c_ulong = 0;
+        // SAFETY: the RTC read returns one unsigned long.
+        let n = unsafe {
+            libc::read(
+                self.fd.as_raw_fd(),
+                (&mut data as *mut libc::c_ulong).cast(),
+                std::mem::size_of::<libc::c_ulong>(),
+            )
+        };
+        let now = monotonic_ns();
+        if n < 0 {
+            if interrupted() {
+                return Ok(None);
+            }
+            return Err(os_error("rtc", self.cpu, "read"));
+        }
+        let interrupts = (data as u64 >> 8).max(1);
+        let grid = self.grid.get_or_insert(Grid {
+            next: now,
+            interval: self.interval,
+        });
+        // Skip the grid points of interrupts that coalesced into this read.
+        grid.next += (interrupts - 1) * self.interval;
+        if now < grid.next {
+            grid.next = now;
+        }
+        let mut wake = grid.wake(now);
+        wake.missed += interrupts - 1;
+        Ok(Some(wake))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grid_counts_missed_periods_and_moves_on() {
+        let mut grid = Grid {
+            next: 1_000,
+            interval: 100,
+        };
+        assert_eq!(
+            grid.wake(1_010),
+            Wake {
+                intended: 1_000,
+                actual: 1_010,
+                missed: 0
+            }
+        );
+        // Woke 350 late: the points at 1100+100=1200 and 1300 were skipped.
+        let w = grid.wake(1_450);
+        assert_eq!((w.intended, w.missed), (1_100, 3));
+        assert_eq!(grid.next, 1_500);
+        let w = grid.wake(1_501);
+        assert_eq!((w.intended, w.missed), (1_500, 0));
+    }
+
+    #[test]
+    fn timer_names_parse() {
+        for kind in TimerKind::ALL {
+            assert_eq!(kind.name().parse::<TimerKind>().unwrap(), kind);
+        }
+        assert!("hpet"
+            .parse::<TimerKind>()
+            .unwrap_err()
+            .contains("clock-nanosleep"));
+    }
+
+    #[test]
+    fn missing_rtc_names_the_device() {
+        let err = Rtc::new(0, 1_000_000, Path::new("/nonexistent/rtc"))
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("2..8192 Hz"), "{err}");
+        let err = Rtc::new(0, 976_562, Path::new("/nonexistent/rtc"))
+            .err()
+            .unwrap();
+        let text = err.to_string();
+        assert!(
+            text.contains("no RTC device") && text.contains("/nonexistent/rtc"),
+            "{text}"
+        );
+    }
+}

@@ -1,0 +1,116 @@
+//! Durations as people write them (`1ms`, `40us`, `30s`) and as latlab prints them.
+
+/// Parses a duration such as `30s`, `1ms`, `40us`, `40µs`, `500ns`, `2m`, `1h`
+/// or a plain number of seconds. Returns nanoseconds.
+pub fn parse_duration(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("invalid duration {text:?} (expected e.g. 30s, 1ms, 40us)"))?;
+    let scale = match unit.trim() {
+        "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "" | "s" => 1e9,
+        "m" | "min" => 60e9,
+        "h" => 3600e9,
+        other => {
+            return Err(format!(
+                "unknown unit {other:?} in {text:?} (use ns, us, ms, s, m or h)"
+            ))
+        }
+    };
+    let ns = value * scale;
+    if !ns.is_finite() || ns > u64::MAX as f64 {
+        return Err(format!("duration {text:?} is too large"));
+    }
+    Ok(ns.round() as u64)
+}
+
+/// Parses a percentage such as `5%`, `0.05` or `5` (read as percent when > 1).
+/// Returns a fraction.
+pub fn parse_fraction(text: &str) -> Result<f64, String> {
+    let trimmed = text.trim();
+    let (number, percent) = match trimmed.strip_suffix('%') {
+        Some(n) => (n, true),
+        None => (trimmed, false),
+    };
+    let value: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| format!("invalid percentage {text:?} (expected e.g. 5%)"))?;
+    let fraction = if percent || value > 1.0 {
+        value / 100.0
+    } else {
+        value
+    };
+    if !(0.0..=1.0).contains(&fraction) {
+        return Err(format!("percentage {text:?} must be between 0 and 100 %"));
+    }
+    Ok(fraction)
+}
+
+/// Formats nanoseconds with a unit that keeps 3 significant digits: `850 ns`,
+/// `42.1 us`, `3.42 ms`, `1.50 s`.
+pub fn format_ns(ns: u64) -> String {
+    let v = ns as f64;
+    let (value, unit) = if ns < 1_000 {
+        return format!("{ns} ns");
+    } else if ns < 1_000_000 {
+        (v / 1e3, "us")
+    } else if ns < 1_000_000_000 {
+        (v / 1e6, "ms")
+    } else {
+        (v / 1e9, "s")
+    };
+    let digits = if value >= 100.0 {
+        0
+    } else if value >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{value:.digits$} {unit}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse() {
+        assert_eq!(parse_duration("30s"), Ok(30_000_000_000));
+        assert_eq!(parse_duration("1ms"), Ok(1_000_000));
+        assert_eq!(parse_duration("40us"), Ok(40_000));
+        assert_eq!(parse_duration("40µs"), Ok(40_000));
+        assert_eq!(parse_duration("2.5ms"), Ok(2_500_000));
+        assert_eq!(parse_duration("10"), Ok(10_000_000_000));
+        assert_eq!(parse_duration("2m"), Ok(120_000_000_000));
+        assert!(parse_duration("ten").is_err());
+        assert!(parse_duration("5 parsecs")
+            .unwrap_err()
+            .contains("unknown unit"));
+    }
+
+    #[test]
+    fn fractions_parse() {
+        assert_eq!(parse_fraction("5%"), Ok(0.05));
+        assert_eq!(parse_fraction("0.05"), Ok(0.05));
+        assert_eq!(parse_fraction("5"), Ok(0.05));
+        assert!(parse_fraction("150%").is_err());
+    }
+
+    #[test]
+    fn formatting_keeps_three_digits() {
+        assert_eq!(format_ns(850), "850 ns");
+        assert_eq!(format_ns(42_123), "42.1 us");
+        assert_eq!(format_ns(3_420_000), "3.42 ms");
+        assert_eq!(format_ns(1_000_000), "1.00 ms");
+        assert_eq!(format_ns(123_456_789), "123 ms");
+        assert_eq!(format_ns(1_500_000_000), "1.50 s");
+    }
+}

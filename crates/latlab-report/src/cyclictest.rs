@@ -1,0 +1,147 @@
+//! cyclictest's `-h` histogram text (`--histogram-text FILE`), so scripts
+//! and plotters written for cyclictest read latlab results unchanged.
+//!
+//! Rows are 1 us buckets (`%06d` bucket, then one `%06lu` count per thread,
+//! tab-separated), followed by cyclictest's `# Total`, `# Min/Avg/Max
+//! Latencies` and `# Histogram Overflows` lines. latlab's own histogram is
+//! log-linear; a bucket is placed in the microsecond of its lower bound (as
+//! cyclictest truncates ns to us). Rows cover every latency up to the largest
+//! (capped at [`MAX_ROWS`]), so overflows only appear beyond that cap, listed
+//! with the cycle numbers of the worst samples.
+
+use std::fmt::Write;
+
+use latlab_measure::histogram::Histogram;
+use latlab_measure::result::RunResult;
+
+/// Most rows written (100 ms of 1 us buckets); larger samples count as overflows.
+pub const MAX_ROWS: usize = 100_000;
+/// Fewest rows written.
+pub const MIN_ROWS: usize = 100;
+
+/// Per-microsecond counts of a histogram: `rows` buckets plus the overflow count.
+pub fn per_microsecond(histogram: &Histogram, rows: usize) -> (Vec<u64>, u64) {
+    let mut counts = vec![0u64; rows];
+    let mut overflow = 0;
+    for bucket in histogram.buckets() {
+        let us = (bucket.low / 1000) as usize;
+        match counts.get_mut(us) {
+            Some(c) => *c += bucket.count,
+            None => overflow += bucket.count,
+        }
+    }
+    (counts, overflow)
+}
+
+/// Renders the histogram file.
+pub fn histogram_text(result: &RunResult) -> String {
+    let max_us = (result.overall.latency.max / 1000) as usize;
+    let rows = (max_us + 1).clamp(MIN_ROWS, MAX_ROWS);
+    let per_thread: Vec<(Vec<u64>, u64)> = result
+        .threads
+        .iter()
+        .map(|t| per_microsecond(&t.histogram, rows))
+        .collect();
+    let mut out = String::with_capacity(rows * (8 + 7 * per_thread.len()));
+    out.push_str("# Histogram\n");
+    for row in 0..rows {
+        let _ = write!(out, "{row:06}");
+        for (i, (counts, _)) in per_thread.iter().enumerate() {
+            out.push(if i == 0 { ' ' } else { '\t' });
+            let _ = write!(out, "{:06}", counts[row]);
+        }
+        out.push('\n');
+    }
+    let line = |out: &mut String, label: &str, values: Vec<String>| {
+        let _ = writeln!(out, "# {label}: {}", values.join(" "));
+    };
+    line(
+        &mut out,
+        "Total",
+        per_thread
+            .iter()
+            .map(|(c, _)| format!("{:09}", c.iter().sum::<u64>()))
+            .collect(),
+    );
+    line(
+        &mut out,
+        "Min Latencies",
+        result
+            .threads
+            .iter()
+            .map(|t| format!("{:05}", t.latency.min / 1000))
+            .collect(),
+    );
+    line(
+        &mut out,
+        "Avg Latencies",
+        result
+            .threads
+            .iter()
+            .map(|t| format!("{:05}", (t.latency.mean / 1000.0) as u64))
+            .collect(),
+    );
+    line(
+        &mut out,
+        "Max Latencies",
+        result
+            .threads
+            .iter()
+            .map(|t| format!("{:05}", t.latency.max / 1000))
+            .collect(),
+    );
+    line(
+        &mut out,
+        "Histogram Overflows",
+        per_thread.iter().map(|(_, o)| format!("{o:05}")).collect(),
+    );
+    out.push_str("# Histogram Overflow at cycle number:\n");
+    for (i, t) in result.threads.iter().enumerate() {
+        let limit_ns = rows as u64 * 1000;
+        let cycles: Vec<String> = t
+            .worst
+            .iter()
+            .filter(|w| w.latency_ns >= limit_ns)
+            .map(|w| format!("{:05}", w.cycle))
+            .collect();
+        let shown = cycles.len() as u64;
+        let _ = write!(out, "# Thread {i}: {}", cycles.join(" "));
+        if per_thread[i].1 > shown {
+            let _ = write!(out, " # {:05} others", per_thread[i].1 - shown);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::sample_result;
+
+    #[test]
+    fn histogram_text_snapshot() {
+        let text = histogram_text(&sample_result());
+        // Rows up to the 3.42 ms spike: 3421 rows; snapshot the head and the tail.
+        let lines: Vec<&str> = text.lines().collect();
+        let head = lines[..45].join("\n");
+        let tail = lines[lines.len() - 10..].join("\n");
+        insta::assert_snapshot!(format!("{head}\n...\n{tail}"));
+    }
+
+    #[test]
+    fn rows_add_up_to_the_sample_count() {
+        let result = sample_result();
+        let text = histogram_text(&result);
+        let mut sums = [0u64; 2];
+        for line in text.lines().filter(|l| !l.starts_with('#')) {
+            let mut fields = line.split([' ', '\t']);
+            fields.next();
+            for (sum, field) in sums.iter_mut().zip(fields) {
+                *sum += field.parse::<u64>().unwrap();
+            }
+        }
+        assert_eq!(sums, [10_000, 10_000]);
+        assert_eq!(text.lines().filter(|l| !l.starts_with('#')).count(), 3421);
+    }
+}

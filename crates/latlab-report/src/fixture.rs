@@ -1,0 +1,113 @@
+//! A deterministic result for snapshot tests of every renderer.
+
+use latlab_measure::engine::{MeasureOutput, ThreadOutput};
+use latlab_measure::period::PeriodTracker;
+use latlab_measure::requirements::Requirement;
+use latlab_measure::result::{RunContext, RunResult, RunSettings};
+use latlab_measure::stats::Stats;
+use latlab_measure::timer::TimerKind;
+use latlab_measure::worst::{WorstSample, WorstSamples};
+use latlab_rt::sched::Policy;
+use latlab_rt::sysinfo::SystemInfo;
+
+const START: u64 = 1_000_000_000;
+const INTERVAL: u64 = 1_000_000;
+
+fn thread(cpu: usize, cycles: u64, spike: Option<(u64, u64)>) -> ThreadOutput {
+    let mut stats = Stats::new();
+    let mut worst = WorstSamples::new(20);
+    let mut period = PeriodTracker::new(INTERVAL, INTERVAL / 20);
+    for cycle in 0..cycles {
+        // A deterministic spread between 2 and 40 us.
+        let mut latency = 2_000 + (cycle * 7919 % 38_000);
+        if let Some((at, value)) = spike {
+            if cycle == at {
+                latency = value;
+            }
+        }
+        let intended = START + cycle * INTERVAL;
+        stats.record(latency);
+        worst.offer(WorstSample {
+            latency_ns: latency,
+            cycle,
+            intended_ns: intended,
+            offset_s: (cycle * INTERVAL) as f64 / 1e9,
+            cpu,
+        });
+        period.record(intended + latency);
+    }
+    ThreadOutput {
+        cpu,
+        interval_ns: INTERVAL,
+        policy: Some(Policy::Fifo),
+        priority: 95,
+        affinity: vec![cpu],
+        stats,
+        worst,
+        series: Vec::new(),
+        period,
+        cycles,
+        missed_periods: u64::from(spike.is_some()) * 3,
+        early_wakeups: 0,
+    }
+}
+
+/// Two CPUs, 10 s at 1 ms; CPU1 has a 3.42 ms spike at cycle 8123 and fails
+/// a 1 ms maximum.
+pub fn sample_result() -> RunResult {
+    let output = MeasureOutput {
+        threads: vec![
+            thread(0, 10_000, None),
+            thread(1, 10_000, Some((8123, 3_420_000))),
+        ],
+        start_ns: START,
+        end_ns: START + 10 * 1_000_000_000,
+        interrupted: false,
+        samples_written: None,
+    };
+    let system = SystemInfo {
+        hostname: "board".into(),
+        kernel_release: "6.18.0-test".into(),
+        kernel_version: "#1 SMP PREEMPT_DYNAMIC".into(),
+        machine: "x86_64".into(),
+        preemption_model: Some("none".into()),
+        hz: Some(250),
+        high_res_timers: true,
+        clocksource: Some("tsc".into()),
+        online_cpus: 2,
+        ..SystemInfo::default()
+    };
+    let context = RunContext {
+        command_line: vec![
+            "latlab".into(),
+            "run".into(),
+            "--max-latency".into(),
+            "1ms".into(),
+        ],
+        started_unix_s: 1_795_312_479.0,
+        settings: RunSettings {
+            cpus: vec![0, 1],
+            interval_ns: INTERVAL,
+            interval_step_ns: 0,
+            timer: TimerKind::ClockNanosleep,
+            policy: Policy::Fifo,
+            priority: 95,
+            duration_s: Some(10.0),
+            loops: None,
+            period_tolerance: 0.05,
+            cpu_dma_latency_us: Some(0),
+            mlocked: true,
+            unprivileged: false,
+            steal_ns: vec![(0, 0), (1, 0)],
+        },
+        system,
+        warnings: Vec::new(),
+    };
+    RunResult::assemble(
+        &output,
+        context,
+        &[Requirement::MaxLatency {
+            limit_ns: 1_000_000,
+        }],
+    )
+}

@@ -1,0 +1,207 @@
+//! The terminal summary of a run.
+
+use std::fmt::Write;
+
+use latlab_measure::result::{RunResult, Verdict};
+use latlab_measure::stats::Summary;
+use latlab_measure::units::format_ns;
+
+/// How many worst samples the summary lists.
+const WORST_SHOWN: usize = 5;
+
+/// Nanoseconds as microseconds with one decimal (`12.3`).
+pub fn us(ns: u64) -> String {
+    format!("{:.1}", ns as f64 / 1e3)
+}
+
+/// The summary printed at the end of `latlab run`.
+pub fn summary_table(result: &RunResult) -> String {
+    let mut out = String::new();
+    let s = &result.settings;
+    let sys = &result.system;
+    let length = match (s.duration_s, s.loops) {
+        (_, Some(loops)) => format!("{loops} loops"),
+        _ => format!("{:.1} s", result.elapsed_s),
+    };
+    let _ = writeln!(
+        out,
+        "latlab run: {} timer, {} interval, {} {}, {} CPU{}, {}{}",
+        s.timer,
+        format_ns(s.interval_ns),
+        s.policy.kernel_name(),
+        s.priority,
+        s.cpus.len(),
+        if s.cpus.len() == 1 { "" } else { "s" },
+        length,
+        if result.interrupted {
+            " (interrupted)"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(
+        out,
+        "kernel {} | preemption {} | HZ {} | clocksource {} | {}",
+        sys.kernel_release,
+        sys.preemption_model.as_deref().unwrap_or("unknown"),
+        sys.hz.map_or("?".to_string(), |hz| hz.to_string()),
+        sys.clocksource.as_deref().unwrap_or("?"),
+        sys.virtualization
+            .as_ref()
+            .map_or("bare metal".to_string(), |v| format!("VM: {v}"))
+    );
+    out.push('\n');
+    out.push_str("Wake-up latency (us)\n");
+    let _ = writeln!(
+        out,
+        "{:>4} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>7}",
+        "CPU",
+        "samples",
+        "min",
+        "mean",
+        "stddev",
+        "p50",
+        "p90",
+        "p99",
+        "p99.9",
+        "p99.99",
+        "max",
+        "missed"
+    );
+    for t in &result.threads {
+        latency_row(&mut out, &t.cpu.to_string(), &t.latency, t.missed_periods);
+    }
+    if result.threads.len() > 1 {
+        latency_row(
+            &mut out,
+            "all",
+            &result.overall.latency,
+            result.overall.missed_periods,
+        );
+    }
+    out.push('\n');
+    period_block(&mut out, result);
+    worst_block(&mut out, result);
+    verdict_block(&mut out, result);
+    out
+}
+
+fn latency_row(out: &mut String, label: &str, l: &Summary, missed: u64) {
+    let _ = writeln!(
+        out,
+        "{:>4} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>7}",
+        label,
+        l.count,
+        us(l.min),
+        format!("{:.1}", l.mean / 1e3),
+        format!("{:.1}", l.stddev / 1e3),
+        us(l.p50),
+        us(l.p90),
+        us(l.p99),
+        us(l.p99_9),
+        us(l.p99_99),
+        us(l.max),
+        missed
+    );
+}
+
+fn period_block(out: &mut String, result: &RunResult) {
+    let reference = result.settings.interval_ns;
+    let _ = writeln!(
+        out,
+        "Period accuracy (reference {}{}, tolerance +-{}%)",
+        format_ns(reference),
+        if result.settings.interval_step_ns > 0 {
+            " + step per CPU"
+        } else {
+            ""
+        },
+        result.settings.period_tolerance * 100.0
+    );
+    let _ = writeln!(
+        out,
+        "{:>4} {:>10} {:>10} {:>9} {:>12} {:>12}",
+        "CPU", "periods", "within", "share", "min dev us", "max dev us"
+    );
+    let row = |out: &mut String, label: &str, t: &latlab_measure::period::PeriodSummary| {
+        let _ = writeln!(
+            out,
+            "{:>4} {:>10} {:>10} {:>8.3}% {:>+12.1} {:>+12.1}",
+            label,
+            t.count,
+            t.within_tolerance,
+            t.share_within * 100.0,
+            t.min_deviation_ns as f64 / 1e3,
+            t.max_deviation_ns as f64 / 1e3
+        );
+    };
+    for t in &result.threads {
+        row(out, &t.cpu.to_string(), &t.period);
+    }
+    if result.threads.len() > 1 {
+        row(out, "all", &result.overall.period);
+    }
+    out.push('\n');
+}
+
+fn worst_block(out: &mut String, result: &RunResult) {
+    if result.overall.worst.is_empty() {
+        return;
+    }
+    out.push_str("Worst samples\n");
+    for (rank, w) in result.overall.worst.iter().take(WORST_SHOWN).enumerate() {
+        let _ = writeln!(
+            out,
+            "{:>4}. CPU{:<3} {:>10}  cycle {:<10} at {:.3} s",
+            rank + 1,
+            w.cpu,
+            format_ns(w.latency_ns),
+            w.cycle,
+            w.offset_s
+        );
+    }
+    out.push('\n');
+}
+
+fn verdict_block(out: &mut String, result: &RunResult) {
+    match result.verdict {
+        Verdict::None => out
+            .push_str("No requirement given (try --max-latency 1ms or --profile emblix-class2).\n"),
+        Verdict::Pass | Verdict::Fail => {
+            let _ = writeln!(
+                out,
+                "Verdict: {}",
+                if result.verdict == Verdict::Pass {
+                    "PASS"
+                } else {
+                    "FAIL"
+                }
+            );
+            for outcome in &result.requirements {
+                for line in &outcome.details {
+                    let _ = writeln!(out, "  {line}");
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::sample_result;
+
+    #[test]
+    fn summary_table_snapshot() {
+        insta::assert_snapshot!(summary_table(&sample_result()));
+    }
+
+    #[test]
+    fn summary_names_the_failing_cpu_and_cycle() {
+        let text = summary_table(&sample_result());
+        assert!(
+            text.contains("FAIL: CPU1 max 3.42 ms > 1.00 ms (cycle 8123)"),
+            "{text}"
+        );
+    }
+}

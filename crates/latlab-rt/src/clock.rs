@@ -1,0 +1,84 @@
+//! CLOCK_MONOTONIC in nanoseconds: the one time line of measurement threads
+//! and (with `trace_clock=mono`) of kernel traces.
+
+/// Current CLOCK_MONOTONIC time in nanoseconds.
+#[inline]
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid timespec; CLOCK_MONOTONIC always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Converts nanoseconds to a `timespec`.
+#[inline]
+pub fn to_timespec(ns: u64) -> libc::timespec {
+    libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+    }
+}
+
+/// Current CLOCK_REALTIME as seconds since the Unix epoch.
+pub fn unix_time_s() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// Formats seconds since the Unix epoch as UTC `YYYY-MM-DDTHH:MM:SSZ`.
+pub fn format_utc(unix_s: f64) -> String {
+    let (date, time) = utc_parts(unix_s as i64);
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
+        date.0, date.1, date.2, time.0, time.1, time.2
+    )
+}
+
+/// Formats seconds since the Unix epoch as a file-name-safe stamp `YYYYmmdd-HHMMSS`.
+pub fn format_stamp(unix_s: f64) -> String {
+    let (date, time) = utc_parts(unix_s as i64);
+    format!(
+        "{:04}{:02}{:02}-{:02}{:02}{:02}",
+        date.0, date.1, date.2, time.0, time.1, time.2
+    )
+}
+
+fn utc_parts(secs: i64) -> ((i64, u32, u32), (u32, u32, u32)) {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400) as u32;
+    // Days since 1970-01-01 to a civil date (proleptic Gregorian).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    ((year, month, day), (rem / 3600, rem / 60 % 60, rem % 60))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_formatting_matches_known_dates() {
+        assert_eq!(format_utc(0.0), "1970-01-01T00:00:00Z");
+        assert_eq!(format_utc(951_782_400.0), "2000-02-29T00:00:00Z");
+        assert_eq!(format_utc(1_795_312_479.0), "2026-11-22T01:54:39Z");
+        assert_eq!(format_stamp(1_795_312_479.0), "20261122-015439");
+    }
+
+    #[test]
+    fn timespec_round_trip() {
+        let ts = to_timespec(3_000_000_123);
+        assert_eq!((ts.tv_sec, ts.tv_nsec), (3, 123));
+    }
+}

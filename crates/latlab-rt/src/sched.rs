@@ -1,0 +1,202 @@
+//! Scheduling policy, priority and CPU affinity of the calling thread.
+
+use serde::{Deserialize, Serialize};
+
+use crate::RtError;
+
+/// A Linux scheduling policy latlab can put a thread in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Policy {
+    /// SCHED_FIFO: real-time, runs until it blocks or a higher priority arrives.
+    Fifo,
+    /// SCHED_RR: real-time with a time slice among equal priorities.
+    Rr,
+    /// SCHED_OTHER: the normal time-sharing policy.
+    Other,
+}
+
+impl Policy {
+    /// The kernel's constant for this policy.
+    pub fn as_raw(self) -> libc::c_int {
+        match self {
+            Policy::Fifo => libc::SCHED_FIFO,
+            Policy::Rr => libc::SCHED_RR,
+            Policy::Other => libc::SCHED_OTHER,
+        }
+    }
+
+    /// The policy for a kernel constant, `None` for policies latlab does not use.
+    pub fn from_raw(raw: libc::c_int) -> Option<Policy> {
+        match raw & !libc::SCHED_RESET_ON_FORK {
+            libc::SCHED_FIFO => Some(Policy::Fifo),
+            libc::SCHED_RR => Some(Policy::Rr),
+            libc::SCHED_OTHER => Some(Policy::Other),
+            _ => None,
+        }
+    }
+
+    /// The name the kernel documentation uses.
+    pub fn kernel_name(self) -> &'static str {
+        match self {
+            Policy::Fifo => "SCHED_FIFO",
+            Policy::Rr => "SCHED_RR",
+            Policy::Other => "SCHED_OTHER",
+        }
+    }
+
+    /// True for SCHED_FIFO and SCHED_RR.
+    pub fn is_realtime(self) -> bool {
+        matches!(self, Policy::Fifo | Policy::Rr)
+    }
+}
+
+impl std::str::FromStr for Policy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "fifo" | "sched_fifo" => Ok(Policy::Fifo),
+            "rr" | "sched_rr" => Ok(Policy::Rr),
+            "other" | "normal" | "sched_other" => Ok(Policy::Other),
+            _ => Err(format!("unknown policy {s:?} (expected fifo, rr or other)")),
+        }
+    }
+}
+
+/// Puts the calling thread into `policy` at `priority` (ignored for SCHED_OTHER).
+pub fn set_current_thread(policy: Policy, priority: i32) -> Result<(), RtError> {
+    let param = libc::sched_param {
+        sched_priority: if policy.is_realtime() { priority } else { 0 },
+    };
+    // SAFETY: pid 0 is the calling thread; param is valid.
+    let rc = unsafe { libc::sched_setscheduler(0, policy.as_raw(), &param) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(RtError::RealtimeRefused {
+            policy: policy.kernel_name(),
+            priority,
+            source: std::io::Error::last_os_error(),
+        })
+    }
+}
+
+/// The policy and priority the calling thread really has.
+pub fn current_thread() -> (Option<Policy>, i32) {
+    // SAFETY: plain queries about the calling thread.
+    let raw = unsafe { libc::sched_getscheduler(0) };
+    let mut param = libc::sched_param { sched_priority: 0 };
+    unsafe { libc::sched_getparam(0, &mut param) };
+    (Policy::from_raw(raw), param.sched_priority)
+}
+
+/// Pins the calling thread to one CPU.
+pub fn pin_current_thread(cpu: usize) -> Result<(), RtError> {
+    // SAFETY: cpu_set_t is plain data; CPU_SET bounds are checked below.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if cpu >= 8 * std::mem::size_of::<libc::cpu_set_t>() {
+            return Err(RtError::Affinity {
+                cpu,
+                source: std::io::Error::from_raw_os_error(libc::EINVAL),
+            });
+        }
+        libc::CPU_SET(cpu, &mut set);
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(RtError::Affinity {
+                cpu,
+                source: std::io::Error::last_os_error(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The CPUs the calling thread may run on.
+pub fn current_affinity() -> Vec<usize> {
+    // SAFETY: cpu_set_t is plain data filled in by the kernel.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return Vec::new();
+        }
+        (0..8 * std::mem::size_of::<libc::cpu_set_t>())
+            .filter(|&cpu| libc::CPU_ISSET(cpu, &set))
+            .collect()
+    }
+}
+
+/// The CPUs that are online and that this process may use.
+pub fn usable_cpus() -> Vec<usize> {
+    let allowed = current_affinity();
+    match std::fs::read_to_string("/sys/devices/system/cpu/online")
+        .ok()
+        .and_then(|text| parse_cpu_list(text.trim()).ok())
+    {
+        Some(online) => allowed.into_iter().filter(|c| online.contains(c)).collect(),
+        None => allowed,
+    }
+}
+
+/// Parses a kernel-style CPU list such as `0-3,6,8-9`.
+pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>, RtError> {
+    let bad = |reason: &str| RtError::CpuList {
+        text: text.to_string(),
+        reason: reason.to_string(),
+    };
+    let mut cpus = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (first, last) = match part.split_once('-') {
+            Some((a, b)) => (a.trim(), b.trim()),
+            None => (part, part),
+        };
+        let first: usize = first.parse().map_err(|_| bad("not a number"))?;
+        let last: usize = last.parse().map_err(|_| bad("not a number"))?;
+        if last < first {
+            return Err(bad("range goes backwards"));
+        }
+        if last >= 4096 {
+            return Err(bad("CPU number too large"));
+        }
+        cpus.extend(first..=last);
+    }
+    if cpus.is_empty() {
+        return Err(bad("no CPU given"));
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    Ok(cpus)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_lists_parse_like_the_kernel_writes_them() {
+        assert_eq!(parse_cpu_list("0").unwrap(), vec![0]);
+        assert_eq!(
+            parse_cpu_list("0-3,6,8-9").unwrap(),
+            vec![0, 1, 2, 3, 6, 8, 9]
+        );
+        assert_eq!(parse_cpu_list("2,1,2").unwrap(), vec![1, 2]);
+        assert!(parse_cpu_list("3-1").is_err());
+        assert!(parse_cpu_list("x").is_err());
+        assert!(parse_cpu_list("").is_err());
+    }
+
+    #[test]
+    fn policy_names_round_trip() {
+        for p in [Policy::Fifo, Policy::Rr, Policy::Other] {
+            assert_eq!(Policy::from_raw(p.as_raw()), Some(p));
+            assert_eq!(p.kernel_name().parse::<Policy>().unwrap(), p);
+        }
+    }
+
+    #[test]
+    fn usable_cpus_include_the_current_one() {
+        // SAFETY: sched_getcpu has no preconditions.
+        let cpu = unsafe { libc::sched_getcpu() };
+        assert!(usable_cpus().contains(&(cpu as usize)));
+    }
+}

@@ -1,0 +1,54 @@
+//! A process-wide stop request set by Ctrl-C (SIGINT) or SIGTERM.
+//!
+//! Long-running commands poll [`requested`] and wind down cleanly: results
+//! so far are written and state is restored. A second Ctrl-C kills the
+//! process the usual way (the handler is one-shot).
+
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+
+use crate::RtError;
+
+static STOP: AtomicBool = AtomicBool::new(false);
+static SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_signal(signal: libc::c_int) {
+    SIGNAL.store(signal, Ordering::SeqCst);
+    STOP.store(true, Ordering::SeqCst);
+}
+
+/// Installs the SIGINT and SIGTERM handlers. Blocking system calls in any
+/// thread return EINTR when the signal lands there (no SA_RESTART).
+pub fn install() -> Result<(), RtError> {
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: the handler only stores to atomics, which is async-signal-safe.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_signal as *const () as usize;
+            action.sa_flags = libc::SA_RESETHAND;
+            libc::sigemptyset(&mut action.sa_mask);
+            if libc::sigaction(signal, &action, std::ptr::null_mut()) != 0 {
+                return Err(RtError::Signal(std::io::Error::last_os_error()));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// True once Ctrl-C or SIGTERM arrived (or [`request`] was called).
+#[inline]
+pub fn requested() -> bool {
+    STOP.load(Ordering::Relaxed)
+}
+
+/// Asks every loop polling [`requested`] to stop (e.g. when a load fails).
+pub fn request() {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+/// The signal that asked to stop, if a signal did.
+pub fn signal() -> Option<i32> {
+    match SIGNAL.load(Ordering::SeqCst) {
+        0 => None,
+        s => Some(s),
+    }
+}

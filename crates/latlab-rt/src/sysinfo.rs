@@ -1,0 +1,354 @@
+//! Facts about the machine recorded with every result, and the pitfalls
+//! worth a warning before a run.
+
+use std::io::Read;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+/// What latlab knows about the kernel and hardware a result came from.
+/// Fields are `None` where the machine does not expose the fact.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SystemInfo {
+    /// Host name.
+    pub hostname: String,
+    /// `uname -r`.
+    pub kernel_release: String,
+    /// `uname -v`: build number, date and preemption flags.
+    pub kernel_version: String,
+    /// `uname -m`.
+    pub machine: String,
+    /// Preemption model in use: `none`, `voluntary`, `full`, `lazy`, `rt`.
+    pub preemption_model: Option<String>,
+    /// How the preemption model was determined.
+    pub preemption_source: Option<String>,
+    /// CONFIG_HZ (timer tick frequency).
+    pub hz: Option<u32>,
+    /// High-resolution timers active (CLOCK_MONOTONIC resolution of 1 ns).
+    pub high_res_timers: bool,
+    /// Current clocksource.
+    pub clocksource: Option<String>,
+    /// Kernel command line.
+    pub cmdline: String,
+    /// `isolcpus=` from the command line.
+    pub isolcpus: Option<String>,
+    /// `nohz_full=` from the command line.
+    pub nohz_full: Option<String>,
+    /// CPU model name.
+    pub cpu_model: Option<String>,
+    /// Number of online CPUs.
+    pub online_cpus: usize,
+    /// Hypervisor detected (e.g. `KVM`, `hypervisor flag`), `None` on bare metal.
+    pub virtualization: Option<String>,
+    /// cpufreq governor per CPU (empty when cpufreq is absent).
+    pub cpufreq_governors: Vec<String>,
+    /// Idle states of CPU 0 as `name (exit latency µs)`; empty when cpuidle is absent.
+    pub idle_states: Vec<String>,
+    /// /proc/sys/kernel/sched_rt_runtime_us (-1 = throttling off).
+    pub rt_runtime_us: Option<i64>,
+    /// /proc/sys/kernel/sched_rt_period_us.
+    pub rt_period_us: Option<i64>,
+}
+
+impl SystemInfo {
+    /// Reads everything from /proc and /sys. Never fails: what cannot be read stays `None`.
+    pub fn gather() -> SystemInfo {
+        let uname = uname();
+        let cmdline = read_trimmed("/proc/cmdline").unwrap_or_default();
+        let config = kernel_config(&uname.1);
+        let (preemption_model, preemption_source) =
+            preemption(&uname.2, &cmdline, config.as_deref());
+        let cpuinfo = read_trimmed("/proc/cpuinfo").unwrap_or_default();
+        SystemInfo {
+            hostname: uname.0,
+            kernel_release: uname.1,
+            kernel_version: uname.2,
+            machine: uname.3,
+            preemption_model,
+            preemption_source,
+            hz: config
+                .as_deref()
+                .and_then(|c| config_value(c, "CONFIG_HZ"))
+                .and_then(|v| v.parse().ok()),
+            high_res_timers: monotonic_resolution_ns() == 1,
+            clocksource: read_trimmed(
+                "/sys/devices/system/clocksource/clocksource0/current_clocksource",
+            ),
+            isolcpus: cmdline_value(&cmdline, "isolcpus"),
+            nohz_full: cmdline_value(&cmdline, "nohz_full"),
+            cmdline,
+            cpu_model: cpuinfo
+                .lines()
+                .find(|l| l.starts_with("model name") || l.starts_with("Model"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string()),
+            online_cpus: crate::sched::usable_cpus().len(),
+            virtualization: virtualization(&cpuinfo),
+            cpufreq_governors: (0..crate::sched::usable_cpus().len())
+                .filter_map(|cpu| {
+                    read_trimmed(format!(
+                        "/sys/devices/system/cpu/cpu{cpu}/cpufreq/scaling_governor"
+                    ))
+                })
+                .collect(),
+            idle_states: idle_states(),
+            rt_runtime_us: read_trimmed("/proc/sys/kernel/sched_rt_runtime_us")
+                .and_then(|v| v.parse().ok()),
+            rt_period_us: read_trimmed("/proc/sys/kernel/sched_rt_period_us")
+                .and_then(|v| v.parse().ok()),
+        }
+    }
+
+    /// Known pitfalls of this machine for latency measurement, in words.
+    pub fn pitfalls(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        if let Some(runtime) = self.rt_runtime_us.filter(|&r| r >= 0) {
+            warnings.push(format!(
+                "RT throttling is on (sched_rt_runtime_us={runtime} of {} us): a runaway RT task \
+                 is stopped, but so is a legitimate one; disable with \
+                 `echo -1 > /proc/sys/kernel/sched_rt_runtime_us` for production tests",
+                self.rt_period_us.unwrap_or(1_000_000)
+            ));
+        }
+        if let Some(hv) = &self.virtualization {
+            warnings.push(format!(
+                "running in a virtual machine ({hv}): the host can stop a vCPU at any time, \
+                 so worst cases here say little about bare metal"
+            ));
+        }
+        if self.cpufreq_governors.iter().any(|g| g != "performance") {
+            warnings.push(
+                "CPU frequency scaling is active (governor not `performance`): wake-ups on a \
+                 slowed-down CPU take longer; `cpupower frequency-set -g performance`"
+                    .to_string(),
+            );
+        }
+        if !self.high_res_timers {
+            warnings.push(
+                "high-resolution timers are not active: wake-ups are rounded to the tick".into(),
+            );
+        }
+        warnings
+    }
+}
+
+fn read_trimmed(path: impl AsRef<Path>) -> Option<String> {
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+fn uname() -> (String, String, String, String) {
+    // SAFETY: utsname is plain data filled in by the kernel.
+    unsafe {
+        let mut u: libc::utsname = std::mem::zeroed();
+        libc::uname(&mut u);
+        let field = |f: &[libc::c_char]| {
+            std::ffi::CStr::from_ptr(f.as_ptr())
+                .to_string_lossy()
+                .into_owned()
+        };
+        (
+            field(&u.nodename),
+            field(&u.release),
+            field(&u.version),
+            field(&u.machine),
+        )
+    }
+}
+
+fn monotonic_resolution_ns() -> i64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: valid timespec out-pointer.
+    unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+}
+
+/// The kernel build configuration, from /proc/config.gz or /boot/config-RELEASE.
+fn kernel_config(release: &str) -> Option<String> {
+    if let Ok(file) = std::fs::File::open("/proc/config.gz") {
+        let mut text = String::new();
+        if flate2::read::GzDecoder::new(file)
+            .read_to_string(&mut text)
+            .is_ok()
+        {
+            return Some(text);
+        }
+    }
+    std::fs::read_to_string(format!("/boot/config-{release}")).ok()
+}
+
+fn config_value<'a>(config: &'a str, key: &str) -> Option<&'a str> {
+    config
+        .lines()
+        .find_map(|line| line.strip_prefix(key)?.strip_prefix('='))
+}
+
+fn cmdline_value(cmdline: &str, key: &str) -> Option<String> {
+    cmdline
+        .split_whitespace()
+        .take_while(|w| *w != "--")
+        .find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
+        .map(str::to_string)
+}
+
+/// The preemption model in force and how it was found.
+fn preemption(
+    version: &str,
+    cmdline: &str,
+    config: Option<&str>,
+) -> (Option<String>, Option<String>) {
+    // debugfs shows the active dynamic mode in parentheses: "none (voluntary) full".
+    if let Some(modes) = read_trimmed("/sys/kernel/debug/sched/preempt") {
+        if let Some(active) = modes
+            .split_whitespace()
+            .find(|m| m.starts_with('('))
+            .map(|m| m.trim_matches(|c| c == '(' || c == ')').to_string())
+        {
+            return (Some(active), Some("/sys/kernel/debug/sched/preempt".into()));
+        }
+    }
+    if version.contains("PREEMPT_RT") {
+        return (Some("rt".into()), Some("uname -v".into()));
+    }
+    if let Some(mode) = cmdline_value(cmdline, "preempt") {
+        return (Some(mode), Some("kernel command line preempt=".into()));
+    }
+    if let Some(config) = config {
+        for (key, mode) in [
+            ("CONFIG_PREEMPT_RT", "rt"),
+            ("CONFIG_PREEMPT_NONE", "none"),
+            ("CONFIG_PREEMPT_VOLUNTARY", "voluntary"),
+            ("CONFIG_PREEMPT_LAZY", "lazy"),
+            ("CONFIG_PREEMPT", "full"),
+        ] {
+            if config_value(config, key) == Some("y") {
+                let dynamic = config_value(config, "CONFIG_PREEMPT_DYNAMIC") == Some("y");
+                let source = if dynamic {
+                    "kernel config default (PREEMPT_DYNAMIC, no preempt= on the command line)"
+                } else {
+                    "kernel config"
+                };
+                return (Some(mode.into()), Some(source.into()));
+            }
+        }
+    }
+    if version.contains("PREEMPT ") || version.ends_with("PREEMPT") {
+        return (Some("full".into()), Some("uname -v".into()));
+    }
+    (None, None)
+}
+
+fn virtualization(cpuinfo: &str) -> Option<String> {
+    if let Some(kind) = read_trimmed("/sys/hypervisor/type") {
+        return Some(kind);
+    }
+    for path in [
+        "/sys/class/dmi/id/sys_vendor",
+        "/sys/class/dmi/id/product_name",
+    ] {
+        if let Some(vendor) = read_trimmed(path) {
+            for known in [
+                "QEMU",
+                "KVM",
+                "VMware",
+                "VirtualBox",
+                "Xen",
+                "Microsoft",
+                "Amazon EC2",
+                "Google",
+            ] {
+                if vendor.contains(known) {
+                    return Some(vendor);
+                }
+            }
+        }
+    }
+    let flagged = cpuinfo
+        .lines()
+        .filter(|l| l.starts_with("flags"))
+        .any(|l| l.split_whitespace().any(|f| f == "hypervisor"));
+    flagged.then(|| "hypervisor (cpuid flag)".to_string())
+}
+
+fn idle_states() -> Vec<String> {
+    let base = Path::new("/sys/devices/system/cpu/cpu0/cpuidle");
+    let mut states = Vec::new();
+    for index in 0.. {
+        let dir = base.join(format!("state{index}"));
+        let Some(name) = read_trimmed(dir.join("name")) else {
+            break;
+        };
+        let latency = read_trimmed(dir.join("latency")).unwrap_or_else(|| "?".into());
+        states.push(format!("{name} ({latency} us)"));
+    }
+    states
+}
+
+/// Steal time per CPU in nanoseconds, from /proc/stat (time the hypervisor
+/// ran something else while this vCPU wanted to run). Empty when unreadable.
+pub fn steal_ns_per_cpu() -> Vec<(usize, u64)> {
+    // SAFETY: sysconf has no preconditions.
+    let tick = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    read_trimmed("/proc/stat")
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.split_whitespace();
+            let cpu: usize = fields.next()?.strip_prefix("cpu")?.parse().ok()?;
+            let steal: u64 = fields.nth(7)?.parse().ok()?;
+            Some((cpu, steal * 1_000_000_000 / tick))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gather_reads_this_machine() {
+        let info = SystemInfo::gather();
+        assert!(!info.kernel_release.is_empty());
+        assert!(info.online_cpus >= 1);
+        assert!(!info.cmdline.is_empty());
+    }
+
+    #[test]
+    fn preemption_from_config_and_cmdline() {
+        let config = "CONFIG_PREEMPT_NONE=y\nCONFIG_PREEMPT_DYNAMIC=y\nCONFIG_HZ=250\n";
+        assert_eq!(config_value(config, "CONFIG_HZ"), Some("250"));
+        let (model, _) = preemption("#1 SMP PREEMPT_DYNAMIC", "quiet", Some(config));
+        // debugfs may be mounted on the test machine and win; it then names a real mode.
+        assert!(model.is_some());
+        let (model, source) = preemption("#1 SMP", "preempt=full quiet", None);
+        if source.as_deref() != Some("/sys/kernel/debug/sched/preempt") {
+            assert_eq!(model.as_deref(), Some("full"));
+        }
+    }
+
+    #[test]
+    fn cmdline_values_stop_at_double_dash() {
+        let cmdline = "quiet isolcpus=2-3 nohz_full=2-3 -- isolcpus=9";
+        assert_eq!(cmdline_value(cmdline, "isolcpus").as_deref(), Some("2-3"));
+        assert_eq!(cmdline_value(cmdline, "nohz_full").as_deref(), Some("2-3"));
+        assert_eq!(cmdline_value("a -- nohz_full=1", "nohz_full"), None);
+    }
+
+    #[test]
+    fn pitfalls_name_throttling_and_vm() {
+        let info = SystemInfo {
+            rt_runtime_us: Some(950_000),
+            rt_period_us: Some(1_000_000),
+            virtualization: Some("KVM".into()),
+            high_res_timers: true,
+            ..SystemInfo::default()
+        };
+        let text = info.pitfalls().join("\n");
+        assert!(text.contains("RT throttling"));
+        assert!(text.contains("virtual machine"));
+    }
+}
