@@ -3,9 +3,10 @@
 use std::path::PathBuf;
 
 /// How to get permission to use tracefs; appended to permission errors.
-pub(crate) const PERMISSION_FIX: &str = "run as root (sudo), or grant CAP_SYS_ADMIN \
-(e.g. `setcap cap_sys_admin+ep $(which latlab)`), or remount tracefs so your group may \
-use it: `mount -o remount,gid=$(id -g),mode=0770 -t tracefs nodev /sys/kernel/tracing`";
+pub(crate) const PERMISSION_FIX: &str = "run as root (sudo), or grant the capabilities \
+tracefs needs: `setcap cap_dac_override,cap_sys_admin+ep $(which latlab)` (DAC override to \
+write root-owned tracefs files, SYS_ADMIN to mount tracefs); a `gid=` tracefs mount option \
+gives a group read access only, not the write access capture needs";
 
 /// Everything that can go wrong while capturing kernel events.
 #[derive(Debug, thiserror::Error)]

@@ -22,6 +22,16 @@
 //!
 //! The file opens in `trace-cmd report` and KernelShark. Decoding lives in
 //! `latlab-ftrace`; this crate only captures.
+//!
+//! Event specifications need no privilege to check:
+//!
+//! ```
+//! use latlab_tracefs::parse_event_spec;
+//! let req = parse_event_spec(&["+syscalls", "-kmem"]).unwrap();
+//! assert!(req.events.iter().any(|e| e.to_string() == "raw_syscalls:sys_enter"));
+//! assert!(req.events.iter().any(|e| e.to_string() == "sched:sched_switch"));
+//! assert!(!req.events.iter().any(|e| e.system == "kmem"));
+//! ```
 
 mod capture;
 pub mod dat;

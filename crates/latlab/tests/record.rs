@@ -301,3 +301,45 @@ fn unknown_event_set_is_rejected_with_the_fix() {
         "{stderr}"
     );
 }
+
+#[test]
+fn without_privilege_the_error_names_the_fix() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // Dropping privileges needs root; as a normal user the plain run shows the same error.
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let mut cmd = if root {
+        if Command::new("setpriv").arg("--version").output().is_err() {
+            eprintln!("SKIP: setpriv missing (util-linux) to drop root");
+            return;
+        }
+        let mut c = Command::new("setpriv");
+        c.args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+        ]);
+        c.arg(env!("CARGO_BIN_EXE_latlab"));
+        c
+    } else {
+        latlab()
+    };
+    let res = cmd
+        .args([
+            "record",
+            "-o",
+            "/tmp/latlab-unprivileged-test.dat",
+            "--",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(res.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&res.stderr);
+    assert!(
+        stderr.contains("permission denied") && stderr.contains("run as root"),
+        "{stderr}"
+    );
+    assert!(!Path::new("/tmp/latlab-unprivileged-test.dat").exists());
+}
