@@ -17,8 +17,11 @@ use crate::error::{Result, TracefsError};
 
 /// How long a reader sleeps in poll(2) at most before draining anyway.
 const POLL_TIMEOUT_MS: i32 = 500;
-/// Pipe capacity asked for (the kernel may give less).
-const PIPE_BYTES: i32 = 1 << 20;
+/// Bytes moved per splice(2) call. Small on purpose: on kernels without
+/// preemption (PREEMPT_NONE) a long splice delays real-time wake-ups on that
+/// CPU until it returns, so 16 pages (64 KiB with 4 KiB pages) per call keep
+/// each kernel section short.
+const PIPE_BYTES: i32 = 64 * 1024;
 
 /// A shared "stop now" signal: a flag plus an eventfd that wakes every poll(2).
 #[derive(Debug)]
