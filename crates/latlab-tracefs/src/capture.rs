@@ -729,6 +729,15 @@ mod tests {
     }
 
     #[test]
+    fn capture_and_marker_can_move_between_threads() {
+        fn send_sync<T: Send + Sync>() {}
+        fn send<T: Send>() {}
+        send::<Capture>();
+        send_sync::<TraceMarker>();
+        send_sync::<CaptureReport>();
+    }
+
+    #[test]
     fn clock_parse() {
         assert_eq!(current_clock("local global [mono] boot"), "mono");
         assert_eq!(current_clock("[local] global"), "local");

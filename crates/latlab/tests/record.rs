@@ -343,3 +343,102 @@ fn without_privilege_the_error_names_the_fix() {
     );
     assert!(!Path::new("/tmp/latlab-unprivileged-test.dat").exists());
 }
+
+#[test]
+fn sigint_to_latlab_alone_is_passed_to_the_command_and_the_file_is_written() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !privileged() || !have_trace_cmd() {
+        return;
+    }
+    let before = set_event();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("cmd.dat");
+    let child = latlab()
+        .args([
+            "record",
+            "--json",
+            "--no-kallsyms",
+            "--events",
+            "sched,nosys:noevent",
+            "-o",
+        ])
+        .arg(&out)
+        .args(["--", "sleep", "60"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    assert!(
+        wait_for_instance(pid),
+        "instance latlab-{pid} never appeared"
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(pid as libc::pid_t, libc::SIGINT) };
+    let t0 = Instant::now();
+    let res = child.wait_with_output().unwrap();
+    assert!(
+        t0.elapsed() < Duration::from_secs(30),
+        "the traced command was not stopped"
+    );
+    assert!(
+        res.status.success(),
+        "{}",
+        String::from_utf8_lossy(&res.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&res.stderr);
+    assert!(
+        stderr.contains("skipped: nosys:noevent"),
+        "no warning for a missing event: {stderr}"
+    );
+    let report = json_report(&res.stdout);
+    assert_eq!(report["events_missing"][0], "nosys:noevent");
+    let events = report_events(&out);
+    assert_eq!(
+        events.len() as u64,
+        report["total_events"].as_u64().unwrap()
+    );
+    assert_clean(pid, &before);
+}
+
+#[test]
+fn duration_ends_the_traced_command() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !privileged() {
+        return;
+    }
+    let before = set_event();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("dur.dat");
+    let t0 = Instant::now();
+    let child = latlab()
+        .args([
+            "record",
+            "--no-kallsyms",
+            "--events",
+            "sched",
+            "--duration",
+            "300ms",
+            "-o",
+        ])
+        .arg(&out)
+        .args(["--", "sleep", "60"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let res = child.wait_with_output().unwrap();
+    assert!(
+        t0.elapsed() < Duration::from_secs(30),
+        "--duration did not end the command"
+    );
+    assert!(
+        res.status.success(),
+        "{}",
+        String::from_utf8_lossy(&res.stderr)
+    );
+    assert!(std::fs::metadata(&out).unwrap().len() > 0);
+    assert_clean(pid, &before);
+}

@@ -208,8 +208,7 @@ pub fn execute(args: RecordArgs) -> anyhow::Result<ExitCode> {
         }
         if deadline.is_some_and(|d| Instant::now() >= d) {
             if let Some(c) = child.as_mut() {
-                let _ = c.kill();
-                child_status = c.wait().ok();
+                child_status = terminate(c);
             }
             break;
         }
@@ -237,6 +236,22 @@ pub fn execute(args: RecordArgs) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Ends the traced command when --duration is over: SIGTERM, then SIGKILL
+/// after two seconds.
+fn terminate(c: &mut std::process::Child) -> Option<std::process::ExitStatus> {
+    // SAFETY: plain kill(2) on our own child.
+    unsafe { libc::kill(c.id() as libc::pid_t, libc::SIGTERM) };
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(2) {
+        if let Ok(Some(status)) = c.try_wait() {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = c.kill();
+    c.wait().ok()
 }
 
 fn human_bytes(n: u64) -> String {
