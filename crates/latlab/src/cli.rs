@@ -13,6 +13,8 @@ pub struct Cli {
 }
 
 /// latlab's commands.
+// Parsed once per process; boxing the large argument structs would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Measure wake-up latency and period accuracy of periodic real-time threads.
