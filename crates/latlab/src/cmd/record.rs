@@ -24,7 +24,7 @@ pub struct RecordArgs {
     #[arg(short, long, value_delimiter = ',', allow_hyphen_values = true)]
     pub events: Vec<String>,
     /// Ring-buffer size per CPU in KiB (default: the kernel's, usually 1408).
-    #[arg(long, value_name = "KB")]
+    #[arg(long, value_name = "KB", value_parser = clap::value_parser!(u32).range(1..))]
     pub buffer_size: Option<u32>,
     /// Record for this long (e.g. 500ms, 10s, 2m); without a command and
     /// without --duration, record until Ctrl-C.
