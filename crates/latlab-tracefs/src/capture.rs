@@ -14,7 +14,7 @@ use crate::dat::{self, CpuData, DatHeader};
 use crate::error::{Result, TracefsError};
 use crate::events::{parse_event_spec, resolve_events, EventId};
 use crate::instance::{remove_stale_instances, Instance};
-use crate::marker::TraceMarker;
+use crate::marker::{TraceFreezer, TraceMarker};
 use crate::reader::{open_pipe_raw, read_remaining, CpuReader, StopSignal};
 use crate::tracefs::{online_cpus, read_file, read_text, Tracefs};
 
@@ -193,6 +193,7 @@ pub struct Capture {
     baseline: Vec<CpuStats>,
     started: Instant,
     marker: TraceMarker,
+    freezer: TraceFreezer,
     temp: TempDir,
     // Dropped last (field order): the instance outlives readers and marker use.
     instance: Option<Instance>,
@@ -304,6 +305,13 @@ impl Capture {
             .open(&marker_path)
             .map_err(|e| TracefsError::io("open", &marker_path, e))?;
         let marker = TraceMarker::new(OwnedFd::from(marker_file));
+        let on_path = instance.path("tracing_on");
+        let on_file = OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_CLOEXEC)
+            .open(&on_path)
+            .map_err(|e| TracefsError::io("open", &on_path, e))?;
+        let freezer = TraceFreezer::new(OwnedFd::from(on_file));
         let temp = TempDir::new(opts.temp_dir.as_deref())?;
 
         let mut capture = Capture {
@@ -321,6 +329,7 @@ impl Capture {
             baseline: vec![CpuStats::default(); ncpus],
             started: Instant::now(),
             marker,
+            freezer,
             temp,
             instance: Some(instance),
         };
@@ -382,6 +391,21 @@ impl Capture {
     /// A handle on the instance's `trace_marker`.
     pub fn marker(&self) -> TraceMarker {
         self.marker.clone()
+    }
+
+    /// A handle that stops tracing at once from any thread (see
+    /// [`TraceFreezer`]); pair it with [`Capture::snapshot_to`] in
+    /// flight-recorder mode.
+    pub fn freezer(&self) -> TraceFreezer {
+        self.freezer.clone()
+    }
+
+    /// True when tracing is switched off in the instance (after
+    /// [`TraceFreezer::freeze`], or while a snapshot is taken).
+    pub fn is_frozen(&self) -> bool {
+        self.inst()
+            .read("tracing_on")
+            .is_ok_and(|s| s.trim() == "0")
     }
 
     /// True in flight-recorder mode.
@@ -475,12 +499,14 @@ impl Capture {
         Ok(report)
     }
 
-    /// Points the marker descriptor at /dev/null so that no open file keeps
-    /// the instance busy, even while clones of the marker are still alive.
+    /// Points the marker and freezer descriptors at /dev/null so that no
+    /// open file keeps the instance busy, even while clones are still alive.
     fn release_marker(&self) {
         if let Ok(null) = OpenOptions::new().write(true).open("/dev/null") {
-            // SAFETY: both descriptors are valid; dup3 atomically replaces the marker fd.
-            unsafe { libc::dup3(null.as_raw_fd(), self.marker.raw_fd(), libc::O_CLOEXEC) };
+            for fd in [self.marker.raw_fd(), self.freezer.raw_fd()] {
+                // SAFETY: both descriptors are valid; dup3 atomically replaces fd.
+                unsafe { libc::dup3(null.as_raw_fd(), fd, libc::O_CLOEXEC) };
+            }
         }
     }
 

@@ -49,5 +49,5 @@ pub use instance::{
     instance_owner, latlab_instances, remove_stale_instances, Instance, StaleCleanup,
     INSTANCE_PREFIX,
 };
-pub use marker::TraceMarker;
+pub use marker::{TraceFreezer, TraceMarker};
 pub use tracefs::{online_cpus, parse_cpu_list, Tracefs, DEFAULT_MOUNT};

@@ -26,7 +26,9 @@ impl TraceMarker {
     }
 
     /// Writes one marker line (the kernel adds a newline if missing; it cuts
-    /// lines longer than about 4 KiB).
+    /// lines longer than about 4 KiB). Fails with EBADF while tracing is
+    /// switched off (e.g. after [`TraceFreezer::freeze`]): a measurement
+    /// loop should count such errors, not stop on them.
     pub fn write(&self, msg: &[u8]) -> std::io::Result<()> {
         // SAFETY: msg is valid for msg.len() bytes; the fd lives as long as self.
         let n = unsafe { libc::write(self.fd.as_raw_fd(), msg.as_ptr().cast(), msg.len()) };
@@ -114,5 +116,37 @@ mod tests {
         let mut r = r;
         r.read_to_string(&mut s).unwrap();
         assert_eq!(s, "latlab: cycle=7 intended=1000 actual=1250 latency=250\n");
+    }
+}
+
+/// A cheap, clonable handle that stops tracing in the capture's instance
+/// with one write(2) to its `tracing_on`, like cyclictest's breaktrace:
+/// a measurement thread calls [`TraceFreezer::freeze`] the moment a
+/// threshold is crossed, so the ring buffer keeps the events that led up
+/// to it instead of overwriting them. [`crate::Capture::snapshot_to`] then
+/// saves the frozen buffer and resumes tracing. No allocation; safe from a
+/// SCHED_FIFO thread. After the capture stops, freezing does nothing.
+#[derive(Debug, Clone)]
+pub struct TraceFreezer {
+    fd: Arc<OwnedFd>,
+}
+
+impl TraceFreezer {
+    pub(crate) fn new(fd: OwnedFd) -> Self {
+        TraceFreezer { fd: Arc::new(fd) }
+    }
+
+    pub(crate) fn raw_fd(&self) -> i32 {
+        self.fd.as_raw_fd()
+    }
+
+    /// Switches tracing off in the instance (the ring buffer keeps its content).
+    pub fn freeze(&self) -> std::io::Result<()> {
+        // SAFETY: writes one byte from a static buffer to our own fd.
+        let n = unsafe { libc::write(self.fd.as_raw_fd(), b"0".as_ptr().cast(), 1) };
+        if n < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
     }
 }

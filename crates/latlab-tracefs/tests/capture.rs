@@ -306,3 +306,48 @@ fn stale_instances_of_dead_processes_are_removed_live_ones_kept() {
     drop(capture);
     assert_clean(&before);
 }
+
+#[test]
+fn freezer_stops_tracing_so_the_snapshot_ends_at_the_trigger() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !privileged() || !have_trace_cmd() {
+        return;
+    }
+    let before = top_level_set_event();
+    let mut o = opts(&["sched"]);
+    o.flight_recorder = true;
+    let mut capture = Capture::start(&o).unwrap();
+    let marker = capture.marker();
+    let freezer = capture.freezer();
+    // The "measurement thread": marks the trigger and freezes right away.
+    std::thread::spawn(move || {
+        marker.write(b"before trigger").unwrap();
+        marker.write_sample(42, 1_000, 900_000).unwrap();
+        freezer.freeze().unwrap();
+        // While tracing is off the kernel refuses marker writes (EBADF).
+        assert!(marker.write(b"after trigger").is_err());
+    })
+    .join()
+    .unwrap();
+    assert!(capture.is_frozen());
+    std::thread::sleep(Duration::from_millis(50));
+    let dir = tempfile::tempdir().unwrap();
+    let snap = dir.path().join("trigger.dat");
+    let report = capture.snapshot_to(&snap).unwrap();
+    assert!(
+        !capture.is_frozen(),
+        "tracing not resumed after the snapshot"
+    );
+    let (events, _) = trace_cmd_report(&snap);
+    assert_eq!(events.len() as u64, report.total_events);
+    let last = events.last().expect("events");
+    assert!(
+        last.contains("latlab: cycle=42"),
+        "snapshot does not end at the trigger: {last}"
+    );
+    assert!(!events.iter().any(|l| l.contains("after trigger")));
+    let freezer = capture.freezer();
+    capture.stop(&dir.path().join("end.dat")).unwrap();
+    freezer.freeze().unwrap(); // harmless after stop
+    assert_clean(&before);
+}
