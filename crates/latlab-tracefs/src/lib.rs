@@ -33,6 +33,8 @@
 //! assert!(!req.events.iter().any(|e| e.system == "kmem"));
 //! ```
 
+#![warn(missing_docs)]
+
 mod capture;
 pub mod dat;
 mod error;
