@@ -171,7 +171,7 @@ pub fn execute(args: RecordArgs) -> anyhow::Result<ExitCode> {
     let deadline = args.duration.map(|d| Instant::now() + d);
     let mut child_status = None;
     let mut snapshots = 0u32;
-    let mut forwarded = false;
+    let mut forwarded: Option<Instant> = None;
     loop {
         if let Some(c) = child.as_mut() {
             if let Some(status) = c.try_wait().context("waiting for the command")? {
@@ -180,15 +180,20 @@ pub fn execute(args: RecordArgs) -> anyhow::Result<ExitCode> {
             }
         }
         if STOP.load(Ordering::SeqCst) {
-            match child.as_ref() {
+            match (child.as_mut(), forwarded) {
                 // Ctrl-C reaches the command too; a `kill -INT` of latlab alone is passed on.
-                Some(c) if !forwarded => {
+                (Some(c), None) => {
                     // SAFETY: plain kill(2) on our own child.
                     unsafe { libc::kill(c.id() as libc::pid_t, libc::SIGINT) };
-                    forwarded = true;
+                    forwarded = Some(Instant::now());
                 }
-                Some(_) => {}
-                None => break,
+                // A command that ignores SIGINT is ended so the recording can stop.
+                (Some(c), Some(t)) if t.elapsed() > Duration::from_secs(2) => {
+                    child_status = terminate(c);
+                    break;
+                }
+                (Some(_), Some(_)) => {}
+                (None, _) => break,
             }
         }
         if SNAPSHOT.swap(false, Ordering::SeqCst) {
