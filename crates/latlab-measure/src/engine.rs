@@ -130,8 +130,9 @@ struct Live {
     max: AtomicU64,
 }
 
-/// Per-thread accumulation of samples.
-struct Recorder {
+/// Per-thread accumulation of samples: what the measurement loop does
+/// with each wake-up (public so its cost can be benchmarked).
+pub struct Recorder {
     cpu: usize,
     start_ns: u64,
     stats: Stats,
@@ -144,7 +145,9 @@ struct Recorder {
 }
 
 impl Recorder {
-    fn new(cpu: usize, interval_ns: u64, tolerance: f64, start_ns: u64) -> Self {
+    /// A recorder for a thread on `cpu` with period `interval_ns`, period
+    /// tolerance `tolerance` (fraction) and run start `start_ns`.
+    pub fn new(cpu: usize, interval_ns: u64, tolerance: f64, start_ns: u64) -> Self {
         let per_second = (1_000_000_000 / interval_ns.max(1)) as usize + 1;
         Recorder {
             cpu,
@@ -159,8 +162,9 @@ impl Recorder {
         }
     }
 
+    /// Accounts one wake-up; returns its latency in ns.
     #[inline]
-    fn record(&mut self, wake: timer::Wake) -> u64 {
+    pub fn record(&mut self, wake: timer::Wake) -> u64 {
         let latency = wake.actual.saturating_sub(wake.intended);
         if wake.actual < wake.intended {
             self.early += 1;
