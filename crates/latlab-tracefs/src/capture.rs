@@ -20,8 +20,6 @@ use crate::tracefs::{online_cpus, read_file, read_text, Tracefs};
 
 /// The clock latlab asks for: CLOCK_MONOTONIC, the measurement threads' clock.
 pub const TRACE_CLOCK: &str = "mono";
-/// `buffer_percent` set in the instance: readers wake when a CPU's buffer is this full.
-pub const BUFFER_PERCENT: u32 = 25;
 
 /// What to capture and how.
 #[derive(Debug, Clone)]
@@ -261,7 +259,6 @@ impl Capture {
         if let Some(kb) = opts.buffer_size_kb {
             instance.write("buffer_size_kb", &kb.to_string())?;
         }
-        let _ = instance.write("buffer_percent", &BUFFER_PERCENT.to_string());
 
         let mut events = Vec::new();
         for ev in &resolved.enabled {
@@ -338,6 +335,12 @@ impl Capture {
             let stop =
                 StopSignal::new().map_err(|e| TracefsError::io("create eventfd", "eventfd", e))?;
             let mut readers = Vec::with_capacity(cpus.len());
+            let buffer_bytes = capture
+                .inst()
+                .read("buffer_size_kb")
+                .ok()
+                .and_then(|t| t.split_whitespace().next()?.parse::<u64>().ok())
+                .map_or(1408 * 1024, |kb| kb * 1024);
             // Install the mode first so Drop stops already-started readers on error.
             capture.mode = Mode::Streaming {
                 stop: stop.clone(),
@@ -348,7 +351,7 @@ impl Capture {
                     .inst()
                     .path(&format!("per_cpu/cpu{cpu}/trace_pipe_raw"));
                 let out = capture.temp.0.join(format!("cpu{cpu}.raw"));
-                match CpuReader::spawn(cpu, src, out, page_size, stop.clone()) {
+                match CpuReader::spawn(cpu, src, out, page_size, buffer_bytes, stop.clone()) {
                     Ok(r) => readers.push(r),
                     Err(e) => {
                         capture.mode = Mode::Streaming { stop, readers };

@@ -44,7 +44,7 @@ mod marker;
 mod reader;
 mod tracefs;
 
-pub use capture::{Capture, CaptureOptions, CaptureReport, CpuReport, BUFFER_PERCENT, TRACE_CLOCK};
+pub use capture::{Capture, CaptureOptions, CaptureReport, CpuReport, TRACE_CLOCK};
 pub use error::{Result, TracefsError};
 pub use events::{parse_event_spec, resolve_events, EventId, EventSet, EVENT_SETS};
 pub use instance::{

@@ -1,7 +1,11 @@
 //! Per-CPU readers: stream full ring-buffer pages from `trace_pipe_raw` to a
-//! file with splice(2) (zero copy), waking up only when the buffer is
-//! `buffer_percent` full or a timeout passes, then flush the last partial page
-//! with read(2) when tracing stops.
+//! file with splice(2) (zero copy) on a timer, then flush the last partial
+//! page with read(2) when tracing stops.
+//!
+//! The readers do not wait in poll(2) on the trace file: a waiting reader
+//! makes the kernel check the fill level on every event and wake it through
+//! irq_work (a self-interrupt) on the CPU that wrote the event, which is
+//! often the CPU being measured. A timer costs nothing on the traced CPUs.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -11,12 +15,13 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
 
 use crate::error::{Result, TracefsError};
 
-/// How long a reader sleeps in poll(2) at most before draining anyway.
-const POLL_TIMEOUT_MS: i32 = 500;
+/// Drain interval when the buffer fills slowly.
+const SLOW_INTERVAL_MS: i32 = 100;
+/// Drain interval after a drain that found a quarter of the buffer full.
+const FAST_INTERVAL_MS: i32 = 10;
 /// Bytes moved per splice(2) call. Small on purpose: on kernels without
 /// preemption (PREEMPT_NONE) a long splice delays real-time wake-ups on that
 /// CPU until it returns, so 16 pages (64 KiB with 4 KiB pages) per call keep
@@ -198,29 +203,22 @@ fn drain_splice(src: &File, pipe: &SplicePipe, out: &File) -> std::io::Result<Dr
     }
 }
 
-fn poll_wait(src: &File, stop: &StopSignal) -> std::io::Result<bool> {
-    let mut fds = [
-        libc::pollfd {
-            fd: src.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        },
-        libc::pollfd {
-            fd: stop.efd.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        },
-    ];
-    // SAFETY: fds is a valid array of two pollfd.
-    let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, POLL_TIMEOUT_MS) };
+/// Sleeps for `ms` milliseconds or until the stop signal fires.
+fn wait_interval(stop: &StopSignal, ms: i32) -> std::io::Result<()> {
+    let mut fds = [libc::pollfd {
+        fd: stop.efd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    }];
+    // SAFETY: fds is a valid array of one pollfd.
+    let n = unsafe { libc::poll(fds.as_mut_ptr(), 1, ms) };
     if n < 0 {
         let e = std::io::Error::last_os_error();
-        if e.raw_os_error() == Some(libc::EINTR) {
-            return Ok(false);
+        if e.raw_os_error() != Some(libc::EINTR) {
+            return Err(e);
         }
-        return Err(e);
     }
-    Ok(n > 0 && fds[0].revents & libc::POLLIN != 0)
+    Ok(())
 }
 
 /// One CPU's streaming reader thread.
@@ -238,13 +236,14 @@ impl CpuReader {
         src_path: PathBuf,
         out_path: PathBuf,
         page_size: usize,
+        buffer_bytes: u64,
         stop: Arc<StopSignal>,
     ) -> Result<Self> {
         let src = open_pipe_raw(&src_path, cpu)?;
         let out = File::create(&out_path).map_err(|e| TracefsError::io("create", &out_path, e))?;
         let handle = std::thread::Builder::new()
             .name(format!("latlab-rd{cpu}"))
-            .spawn(move || stream(src, out, page_size, &stop))
+            .spawn(move || stream(src, out, page_size, buffer_bytes, &stop))
             .map_err(|source| TracefsError::Reader {
                 cpu,
                 path: src_path.clone(),
@@ -273,7 +272,13 @@ impl CpuReader {
     }
 }
 
-fn stream(src: File, mut out: File, page_size: usize, stop: &StopSignal) -> std::io::Result<u64> {
+fn stream(
+    src: File,
+    mut out: File,
+    page_size: usize,
+    buffer_bytes: u64,
+    stop: &StopSignal,
+) -> std::io::Result<u64> {
     let mut total = 0u64;
     let pipe = SplicePipe::new(page_size).ok();
     let mut use_splice = pipe.is_some();
@@ -294,11 +299,15 @@ fn stream(src: File, mut out: File, page_size: usize, stop: &StopSignal) -> std:
         if stop.stopped() {
             break;
         }
-        let ready = poll_wait(&src, stop)?;
-        if ready && moved == 0 && !stop.stopped() {
-            // Readable but no full page yet: don't spin.
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let busy = moved.saturating_mul(4) >= buffer_bytes;
+        wait_interval(
+            stop,
+            if busy {
+                FAST_INTERVAL_MS
+            } else {
+                SLOW_INTERVAL_MS
+            },
+        )?;
     }
     // Tracing is off now: take the full pages, then the partial ones.
     if use_splice {
