@@ -25,4 +25,6 @@ pub enum Command {
     Load(crate::cmd::load::LoadArgs),
     /// Compare delayed locking with plain, PI and ceiling locks (real threads, or --simulate).
     Lockbench(crate::cmd::lockbench::LockbenchArgs),
+    /// Capture kernel events (tracefs) into a trace-cmd .dat file.
+    Record(crate::cmd::record::RecordArgs),
 }

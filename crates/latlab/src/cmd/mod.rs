@@ -5,6 +5,7 @@ pub mod background;
 pub mod dump;
 pub mod load;
 pub mod lockbench;
+pub mod record;
 pub mod run;
 
 use std::process::ExitCode;
@@ -23,5 +24,6 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Dump(args) => dump::execute(args),
         Command::Load(args) => load::execute(args),
         Command::Lockbench(args) => lockbench::execute(args),
+        Command::Record(args) => record::execute(args),
     }
 }
