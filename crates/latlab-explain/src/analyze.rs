@@ -86,7 +86,7 @@ impl Cause {
     pub fn describe(&self) -> String {
         match self {
             Cause::TimerIrqDelay { task } => {
-                format!("timer interrupt delayed: interrupts off in the kernel while {task} ran")
+                format!("timer interrupt delayed while {task} ran: interrupts off in the kernel (or, on a VM, the virtual timer delivered late)")
             }
             Cause::SilentGap { task } => format!(
                 "timer interrupt delayed, CPU logged nothing (running {task}): interrupts off in untraced code, or the vCPU was not running (hypervisor, SMI)"
@@ -173,6 +173,11 @@ pub struct Part {
     pub ns: u64,
 }
 
+/// Interrupts that deliver the hrtimer expiry (x86 LAPIC timer vector, ARM arch timer).
+fn is_timer_irq(name: &str) -> bool {
+    name == "local_timer" || name.contains("arch_timer")
+}
+
 fn task_label(names: &Names, pid: i32) -> String {
     format!("{}:{}", names.comm(pid), pid)
 }
@@ -189,10 +194,13 @@ pub fn decompose(w: &Window, names: &Names) -> Vec<Part> {
     let mut task_st = w.task_cpu_state.clone();
     let same_cpu = p.timer_cpu == p.cpu;
     // Did the timer CPU log anything between E and X?
-    let silent_a = !w
-        .events
-        .iter()
-        .any(|r| r.cpu == p.timer_cpu && r.ts > e && r.ts < x);
+    // (The timer interrupt's own entry does not count.)
+    let silent_a = !w.events.iter().any(|r| {
+        r.cpu == p.timer_cpu
+            && r.ts > e
+            && r.ts < x
+            && !matches!(r.kind, Kind::IrqEntry { name, .. } if is_timer_irq(names.get(name)))
+    });
     let mut preempted: Option<i32> = None;
     let mut acc: BTreeMap<Cause, u64> = BTreeMap::new();
     let mut t = e;
@@ -211,7 +219,7 @@ pub fn decompose(w: &Window, names: &Names) -> Vec<Part> {
             }
             if let Some(&irq) = st.irqs.last() {
                 let n = names.get(irq);
-                if n == "local_timer" || n.contains("arch_timer") || (phase == 2 && st.in_hrtimer) {
+                if is_timer_irq(n) || (phase == 2 && st.in_hrtimer) {
                     return Cause::HrtimerInterrupt;
                 }
                 return Cause::IrqHandler {
@@ -496,5 +504,68 @@ pub fn rank_causes(windows: &[Window], parts: &[Vec<Part>], names: &Names) -> Ve
             .then(b.late_ns.cmp(&a.late_ns))
             .then(a.cause.cmp(&b.cause))
     });
+    rows
+}
+
+/// A cause category summed over all its causes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CategoryRow {
+    /// Category name ([`Cause::category`]).
+    pub category: String,
+    /// Late windows where it appears.
+    pub late_windows: u64,
+    /// Normal windows where it appears.
+    pub normal_windows: u64,
+    /// Latency it accounts for in late windows (ns).
+    pub late_ns: u64,
+    /// Mean per normal window (ns).
+    pub mean_normal_ns: u64,
+    /// Share of all late-window latency (0-1).
+    pub share: f64,
+}
+
+/// Causes summed by category, largest share of late latency first.
+pub fn categories(windows: &[Window], parts: &[Vec<Part>]) -> Vec<CategoryRow> {
+    let n_norm = windows.iter().filter(|w| !w.late).count() as u64;
+    let mut agg: BTreeMap<&'static str, (u64, u64, u64, u64)> = BTreeMap::new();
+    let mut total = 0u64;
+    for (w, ps) in windows.iter().zip(parts) {
+        let mut seen: Vec<&'static str> = Vec::new();
+        for p in ps {
+            let c = p.cause.category();
+            let a = agg.entry(c).or_default();
+            if w.late {
+                a.2 += p.ns;
+                total += p.ns;
+            } else {
+                a.3 += p.ns;
+            }
+            if !seen.contains(&c) {
+                seen.push(c);
+                if w.late {
+                    a.0 += 1;
+                } else {
+                    a.1 += 1;
+                }
+            }
+        }
+    }
+    let mut rows: Vec<CategoryRow> = agg
+        .into_iter()
+        .filter(|(_, a)| a.0 > 0)
+        .map(|(c, (lw, nw, lns, nns))| CategoryRow {
+            category: c.to_string(),
+            late_windows: lw,
+            normal_windows: nw,
+            late_ns: lns,
+            mean_normal_ns: if n_norm > 0 { nns / n_norm } else { 0 },
+            share: if total > 0 {
+                lns as f64 / total as f64
+            } else {
+                0.0
+            },
+        })
+        .collect();
+    rows.sort_by(|a, b| b.late_ns.cmp(&a.late_ns).then(a.category.cmp(&b.category)));
     rows
 }

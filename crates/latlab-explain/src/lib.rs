@@ -66,7 +66,7 @@ pub mod source;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-pub use analyze::{Cause, CauseRow, EventRow, Part};
+pub use analyze::{CategoryRow, Cause, CauseRow, EventRow, Part};
 pub use detect::{LatencyStats, Period, PeriodSource, TaskSummary};
 pub use error::{ExplainError, Result};
 pub use report::{PeriodRow, Report, WindowReport};
@@ -276,7 +276,15 @@ pub fn explain(source: &dyn Source, mut names: Names, opts: &Options) -> Result<
     let stats = LatencyStats::of(&mut lat);
     let threshold_ns = match opts.threshold {
         Threshold::Ns(n) => n,
-        Threshold::Percentile(p) => detect::percentile(&lat, p),
+        // The value just below the top (100 - p) % of periods, so that a
+        // short trace still has its worst period(s) late.
+        Threshold::Percentile(p) if !lat.is_empty() => {
+            let idx = ((p / 100.0 * lat.len() as f64).floor() as usize)
+                .saturating_sub(1)
+                .min(lat.len() - 1);
+            lat[idx]
+        }
+        Threshold::Percentile(_) => 0,
     };
     // Table 1.
     let mut table1 = Vec::with_capacity(periods.len());
@@ -325,6 +333,7 @@ pub fn explain(source: &dyn Source, mut names: Names, opts: &Options) -> Result<
         .collect();
     let table2 = analyze::event_table(&windows, &names);
     let causes = analyze::rank_causes(&windows, &parts, &names);
+    let categories = analyze::categories(&windows, &parts);
 
     if let Some(dir) = &opts.dump_windows {
         report::dump_windows(dir, &windows, &parts, &names)?;
@@ -376,6 +385,7 @@ pub fn explain(source: &dyn Source, mut names: Names, opts: &Options) -> Result<
         late_windows: windows_total,
         table1,
         table2,
+        categories,
         causes,
         windows: win_reports,
         steal_ns: opts.steal_ns.clone(),

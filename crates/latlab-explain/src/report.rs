@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::analyze::{CauseRow, EventRow, Part};
+use crate::analyze::{CategoryRow, CauseRow, EventRow, Part};
 use crate::detect::{LatencyStats, TaskSummary};
 use crate::error::{ExplainError, Result};
 use crate::model::Names;
@@ -116,6 +116,8 @@ pub struct Report {
     pub table1: Vec<PeriodRow>,
     /// The paper's Table 2: events per window, normal vs late.
     pub table2: Vec<EventRow>,
+    /// Late-window latency by cause category, largest first.
+    pub categories: Vec<CategoryRow>,
     /// Causes ranked by the latency they add beyond their normal share.
     pub causes: Vec<CauseRow>,
     /// The worst late windows with their decomposition.
@@ -252,6 +254,23 @@ impl Report {
                     o,
                     "  {:<28} {:>9} {:>9} {:>11.2} {:>11.2}",
                     r.event, r.normal, r.late, r.normal_per_window, r.late_per_window
+                );
+            }
+        }
+        if !self.categories.is_empty() {
+            let _ = writeln!(o, "\nlate-window latency by category:");
+            for c in &self.categories {
+                let _ = writeln!(
+                    o,
+                    "  {:<24} {:>5.1}%  {:>10}  in {}/{} late, {}/{} normal windows (normal mean {})",
+                    c.category,
+                    c.share * 100.0,
+                    fmt_ns(c.late_ns),
+                    c.late_windows,
+                    self.late_windows,
+                    c.normal_windows,
+                    self.baseline_windows,
+                    fmt_ns(c.mean_normal_ns)
                 );
             }
         }

@@ -296,6 +296,12 @@ fn dat_rec(ev: &Event<'_>, dec: &Dec, name: u32, names: &mut Names) -> Rec {
     }
 }
 
+/// `comm:pid` (the comm may itself contain `:`).
+fn plugin_task(word: &str) -> Option<(&str, i32)> {
+    let (c, p) = word.rsplit_once(':')?;
+    Some((c, p.parse().ok()?))
+}
+
 fn text_num(ev: &TextEvent, keys: &[&str]) -> Option<i64> {
     keys.iter().find_map(|k| ev.field_i64(k))
 }
@@ -330,15 +336,55 @@ pub fn text_rec(ev: &TextEvent, names: &mut Names) -> Rec {
             timer: text_num(ev, &["hrtimer"]).unwrap_or(0) as u64,
         },
         "sched_waking" | "sched_wakeup" | "sched_wakeup_new" => {
-            let pid = text_num(ev, &["pid", "tid"]).unwrap_or(-1) as i32;
+            // trace-cmd's plugin form: `comm:pid [prio] CPU:nnn`.
+            let plugin = plugin_task(ev.info.split_whitespace().next().unwrap_or(""));
+            let pid = text_num(ev, &["pid", "tid"])
+                .map(|v| v as i32)
+                .or(plugin.map(|p| p.1))
+                .unwrap_or(-1);
+            if let Some((c, p)) = plugin {
+                let c = names.intern(c);
+                names.set_comm(p, c);
+            }
+            let plugin_cpu = ev
+                .info
+                .split_whitespace()
+                .find_map(|w| w.strip_prefix("CPU:"))
+                .and_then(|c| c.parse::<i64>().ok());
             if let Some(c) = text_str(ev, "comm") {
                 let c = names.intern(c);
                 names.set_comm(pid, c);
             }
             Kind::Wake {
                 pid,
-                target_cpu: text_num(ev, &["target_cpu"]).unwrap_or(-1) as i32,
+                target_cpu: text_num(ev, &["target_cpu"]).or(plugin_cpu).unwrap_or(-1) as i32,
                 waking: ev.name == "sched_waking",
+            }
+        }
+        "sched_switch" if ev.field("prev_pid").is_none() && ev.info.contains(" ==> ") => {
+            // trace-cmd's plugin form: `prev:pid [prio] S ==> next:pid [prio]`.
+            let (l, r) = ev.info.split_once(" ==> ").unwrap_or(("", ""));
+            let lw: Vec<&str> = l.split_whitespace().collect();
+            let rw: Vec<&str> = r.split_whitespace().collect();
+            let (pc, prev_pid) =
+                plugin_task(lw.first().copied().unwrap_or("")).unwrap_or(("?", -1));
+            let (nc, next_pid) =
+                plugin_task(rw.first().copied().unwrap_or("")).unwrap_or(("?", -1));
+            let prio = |w: Option<&&str>| {
+                w.and_then(|s| s.trim_matches(['[', ']']).parse::<i32>().ok())
+                    .unwrap_or(-1)
+            };
+            let next_comm = names.intern(nc);
+            let prev_comm = names.intern(pc);
+            names.set_comm(next_pid, next_comm);
+            names.set_comm(prev_pid, prev_comm);
+            Kind::Switch {
+                prev_pid,
+                prev_runnable: lw.last().is_some_and(|s| s.starts_with('R')),
+                next_pid,
+                next_prio: prio(rw.get(1)),
+                next_comm,
+                prev_comm,
             }
         }
         "sched_switch" => {

@@ -3,6 +3,7 @@
 
 pub mod background;
 pub mod dump;
+pub mod explain;
 pub mod load;
 pub mod lockbench;
 pub mod record;
@@ -22,6 +23,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run::execute(args),
         Command::Dump(args) => dump::execute(args),
+        Command::Explain(args) => explain::execute(args),
         Command::Load(args) => load::execute(args),
         Command::Lockbench(args) => lockbench::execute(args),
         Command::Record(args) => record::execute(args),
