@@ -468,7 +468,7 @@ pub fn rank_causes(windows: &[Window], parts: &[Vec<Part>], names: &Names) -> Ve
         .filter(|(_, a)| a.0 > 0)
         .map(|(cause, (lw, nw, lns, nns))| {
             let mean_late = lns / n_late.max(1);
-            let mean_normal = if n_norm > 0 { nns / n_norm } else { 0 };
+            let mean_normal = nns.checked_div(n_norm).unwrap_or(0);
             let mut related: Vec<(String, u64)> = cause_pid(&cause)
                 .and_then(|pid| per_pid.get(&pid))
                 .map(|m| {
@@ -558,7 +558,7 @@ pub fn categories(windows: &[Window], parts: &[Vec<Part>]) -> Vec<CategoryRow> {
             late_windows: lw,
             normal_windows: nw,
             late_ns: lns,
-            mean_normal_ns: if n_norm > 0 { nns / n_norm } else { 0 },
+            mean_normal_ns: nns.checked_div(n_norm).unwrap_or(0),
             share: if total > 0 {
                 lns as f64 / total as f64
             } else {

@@ -350,7 +350,7 @@ pub fn explain(source: &dyn Source, mut names: Names, opts: &Options) -> Result<
         .collect();
     win_reports.sort_by_key(|w| w.late_index);
     let windows_total = win_reports.len() as u64;
-    win_reports.sort_by(|a, b| b.latency_ns.cmp(&a.latency_ns));
+    win_reports.sort_by_key(|w| std::cmp::Reverse(w.latency_ns));
     win_reports.truncate(opts.max_windows);
 
     let mut notes = Vec::new();

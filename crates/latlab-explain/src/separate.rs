@@ -41,11 +41,7 @@ impl CpuState {
                 self.softirq = None;
                 self.in_hrtimer = false;
             }
-            Kind::IrqEntry { name, .. } => {
-                if self.irqs.len() < 8 {
-                    self.irqs.push(name);
-                }
-            }
+            Kind::IrqEntry { name, .. } if self.irqs.len() < 8 => self.irqs.push(name),
             Kind::IrqExit { .. } => {
                 self.irqs.pop();
                 if self.irqs.is_empty() {

@@ -122,7 +122,7 @@ enum Dec {
     HrEntry(Option<Field>, Option<Field>),
     HrExit(Option<Field>),
     Wake(Option<Field>, Option<Field>, bool),
-    Switch([Option<Field>; 6]),
+    Switch(Box<[Option<Field>; 6]>),
     Irq(Option<Field>, Option<Field>),
     IrqExit(Option<Field>),
     Vector(u32),
@@ -183,14 +183,14 @@ fn decoder(f: &latlab_ftrace::format::EventFormat, names: &mut Names) -> Dec {
         "hrtimer_expire_exit" => Dec::HrExit(g("hrtimer")),
         "sched_waking" => Dec::Wake(g("pid"), g("target_cpu"), true),
         "sched_wakeup" | "sched_wakeup_new" => Dec::Wake(g("pid"), g("target_cpu"), false),
-        "sched_switch" => Dec::Switch([
+        "sched_switch" => Dec::Switch(Box::new([
             g("prev_pid"),
             g("prev_state"),
             g("next_pid"),
             g("next_prio"),
             g("next_comm"),
             g("prev_comm"),
-        ]),
+        ])),
         "irq_handler_entry" => Dec::Irq(g("irq"), g("name")),
         "irq_handler_exit" => Dec::IrqExit(g("irq")),
         "softirq_entry" => Dec::Soft(g("vec"), true),
@@ -232,7 +232,8 @@ fn dat_rec(ev: &Event<'_>, dec: &Dec, name: u32, names: &mut Names) -> Rec {
             target_cpu: num(c, d, e).unwrap_or(-1) as i32,
             waking: *waking,
         },
-        Dec::Switch([pp, ps, np, npr, nc, pc]) => {
+        Dec::Switch(f) => {
+            let [pp, ps, np, npr, nc, pc] = &**f;
             let prev_pid = num(pp, d, e).unwrap_or(-1) as i32;
             let next_pid = num(np, d, e).unwrap_or(-1) as i32;
             let next_comm =
