@@ -219,6 +219,14 @@ pub fn decompose(w: &Window, names: &Names) -> Vec<Part> {
             }
             if let Some(&irq) = st.irqs.last() {
                 let n = names.get(irq);
+                if phase == 0 && silent_a && is_timer_irq(n) && st.known {
+                    // The interrupt came but nothing happened in it until
+                    // the expiry: the CPU stood still (on a VM: the host
+                    // ran something else).
+                    return Cause::SilentGap {
+                        task: task_label(names, st.current),
+                    };
+                }
                 if is_timer_irq(n) || (phase == 2 && st.in_hrtimer) {
                     return Cause::HrtimerInterrupt;
                 }
