@@ -15,7 +15,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::model::{Kind, Rec};
+use crate::model::{FastMap, Kind, Rec};
 
 /// How a period was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -81,10 +81,10 @@ struct Pending {
 /// Streaming period detector (feed it every event in time order).
 #[derive(Debug, Default)]
 pub struct Detector {
-    timers: HashMap<u64, TimerState>,
+    timers: FastMap<u64, TimerState>,
     in_expire: Vec<Option<InExpire>>,
     current: Vec<i32>,
-    pending: HashMap<i32, Pending>,
+    pending: FastMap<i32, Pending>,
     /// Periods found, in the order they ended.
     pub periods: Vec<Period>,
     /// Events seen.

@@ -6,6 +6,47 @@
 //! [`Rec`] is a small `Copy` value.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A fast non-cryptographic hasher for small keys (pids, addresses, names):
+/// the per-event maps are hot, and the trace is not adversarial input to a
+/// long-running service.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct FastHasher(u64);
+
+impl Hasher for FastHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut b = [0u8; 8];
+            b[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(b));
+        }
+    }
+    #[inline]
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    #[inline]
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(v as u64);
+    }
+    #[inline]
+    fn write_i32(&mut self, v: i32) {
+        self.write_u64(v as u32 as u64);
+    }
+    #[inline]
+    fn write_usize(&mut self, v: usize) {
+        self.write_u64(v as u64);
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A `HashMap` with [`FastHasher`].
+pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
 
 /// An interned string (event name, task name, IRQ name).
 pub type Sym = u32;
@@ -133,8 +174,8 @@ pub struct Rec {
 #[derive(Debug, Clone, Default)]
 pub struct Names {
     strings: Vec<String>,
-    index: HashMap<String, Sym>,
-    comms: HashMap<i32, Sym>,
+    index: FastMap<String, Sym>,
+    comms: FastMap<i32, Sym>,
 }
 
 impl Names {
@@ -160,6 +201,20 @@ impl Names {
             .get(sym as usize)
             .map(|s| s.as_str())
             .unwrap_or("?")
+    }
+
+    /// Records that `pid` is called `comm` (raw bytes, up to a NUL) and
+    /// returns its symbol; cheap when the name is already known.
+    pub fn set_comm_bytes(&mut self, pid: i32, comm: &[u8]) -> Sym {
+        let comm = comm.split(|&b| b == 0).next().unwrap_or(comm);
+        if let Some(&s) = self.comms.get(&pid) {
+            if self.strings[s as usize].as_bytes() == comm {
+                return s;
+            }
+        }
+        let s = self.intern(&String::from_utf8_lossy(comm));
+        self.set_comm(pid, s);
+        s
     }
 
     /// Records that `pid` is called `comm` (the latest name wins).

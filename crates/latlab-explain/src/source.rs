@@ -236,12 +236,8 @@ fn dat_rec(ev: &Event<'_>, dec: &Dec, name: u32, names: &mut Names) -> Rec {
             let [pp, ps, np, npr, nc, pc] = &**f;
             let prev_pid = num(pp, d, e).unwrap_or(-1) as i32;
             let next_pid = num(np, d, e).unwrap_or(-1) as i32;
-            let next_comm =
-                names.intern(&String::from_utf8_lossy(text_of(nc, d, e).unwrap_or(b"?")));
-            let prev_comm =
-                names.intern(&String::from_utf8_lossy(text_of(pc, d, e).unwrap_or(b"?")));
-            names.set_comm(next_pid, next_comm);
-            names.set_comm(prev_pid, prev_comm);
+            let next_comm = names.set_comm_bytes(next_pid, text_of(nc, d, e).unwrap_or(b"?"));
+            let prev_comm = names.set_comm_bytes(prev_pid, text_of(pc, d, e).unwrap_or(b"?"));
             Kind::Switch {
                 prev_pid,
                 prev_runnable: num(ps, d, e).map(|s| s & 0xff == 0).unwrap_or(false),
