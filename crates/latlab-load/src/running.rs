@@ -604,7 +604,7 @@ fn validate(options: &LoadOptions) -> Result<(), LoadError> {
         return Err(LoadError::BadOption {
             option: "nice",
             reason: format!(
-                "{} is outside 0..=19; loads never run above nice 0",
+                "{} is outside 0..=19: a load never gets more CPU priority than nice 0; give 0 to 19",
                 options.nice
             ),
         });

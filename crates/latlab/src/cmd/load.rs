@@ -34,7 +34,7 @@ pub struct LoadArgs {
     #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
     pub cpus: Option<Vec<usize>>,
     /// Nice value of the load (0..19).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     pub nice: i32,
     /// Length of one throughput sample (e.g. 1s, 250ms).
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration)]
