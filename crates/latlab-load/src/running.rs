@@ -382,6 +382,16 @@ impl RunningLoad {
         Ok(())
     }
 
+    /// Work each kind has counted since the load started running, in report order.
+    pub fn totals(&self) -> Vec<(LoadKind, u64)> {
+        self.kinds
+            .iter()
+            .zip(self.read_counters())
+            .zip(&self.baseline)
+            .map(|((&(kind, _), now), base)| (kind, now.saturating_sub(*base)))
+            .collect()
+    }
+
     /// Seconds since the load started running.
     pub fn elapsed(&self) -> Duration {
         self.t0.elapsed()
