@@ -750,5 +750,10 @@ fn sample(
         prev = cur;
         prev_t = now;
         next += interval;
+        if next <= now {
+            // The sampler was held up for more than an interval (overloaded
+            // machine): start afresh rather than take a burst of tiny intervals.
+            next = now + interval;
+        }
     }
 }
