@@ -101,14 +101,16 @@ pub fn execute(args: LoadArgs) -> anyhow::Result<ExitCode> {
     if interrupted {
         eprintln!("latlab load: interrupted after {:.1} s", report.duration_s);
     }
+    // The table first: if the JSON file cannot be written, the numbers are
+    // still on the screen.
+    let mut out = std::io::stdout().lock();
+    out.write_all(report.table().as_bytes())?;
+    out.flush()?;
     if let Some(path) = &args.json {
         let json = serde_json::to_string_pretty(&report)?;
         std::fs::write(path, json + "\n")
             .with_context(|| format!("writing the JSON report to {}", path.display()))?;
     }
-    let mut out = std::io::stdout().lock();
-    out.write_all(report.table().as_bytes())?;
-    out.flush()?;
     Ok(ExitCode::SUCCESS)
 }
 
