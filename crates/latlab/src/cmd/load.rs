@@ -72,6 +72,14 @@ pub fn execute(args: LoadArgs) -> anyhow::Result<ExitCode> {
             .context("--net-msg-size too large")?,
         ..defaults
     };
+    if let Some(parent) = args.json.as_deref().and_then(std::path::Path::parent) {
+        if !parent.as_os_str().is_empty() && !parent.is_dir() {
+            anyhow::bail!(
+                "--json: directory {} does not exist; create it or give another path",
+                parent.display()
+            );
+        }
+    }
     latlab_rt::stop::install()?;
     let load = RunningLoad::start(&spec, &options).context("starting the load")?;
     let progress = std::io::stderr().is_terminal();
