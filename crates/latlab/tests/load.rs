@@ -236,3 +236,28 @@ fn sigkill_leaves_no_process_and_the_next_run_removes_the_temp_dir() {
     );
     assert!(entries(&scratch).is_empty(), "{:?}", entries(&scratch));
 }
+
+#[test]
+fn a_load_failing_mid_run_is_an_error_that_leaves_no_process() {
+    let temp = tempfile::tempdir().unwrap();
+    let scratch = temp.path().join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let json = temp.path().join("report.json");
+    let mark = marker(4);
+    let child = start_long(&scratch, &json, &mark);
+    // Pull the disk out from under the io load while the command runs.
+    for entry in std::fs::read_dir(&scratch).unwrap().flatten() {
+        std::fs::remove_dir_all(entry.path()).unwrap();
+    }
+    let out = wait_output(child);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("the load failed while running"), "{stderr}");
+    assert!(stderr.contains("io load worker 0"), "{stderr}");
+    assert!(entries(&scratch).is_empty(), "{:?}", entries(&scratch));
+    assert!(
+        processes_with(&mark).is_empty(),
+        "{:?}",
+        processes_with(&mark)
+    );
+}
