@@ -336,16 +336,7 @@ impl RunningLoad {
 
     /// Sum of each kind's counters, in `self.kinds` order.
     fn read_counters(&self) -> Vec<u64> {
-        self.kinds
-            .iter()
-            .map(|&(kind, _)| {
-                self.units
-                    .iter()
-                    .filter(|u| u.kind == kind)
-                    .map(|u| u.counter.get())
-                    .sum()
-            })
-            .collect()
+        sums(&self.counters())
     }
 
     /// Fails if a worker has died or the external command has exited with a
@@ -673,6 +664,14 @@ fn io_file_cap(disk_cap: u64, workers: u64) -> Result<u64, LoadError> {
     Ok(cap)
 }
 
+/// The sum of each kind's counters.
+fn sums(counters: &[Vec<Arc<Counter>>]) -> Vec<u64> {
+    counters
+        .iter()
+        .map(|kind| kind.iter().map(|c| c.get()).sum())
+        .collect()
+}
+
 /// The external command as the sampler watches it.
 struct Watched {
     pid: libc::pid_t,
@@ -696,12 +695,6 @@ fn sample(
         command_cpus: Vec::new(),
         last: None,
     };
-    let read = || -> Vec<u64> {
-        counters
-            .iter()
-            .map(|c| c.iter().map(|c| c.get()).sum())
-            .collect()
-    };
     let cpu = |shared: &Shared, pid| {
         let mut seen = shared.command_cpu.lock().unwrap_or_else(|p| p.into_inner());
         group_cpu_seconds(pid, &mut seen)
@@ -724,7 +717,7 @@ fn sample(
         }
         let now = Instant::now();
         let dt = (now - prev_t).as_secs_f64();
-        let cur = read();
+        let cur = sums(counters);
         let rates: Vec<f64> = cur
             .iter()
             .zip(&prev)
