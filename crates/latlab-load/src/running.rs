@@ -209,11 +209,9 @@ impl RunningLoad {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => return Err(e),
                 Err(_) => {
-                    return Err(LoadError::WorkerStart {
-                        kind: "load",
-                        index: 0,
+                    return Err(LoadError::Start {
                         reason: format!(
-                            "not every worker thread was running after {} s (machine overloaded?)",
+                            "not every worker thread was running after {} s (machine overloaded? try fewer workers)",
                             READY_TIMEOUT.as_secs()
                         ),
                     })
@@ -273,7 +271,7 @@ impl RunningLoad {
         let handle = std::thread::Builder::new()
             .name("ld-supervisor".into())
             .spawn(move || {
-                if let Err(e) = make_background("load", nice) {
+                if let Err(e) = make_background("supervisor", nice) {
                     let _ = cmd_tx.send(Err(e));
                     return Series::default();
                 }
@@ -300,9 +298,7 @@ impl RunningLoad {
                 };
                 sample(&stop, &shared, interval, &counters, t0, baseline, watched)
             })
-            .map_err(|e| LoadError::WorkerStart {
-                kind: "load",
-                index: 0,
+            .map_err(|e| LoadError::Start {
                 reason: format!("cannot create the supervisor thread: {e}"),
             })?;
         self.sampler = Some(handle);
@@ -311,9 +307,8 @@ impl RunningLoad {
             Ok(Ok(cmd)) => self.command = cmd,
             Ok(Err(e)) => return Err(e),
             Err(_) => {
-                return Err(LoadError::WorkerPanicked {
-                    kind: "load",
-                    index: 0,
+                return Err(LoadError::Start {
+                    reason: "the supervisor thread ended before it reported (a latlab bug, please report it)".into(),
                 })
             }
         }
