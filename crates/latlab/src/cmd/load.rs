@@ -131,7 +131,7 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
 }
 
 /// Parses a byte count with an optional binary suffix: `4096`, `64K`, `256M`, `1G`.
-fn parse_size(text: &str) -> Result<u64, String> {
+pub(crate) fn parse_size(text: &str) -> Result<u64, String> {
     let t = text.trim();
     let (number, factor) = match t.char_indices().last() {
         Some((i, c)) if c.is_ascii_alphabetic() => {
