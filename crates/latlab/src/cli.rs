@@ -27,4 +27,6 @@ pub enum Command {
     Lockbench(crate::cmd::lockbench::LockbenchArgs),
     /// Capture kernel events (tracefs) into a trace-cmd .dat file.
     Record(crate::cmd::record::RecordArgs),
+    /// Write results as one self-contained HTML report with plots; several results are compared.
+    Report(crate::cmd::report::ReportArgs),
 }

@@ -6,6 +6,7 @@ pub mod dump;
 pub mod load;
 pub mod lockbench;
 pub mod record;
+pub mod report;
 pub mod run;
 
 use std::process::ExitCode;
@@ -25,5 +26,6 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Load(args) => load::execute(args),
         Command::Lockbench(args) => lockbench::execute(args),
         Command::Record(args) => record::execute(args),
+        Command::Report(args) => report::execute(args),
     }
 }
