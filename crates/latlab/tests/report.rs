@@ -284,3 +284,72 @@ fn a_run_directory_is_read_and_labels_are_used() {
     assert!(html.contains("<h2>busy <span class=\"badge"));
     assert!(html.contains("Background load: load cpu:1,io:1"));
 }
+
+#[test]
+fn history_stores_lists_and_compares_by_id_in_the_default_place() {
+    let (idle, loaded) = results();
+    let data = tempfile::tempdir().unwrap();
+    let latlab_in = || {
+        let mut cmd = latlab();
+        cmd.env("XDG_DATA_HOME", data.path())
+            .current_dir(data.path());
+        cmd
+    };
+    // Nothing yet: the error says how results get there.
+    let output = latlab_in().arg("history").output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("latlab history --add"));
+
+    let output = latlab_in()
+        .args(["history", "--add"])
+        .arg(idle)
+        .arg("--add")
+        .arg(loaded)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(data.path().join("latlab/history.sqlite").is_file());
+    let listing = String::from_utf8_lossy(&output.stdout);
+    let lines: Vec<&str> = listing.lines().collect();
+    assert_eq!(lines.len(), 3, "{listing}");
+    assert!(lines[0].starts_with("id  when (UTC)"), "{listing}");
+    assert!(
+        lines[1].trim_start().starts_with("1 ") && lines[1].ends_with("pass"),
+        "{listing}"
+    );
+    assert!(lines[2].contains("cpu:1,io:1"), "{listing}");
+
+    let output = latlab_in()
+        .args(["history", "--limit", "1"])
+        .output()
+        .unwrap();
+    let listing = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(listing.lines().count(), 2, "{listing}");
+    assert!(listing
+        .lines()
+        .nth(1)
+        .unwrap()
+        .trim_start()
+        .starts_with("2 "));
+
+    let output = latlab_in()
+        .args(["compare", "2", "1", "-o", "cmp.html"])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let html = std::fs::read_to_string(data.path().join("cmp.html")).unwrap();
+    assert!(html.contains("Baseline: <b>load cpu:1,io:1</b>"));
+    assert!(html.contains("<section class=\"compare\""));
+
+    let output = latlab_in().args(["compare", "1", "9"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("no result with id 9"));
+}

@@ -2,7 +2,9 @@
 //! configuration, runs, and returns the process exit code.
 
 pub mod background;
+pub mod compare;
 pub mod dump;
+pub mod history;
 pub mod load;
 pub mod lockbench;
 pub mod record;
@@ -27,5 +29,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Lockbench(args) => lockbench::execute(args),
         Command::Record(args) => record::execute(args),
         Command::Report(args) => report::execute(args),
+        Command::History(args) => history::execute(args),
+        Command::Compare(args) => compare::execute(args),
     }
 }
