@@ -20,7 +20,7 @@ use crate::LockError;
 /// Settings of the delayed-locking admission rule.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct DelayedConfig {
-    /// How each call site's next hold time is predicted (default: p99 of the last 256).
+    /// How each call site's next hold time is predicted (default: p99.5 of the last 1024).
     pub predictor: PredictorKind,
     /// Safety margin added to the predicted hold, nanoseconds (default 100 µs): covers the
     /// real-time task's wake-up and the work it does before taking the lock.
@@ -456,7 +456,7 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for LockGuard<'_, T> {
 pub struct DelayedLock<T>(Lock<T>);
 
 impl<T> DelayedLock<T> {
-    /// A delayed lock with the default settings (p99-of-256 predictor, 100 µs margin,
+    /// A delayed lock with the default settings (p99.5-of-1024 predictor, 100 µs margin,
     /// 100 refusals before a forced entry).
     pub fn new(data: T, timer: ReleaseTimer) -> Self {
         Self::with_config(data, timer, DelayedConfig::default())

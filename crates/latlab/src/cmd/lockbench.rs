@@ -33,6 +33,10 @@ pub struct LockbenchArgs {
     /// Measured time per variant (real threads).
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub duration: u64,
+    /// Split each variant's time into this many slices that take turns with the other
+    /// variants, so that a disturbance of the machine hits all variants alike.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub rounds: u32,
     /// Unmeasured time at the start of each variant, while the predictors learn.
     #[arg(long, default_value = "1s", value_parser = parse_duration)]
     pub warmup: u64,
@@ -57,12 +61,15 @@ pub struct LockbenchArgs {
     #[arg(long, value_name = "CPU|none")]
     pub cpu: Option<String>,
     /// Number of SCHED_OTHER background threads.
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=64))]
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..=64))]
     pub threads: u16,
     /// A background critical section, `NAME=W*LO-HI,...` in µs (repeatable, up to 8; replaces
     /// the default three shaped like the paper's Table 3).
     #[arg(long = "site", value_name = "SHAPE", value_parser = parse_shape)]
     pub sites: Vec<HoldShape>,
+    /// How background threads pick a site: per-thread (thread i uses site i) or random.
+    #[arg(long, default_value = "per-thread", value_parser = ["per-thread", "random"])]
+    pub site_choice: String,
     /// Background CPU work outside the lock per iteration.
     #[arg(long, default_value = "200us", value_parser = parse_duration)]
     pub outside_work: u64,
@@ -84,6 +91,10 @@ pub struct LockbenchArgs {
     /// Hold-time predictor of the simulation: max (the paper's), ewma or quantile (--simulate).
     #[arg(long, default_value = "max", value_parser = ["max", "ewma", "quantile"])]
     pub predictor: String,
+    /// No SCHED_IDLE spinner: let the CPU go idle when every background thread waits (on a
+    /// VM the hypervisor may then take milliseconds to wake the real-time task).
+    #[arg(long)]
+    pub no_idle_spinner: bool,
     /// Write the results (with the background throughput over time) as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -119,29 +130,16 @@ pub fn execute(args: LockbenchArgs) -> anyhow::Result<ExitCode> {
     if !mlocked {
         eprintln!("latlab: warning: memory not locked; page faults may show up as latency");
     }
-    let mut results = Vec::new();
-    let mut outcome = Ok(());
-    for variant in variants {
-        if latlab_rt::stop::requested() {
-            break;
-        }
-        eprintln!(
-            "latlab lockbench: {} ({:.1} s + {:.1} s warm-up)",
-            variant.name(),
-            cfg.duration_ns as f64 / 1e9,
-            cfg.warmup_ns as f64 / 1e9
-        );
-        match bench::run_variant(&cfg, variant, &latlab_rt::stop::requested) {
-            Ok(result) => results.push(result),
-            Err(err) => {
-                outcome = Err(err);
-                break;
-            }
-        }
-    }
+    let outcome = bench::run(&cfg, &variants, &latlab_rt::stop::requested, &mut |what| {
+        eprintln!("latlab lockbench: {what}")
+    });
     if mlocked {
         memory::unlock_all();
     }
+    let results = match outcome {
+        Ok(results) => results,
+        Err(err) => return Err(err).context("lock benchmark"),
+    };
     if !results.is_empty() {
         print!("{}", bench::render_table(&cfg, &results));
         if let Some(path) = &args.json {
@@ -153,7 +151,6 @@ pub fn execute(args: LockbenchArgs) -> anyhow::Result<ExitCode> {
             write_json(path, &report)?;
         }
     }
-    outcome.context("lock benchmark")?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -199,8 +196,10 @@ fn resolve(args: &LockbenchArgs) -> anyhow::Result<(BenchConfig, Vec<BenchVarian
         } else {
             args.sites.clone()
         },
+        site_choice: args.site_choice.parse()?,
         outside_work_ns: args.outside_work,
         duration_ns: args.duration,
+        rounds: args.rounds,
         warmup_ns: args.warmup,
         sample_interval_ns: args.sample_interval,
         delayed: latlab_lock::DelayedConfig {
@@ -210,6 +209,7 @@ fn resolve(args: &LockbenchArgs) -> anyhow::Result<(BenchConfig, Vec<BenchVarian
         },
         quantile: defaults.quantile,
         seed: args.seed,
+        idle_spinner: !args.no_idle_spinner,
     };
     cfg.validate()?;
     Ok((cfg, variants))
