@@ -49,17 +49,21 @@ pub enum BenchVariant {
     DelayedEwma,
     /// Delayed locking, windowed-quantile predictor (the default).
     DelayedQuantile,
+    /// Delayed locking (windowed quantile) on the priority-inheritance futex: not in the
+    /// default set; shows what inheritance adds when admitted holders get preempted.
+    DelayedPi,
 }
 
 impl BenchVariant {
     /// Every variant, in table order.
-    pub const ALL: [BenchVariant; 6] = [
+    pub const ALL: [BenchVariant; 7] = [
         Self::Plain,
         Self::Pi,
         Self::Ceiling,
         Self::DelayedMax,
         Self::DelayedEwma,
         Self::DelayedQuantile,
+        Self::DelayedPi,
     ];
 
     /// The name used on the command line and in tables.
@@ -71,14 +75,16 @@ impl BenchVariant {
             Self::DelayedMax => "delayed-max",
             Self::DelayedEwma => "delayed-ewma",
             Self::DelayedQuantile => "delayed-quantile",
+            Self::DelayedPi => "delayed-pi",
         }
     }
 
     fn lock_variant(self, cfg: &BenchConfig, timer: &ReleaseTimer) -> Variant {
-        let delayed = |predictor| Variant::Delayed {
+        let delayed = |predictor, inherit| Variant::Delayed {
             timer: timer.clone(),
             config: DelayedConfig {
                 predictor,
+                inherit,
                 ..cfg.delayed
             },
         };
@@ -88,9 +94,10 @@ impl BenchVariant {
             Self::Ceiling => Variant::PriorityCeiling {
                 priority: cfg.rt_priority,
             },
-            Self::DelayedMax => delayed(PredictorKind::Max),
-            Self::DelayedEwma => delayed(PredictorKind::EWMA),
-            Self::DelayedQuantile => delayed(cfg.quantile),
+            Self::DelayedMax => delayed(PredictorKind::Max, false),
+            Self::DelayedEwma => delayed(PredictorKind::EWMA, false),
+            Self::DelayedQuantile => delayed(cfg.quantile, false),
+            Self::DelayedPi => delayed(cfg.quantile, true),
         }
     }
 }

@@ -41,7 +41,7 @@ pub struct LockbenchArgs {
     #[arg(long, default_value = "1s", value_parser = parse_duration)]
     pub warmup: u64,
     /// Variants to compare, comma-separated: plain, pi, ceiling, delayed-max, delayed-ewma,
-    /// delayed-quantile.
+    /// delayed-quantile, and delayed-pi (delayed-quantile on the PI futex).
     #[arg(
         long,
         value_delimiter = ',',
