@@ -100,12 +100,29 @@ impl SecondSeries {
         }
     }
 
+    /// Doubles the point width, merging neighbours in place (no allocation).
     fn coarsen(&mut self) {
         self.width_s *= 2;
-        let old = std::mem::take(&mut self.points);
-        for point in old {
-            self.push(point);
+        let width = self.width_s as f64;
+        let mut kept = 0;
+        for i in 0..self.points.len() {
+            let point = self.points[i];
+            let start = (point.start_s / width).floor() * width;
+            if kept > 0 && self.points[kept - 1].start_s == start {
+                let last = &mut self.points[kept - 1];
+                last.count += point.count;
+                last.max_ns = last.max_ns.max(point.max_ns);
+                last.p99_ns = last.p99_ns.max(point.p99_ns);
+            } else {
+                self.points[kept] = SeriesPoint {
+                    start_s: start,
+                    width_s: width,
+                    ..point
+                };
+                kept += 1;
+            }
         }
+        self.points.truncate(kept);
     }
 
     /// Ends the series and returns its points.

@@ -111,3 +111,35 @@ pub fn sample_result() -> RunResult {
         }],
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The result JSON is an output format too: its shape is the schema.
+    #[test]
+    fn result_json_snapshot() {
+        let result = sample_result();
+        let mut value = serde_json::to_value(&result).unwrap();
+        // Long arrays: keep their length and first element.
+        fn shorten(v: &mut serde_json::Value) {
+            match v {
+                serde_json::Value::Array(items) if items.len() > 2 => {
+                    let n = items.len();
+                    items.truncate(1);
+                    items.push(serde_json::json!(format!("... {n} items")));
+                }
+                serde_json::Value::Array(items) => items.iter_mut().for_each(shorten),
+                serde_json::Value::Object(map) => map.values_mut().for_each(shorten),
+                _ => {}
+            }
+        }
+        shorten(&mut value);
+        insta::assert_json_snapshot!(value);
+        // And it reads back into the same result.
+        let text = serde_json::to_string(&result).unwrap();
+        let back: RunResult = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.overall.latency, result.overall.latency);
+        assert_eq!(back.threads[1].histogram, result.threads[1].histogram);
+    }
+}
