@@ -22,7 +22,7 @@
 //!   paper's two), and a windowed high quantile (the default).
 //! - [`ReleaseTimer`] is the timer prediction: the real-time task publishes its next
 //!   absolute release time (`CLOCK_MONOTONIC` nanoseconds) each period.
-//! - [`bench`] runs the real-thread lock benchmark behind `latlab lockbench`, and [`sim`]
+//! - [`bench`](mod@bench) runs the real-thread lock benchmark behind `latlab lockbench`, and [`sim`]
 //!   the deterministic uniprocessor-kernel simulation behind `latlab lockbench --simulate`.
 //!
 //! # Example
@@ -61,6 +61,8 @@
 //! assert_eq!(counters.acquisitions, 104);
 //! println!("{} refusals, {} forced entries", counters.refusals, counters.forced_entries);
 //! ```
+
+#![warn(missing_docs)]
 
 pub mod bench;
 mod lock;
