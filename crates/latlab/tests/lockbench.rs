@@ -193,3 +193,19 @@ fn ctrl_c_prints_and_writes_what_was_measured() {
     assert_eq!(results[0]["interrupted"], true);
     assert!(results[0]["periods"].as_u64().unwrap() > 50);
 }
+
+#[test]
+fn require_goal_needs_the_variants_it_compares() {
+    let out = latlab()
+        .args([
+            "lockbench",
+            "--require-goal",
+            "--variants",
+            "plain,delayed-quantile",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("add pi to --variants"), "{stderr}");
+}

@@ -24,7 +24,7 @@ use latlab_rt::{memory, privilege};
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Exit status: 0 done (also after Ctrl-C, with the variants measured so far), \
-                        1 error.\n\nExample: latlab lockbench --duration 10s --json lockbench.json"
+                        1 error, 2 --require-goal given and the goal not met.\n\nExample: latlab lockbench --duration 10s --json lockbench.json"
 )]
 pub struct LockbenchArgs {
     /// Run the deterministic uniprocessor-kernel simulation of the paper instead of real threads.
@@ -95,6 +95,11 @@ pub struct LockbenchArgs {
     /// VM the hypervisor may then take milliseconds to wake the real-time task).
     #[arg(long)]
     pub no_idle_spinner: bool,
+    /// Exit with status 2 unless delayed-quantile meets the goal of issue 6: worst lock
+    /// latency at most 25 % of plain's and below pi's, background work loss at most 20 %
+    /// (needs plain, pi and delayed-quantile among the variants).
+    #[arg(long)]
+    pub require_goal: bool,
     /// Write the results (with the background throughput over time) as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -122,6 +127,20 @@ pub fn execute(args: LockbenchArgs) -> anyhow::Result<ExitCode> {
         return simulate(&args);
     }
     let (cfg, variants) = resolve(&args)?;
+    if args.require_goal {
+        for needed in [
+            BenchVariant::Plain,
+            BenchVariant::Pi,
+            BenchVariant::DelayedQuantile,
+        ] {
+            if !variants.contains(&needed) {
+                bail!(
+                    "--require-goal compares delayed-quantile with plain and pi: add {} to --variants",
+                    needed.name()
+                );
+            }
+        }
+    }
     latlab_rt::stop::install()?;
     if let Err(err) = privilege::probe_policy(sched::Policy::Fifo, i32::from(cfg.rt_priority)) {
         bail!("the real-time task needs SCHED_FIFO: {err}");
@@ -149,6 +168,15 @@ pub fn execute(args: LockbenchArgs) -> anyhow::Result<ExitCode> {
                 goal: bench::goal_checks(&results),
             };
             write_json(path, &report)?;
+        }
+    }
+    if args.require_goal {
+        let met = bench::goal_checks(&results).iter().any(|c| {
+            c.variant == BenchVariant::DelayedQuantile.name() && c.met && c.worst_vs_pi.is_some()
+        });
+        if !met {
+            eprintln!("latlab lockbench: the goal was not met (see the goal lines above)");
+            return Ok(ExitCode::from(super::EXIT_REQUIREMENT_FAILED));
         }
     }
     Ok(ExitCode::SUCCESS)
