@@ -18,6 +18,7 @@ use latlab_lock::sim::{self, SimConfig};
 use latlab_lock::PredictorKind;
 use latlab_measure::units::parse_duration;
 use latlab_rt::sched;
+use latlab_rt::sysinfo::SystemInfo;
 use latlab_rt::{memory, privilege};
 
 /// Arguments of `latlab lockbench`.
@@ -113,6 +114,10 @@ fn parse_shape(text: &str) -> Result<HoldShape, String> {
 /// The JSON document of a real-thread run.
 #[derive(Debug, Serialize)]
 struct BenchReport<'a> {
+    /// The machine.
+    system: &'a SystemInfo,
+    /// The command line.
+    command_line: Vec<String>,
     /// The settings.
     config: &'a BenchConfig,
     /// One entry per variant, in the order run.
@@ -145,6 +150,10 @@ pub fn execute(args: LockbenchArgs) -> anyhow::Result<ExitCode> {
     if let Err(err) = privilege::probe_policy(sched::Policy::Fifo, i32::from(cfg.rt_priority)) {
         bail!("the real-time task needs SCHED_FIFO: {err}");
     }
+    let system = SystemInfo::gather();
+    for warning in system.pitfalls() {
+        eprintln!("latlab: warning: {warning}");
+    }
     let mlocked = memory::lock_all().is_ok();
     if !mlocked {
         eprintln!("latlab: warning: memory not locked; page faults may show up as latency");
@@ -163,6 +172,8 @@ pub fn execute(args: LockbenchArgs) -> anyhow::Result<ExitCode> {
         print!("{}", bench::render_table(&cfg, &results));
         if let Some(path) = &args.json {
             let report = BenchReport {
+                system: &system,
+                command_line: std::env::args().collect(),
                 config: &cfg,
                 results: &results,
                 goal: bench::goal_checks(&results),
