@@ -625,7 +625,13 @@ fn run_slice(
     }
     // Every critical section incremented the protected counter exactly once.
     let counted = *shared.lock.lock();
-    assert_eq!(counted, acc.sections_total, "lost critical sections");
+    if counted != acc.sections_total {
+        return Err(LockError::LostSections {
+            variant: acc.variant.name().to_string(),
+            ran: acc.sections_total,
+            counted,
+        });
+    }
 
     acc.wake.merge(&outcome.wake);
     acc.lock.merge(&outcome.lock);

@@ -130,6 +130,16 @@ pub enum LockError {
         /// The error from the OS.
         source: std::io::Error,
     },
+    /// The benchmark's protected counter disagrees with the sections its threads ran.
+    #[error("{variant}: {ran} critical sections ran but the protected counter says {counted}; the lock lost mutual exclusion or a wake-up (a bug in latlab-lock, please report it)")]
+    LostSections {
+        /// The variant.
+        variant: String,
+        /// Sections the threads completed.
+        ran: u64,
+        /// What the lock-protected counter says.
+        counted: u64,
+    },
     /// A benchmark thread panicked.
     #[error("the {thread} thread panicked; this is a bug in latlab-lock")]
     ThreadPanicked {
