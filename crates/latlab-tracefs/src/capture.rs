@@ -237,7 +237,14 @@ impl Capture {
             ));
         }
         let instance = Instance::create(&tracefs)?;
-        let resolved = resolve_events(&req, &instance.path("events"))?;
+        let resolved = resolve_events(&req, &instance.path("events")).map_err(|e| match e {
+            // The instance goes away; point at the top-level list.
+            TracefsError::NoEvents { missing, .. } => TracefsError::NoEvents {
+                missing,
+                available: tracefs.path("available_events"),
+            },
+            other => other,
+        })?;
         let mut missing: Vec<String> = resolved.missing.iter().map(|e| e.to_string()).collect();
         missing.extend(resolved.missing_systems.iter().map(|s| format!("{s}:*")));
 
