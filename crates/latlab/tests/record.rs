@@ -442,3 +442,27 @@ fn duration_ends_the_traced_command() {
     assert!(std::fs::metadata(&out).unwrap().len() > 0);
     assert_clean(pid, &before);
 }
+
+#[test]
+fn an_unwritable_output_fails_before_recording() {
+    let res = latlab()
+        .args([
+            "record",
+            "-o",
+            "/nonexistent-latlab-dir/x.dat",
+            "--",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(res.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&res.stderr);
+    assert!(
+        stderr.contains("/nonexistent-latlab-dir/x.dat") && stderr.contains("choose another -o"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("starting the capture"),
+        "recording started anyway: {stderr}"
+    );
+}
