@@ -309,8 +309,8 @@ fn without_privilege_the_error_names_the_fix() {
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
     let mut cmd = if root {
-        if Command::new("setpriv").arg("--version").output().is_err() {
-            eprintln!("SKIP: setpriv missing (util-linux) to drop root");
+        let have = Command::new("setpriv").arg("--version").output().is_ok();
+        if !require("setpriv (to drop root)", have, "apt-get install util-linux") {
             return;
         }
         let mut c = Command::new("setpriv");
