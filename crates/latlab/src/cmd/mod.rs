@@ -1,6 +1,10 @@
 //! One module per command; each turns raw arguments into a resolved
 //! configuration, runs, and returns the process exit code.
 
+pub mod background;
+pub mod dump;
+pub mod load;
+pub mod lockbench;
 pub mod record;
 pub mod run;
 
@@ -17,6 +21,9 @@ pub const EXIT_REQUIREMENT_FAILED: u8 = 2;
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run::execute(args),
+        Command::Dump(args) => dump::execute(args),
+        Command::Load(args) => load::execute(args),
+        Command::Lockbench(args) => lockbench::execute(args),
         Command::Record(args) => record::execute(args),
     }
 }
