@@ -418,7 +418,8 @@ impl Accumulated {
     }
 }
 
-/// Runs one variant for `cfg.warmup_ns + cfg.duration_ns`, or until `stop()` says so.
+/// Runs one variant for `cfg.warmup_ns + cfg.duration_ns`, or until `stop()` says so
+/// (an error if that was before anything was measured).
 pub fn run_variant(
     cfg: &BenchConfig,
     variant: BenchVariant,
@@ -428,8 +429,11 @@ pub fn run_variant(
         rounds: 1,
         ..cfg.clone()
     };
-    let mut results = run(&cfg, &[variant], stop, &mut |_| {})?;
-    Ok(results.remove(0))
+    run(&cfg, &[variant], stop, &mut |_| {})?
+        .pop()
+        .ok_or_else(|| LockError::NothingMeasured {
+            variant: variant.name().to_string(),
+        })
 }
 
 /// Runs every variant for `cfg.duration_ns` of measurement, split into `cfg.rounds` slices
@@ -1204,6 +1208,12 @@ mod tests {
             "{table}"
         );
         assert!(goal_checks(&results[1..]).is_empty(), "no plain, no goal");
+    }
+
+    #[test]
+    fn stopping_before_the_measurement_is_an_error_not_a_panic() {
+        let err = run_variant(&short(), BenchVariant::Plain, &|| true).unwrap_err();
+        assert!(matches!(err, LockError::NothingMeasured { .. }), "{err}");
     }
 
     #[test]

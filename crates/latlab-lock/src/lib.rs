@@ -140,6 +140,12 @@ pub enum LockError {
         /// What the lock-protected counter says.
         counted: u64,
     },
+    /// The benchmark was stopped before the variant measured anything.
+    #[error("stopped before {variant} measured anything; let it run longer than its warm-up")]
+    NothingMeasured {
+        /// The variant.
+        variant: String,
+    },
     /// A benchmark thread panicked.
     #[error("the {thread} thread panicked; this is a bug in latlab-lock")]
     ThreadPanicked {
