@@ -287,17 +287,9 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     let output = measured?;
     let load_report = load_report?;
     let trace_report = trace_report?;
-    let steal_after = latlab_rt::sysinfo::steal_ns_per_cpu();
-    run.settings.steal_ns = steal_after
-        .iter()
+    run.settings.steal_ns = latlab_rt::sysinfo::steal_ns_since(&steal_before)
+        .into_iter()
         .filter(|(cpu, _)| run.settings.cpus.contains(cpu))
-        .map(|&(cpu, after)| {
-            let before = steal_before
-                .iter()
-                .find(|(c, _)| *c == cpu)
-                .map_or(after, |&(_, b)| b);
-            (cpu, after.saturating_sub(before))
-        })
         .collect();
     if run.settings.mlocked {
         memory::unlock_all();
