@@ -8,7 +8,7 @@ use std::fmt::Write;
 pub const WIDTH: f64 = 720.0;
 /// Height of every plot's view box, px.
 pub const HEIGHT: f64 = 300.0;
-const LEFT: f64 = 66.0;
+const LEFT: f64 = 76.0;
 const RIGHT: f64 = 18.0;
 const TOP: f64 = 44.0;
 const BOTTOM: f64 = 46.0;
@@ -321,7 +321,7 @@ impl Plot {
         let _ = writeln!(
             s,
             "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"plot\" viewBox=\"0 0 {} {}\" \
-             role=\"img\" aria-label=\"{}\" font-family=\"sans-serif\" font-size=\"11\">",
+             role=\"img\" aria-label=\"{}\" font-family=\"sans-serif\" font-size=\"13\">",
             WIDTH,
             HEIGHT,
             escape(&self.title)
@@ -332,7 +332,7 @@ impl Plot {
         );
         let _ = writeln!(
             s,
-            "<text x=\"{}\" y=\"18\" font-size=\"13\" font-weight=\"bold\">{}</text>",
+            "<text x=\"{}\" y=\"19\" font-size=\"15\" font-weight=\"bold\">{}</text>",
             c(x0),
             escape(&self.title)
         );
@@ -387,7 +387,7 @@ impl Plot {
                 s,
                 "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
                 c(self.px(*v)),
-                c(y0 + 15.0),
+                c(y0 + 17.0),
                 escape(label)
             );
         }
@@ -410,7 +410,7 @@ impl Plot {
         );
         let _ = writeln!(
             s,
-            "<text transform=\"translate(14 {}) rotate(-90)\" text-anchor=\"middle\" fill=\"#222\">{}</text>",
+            "<text transform=\"translate(16 {}) rotate(-90)\" text-anchor=\"middle\" fill=\"#222\">{}</text>",
             c((y0 + y1) / 2.0),
             escape(&self.y.label)
         );
@@ -448,7 +448,7 @@ impl Plot {
             let x = self.px(marker.x);
             row = if x - last_x < 70.0 { (row + 1) % 3 } else { 0 };
             last_x = x;
-            let anchor = if x > x1 - 60.0 { "end" } else { "start" };
+            let anchor = if x > x1 - 110.0 { "end" } else { "start" };
             let dx = if anchor == "end" { -3.0 } else { 3.0 };
             let _ = writeln!(
                 s,
@@ -471,7 +471,7 @@ impl Plot {
         // Legend, right-aligned above the plot.
         let mut lx = x1;
         for series in self.series.iter().rev() {
-            let width = 16.0 + 6.5 * series.name.chars().count() as f64 + 12.0;
+            let width = 16.0 + 7.4 * series.name.chars().count() as f64 + 14.0;
             lx -= width;
             let dash = if series.dashed {
                 " stroke-dasharray=\"5 3\""
