@@ -33,4 +33,6 @@ pub enum Command {
     History(crate::cmd::history::HistoryArgs),
     /// Write the comparison report of results from the history, by id.
     Compare(crate::cmd::compare::CompareArgs),
+    /// Run one of the papers' experiments on this machine and write its comparison report.
+    Scenario(crate::cmd::scenario::ScenarioArgs),
 }

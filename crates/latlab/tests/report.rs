@@ -353,3 +353,46 @@ fn history_stores_lists_and_compares_by_id_in_the_default_place() {
     assert_eq!(output.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&output.stderr).contains("no result with id 9"));
 }
+
+#[test]
+fn scenario_emblix_quick_runs_both_steps_and_writes_the_comparison() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        let reason =
+            "scenario_emblix_quick: skipped: needs root for SCHED_FIFO (run `sudo -E cargo test`)";
+        if std::env::var("LATLAB_REQUIRE_PRIVILEGE").as_deref() == Ok("1") {
+            panic!("{reason}; LATLAB_REQUIRE_PRIVILEGE=1 makes this a failure");
+        }
+        eprintln!("{reason}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("emblix");
+    let output = latlab()
+        .args(["scenario", "emblix", "--quick", "--cpus", "0", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    // 2: the 1 ms class-2 requirement may fail on a busy VM; both are results.
+    assert!(matches!(output.status.code(), Some(0 | 2)), "{stderr}");
+    assert!(stderr.contains("step 2/2: disk load"), "{stderr}");
+    assert!(
+        stderr.contains("--load io:2"),
+        "the step's command is shown: {stderr}"
+    );
+    for file in ["no-load.json", "disk-load.json"] {
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join(file)).unwrap()).unwrap();
+        assert_eq!(doc["settings"]["interval_ns"], 1_000_000, "{file}");
+        assert_eq!(
+            doc["requirements"][0]["requirement"]["limit_ns"], 1_000_000,
+            "{file}"
+        );
+    }
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("Iwasaki and Nakajima"));
+    assert!(html.contains("Baseline: <b>no load</b>"));
+    assert!(html.contains("<h2>disk load <span"));
+    assert!(html.contains("Background load: load io:2"));
+}

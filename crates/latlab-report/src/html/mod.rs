@@ -252,6 +252,13 @@ const SCRIPT: &str = "
 
 /// The complete report page.
 pub fn render(entries: &[Entry], title: &str) -> String {
+    render_with_intro(entries, title, &[])
+}
+
+/// The complete report page with paragraphs of plain text (escaped here)
+/// before the results, e.g. what a scenario reproduces and where the
+/// paper's own figures are.
+pub fn render_with_intro(entries: &[Entry], title: &str, intro: &[String]) -> String {
     let mut h = String::new();
     let _ = write!(
         h,
@@ -273,6 +280,13 @@ pub fn render(entries: &[Entry], title: &str) -> String {
             .collect::<Vec<_>>()
             .join(" · ")
     );
+    if !intro.is_empty() {
+        h.push_str("<section class=\"compare\" id=\"intro\">");
+        for paragraph in intro {
+            let _ = write!(h, "<p>{}</p>", escape(paragraph));
+        }
+        h.push_str("</section>\n");
+    }
     if run_count >= 2 {
         render_comparison(&mut h, entries);
     }

@@ -441,20 +441,27 @@ impl Plot {
                 marker.color
             );
         }
-        // Marker labels: staggered so neighbours do not overlap.
-        let mut last_x = f64::NEG_INFINITY;
-        let mut row = 0;
+        // Marker labels: each in the first of three rows where it overlaps
+        // no label already placed (widths estimated from the text length).
+        let mut rows: [Vec<(f64, f64)>; 3] = Default::default();
         for marker in &self.markers {
             let x = self.px(marker.x);
-            row = if x - last_x < 70.0 { (row + 1) % 3 } else { 0 };
-            last_x = x;
+            let width = 7.0 * marker.label.chars().count() as f64;
             let anchor = if x > x1 - 110.0 { "end" } else { "start" };
-            let dx = if anchor == "end" { -3.0 } else { 3.0 };
+            let (tx, span) = if anchor == "end" {
+                (x - 3.0, (x - 3.0 - width, x - 3.0))
+            } else {
+                (x + 3.0, (x + 3.0, x + 3.0 + width))
+            };
+            let row = (0..rows.len())
+                .find(|&r| rows[r].iter().all(|&(a, b)| span.1 < a || span.0 > b))
+                .unwrap_or(0);
+            rows[row].push(span);
             let _ = writeln!(
                 s,
                 "<text x=\"{}\" y=\"{}\" fill=\"{}\" text-anchor=\"{anchor}\">{}</text>",
-                c(x + dx),
-                c(y1 + 11.0 + 12.0 * f64::from(row)),
+                c(tx),
+                c(y1 + 13.0 + 14.0 * row as f64),
                 marker.color,
                 escape(&marker.label)
             );

@@ -192,3 +192,17 @@ fn other_schemas_are_shown_as_json_and_labels_tell_runs_apart() {
     let same = auto_labels(&[run.clone(), run]);
     assert_eq!(same, ["2026-11-22T01:54:39Z #1", "2026-11-22T01:54:39Z #2"]);
 }
+
+#[test]
+fn intro_paragraphs_come_first_and_are_escaped() {
+    let html = render_with_intro(
+        &[entry("a", loaded_run()), entry("b", worse_run())],
+        "scenario",
+        &["Figures 1 to 4 <paper>".to_string()],
+    );
+    let intro = html
+        .find("<p>Figures 1 to 4 &lt;paper&gt;</p>")
+        .expect("intro");
+    assert!(intro < html.find("<h2>Comparison</h2>").unwrap());
+    assert!(!render(&[entry("a", loaded_run())], "t").contains("id=\"intro\""));
+}

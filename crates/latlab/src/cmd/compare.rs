@@ -32,6 +32,6 @@ pub fn execute(args: CompareArgs) -> anyhow::Result<ExitCode> {
                 .with_context(|| format!("result {id} of {}", history.path().display()))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
-    write_report(documents, &args.output)?;
+    write_report(documents, &args.output, &[])?;
     Ok(ExitCode::SUCCESS)
 }

@@ -10,6 +10,7 @@ pub mod lockbench;
 pub mod record;
 pub mod report;
 pub mod run;
+pub mod scenario;
 
 use std::process::ExitCode;
 
@@ -31,5 +32,6 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Report(args) => report::execute(args),
         Command::History(args) => history::execute(args),
         Command::Compare(args) => compare::execute(args),
+        Command::Scenario(args) => scenario::execute(args),
     }
 }

@@ -44,7 +44,7 @@ pub fn execute(args: ReportArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|path| read_document(path))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    write_report(documents, &args.output)?;
+    write_report(documents, &args.output, &[])?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -69,8 +69,13 @@ pub fn read_document(path: &Path) -> anyhow::Result<Document> {
     })
 }
 
-/// Labels the documents, renders the page and writes it (and the plots).
-pub fn write_report(documents: Vec<Document>, out: &OutputArgs) -> anyhow::Result<()> {
+/// Labels the documents, renders the page (with `intro` paragraphs first)
+/// and writes it (and the plots).
+pub fn write_report(
+    documents: Vec<Document>,
+    out: &OutputArgs,
+    intro: &[String],
+) -> anyhow::Result<()> {
     if !out.labels.is_empty() && out.labels.len() != documents.len() {
         bail!(
             "{} --label given for {} results: give one per result, in order, or none",
@@ -96,7 +101,7 @@ pub fn write_report(documents: Vec<Document>, out: &OutputArgs) -> anyhow::Resul
         )?),
         None => None,
     };
-    let page = html::render(&entries, &out.title);
+    let page = html::render_with_intro(&entries, &out.title, intro);
     std::fs::write(&out.output, page)
         .with_context(|| format!("writing the report to {}", out.output.display()))?;
     eprintln!("report written to {}", out.output.display());
