@@ -113,20 +113,34 @@ pub fn write_report(
             .with_context(|| format!("resolving {}", dir.display()))?;
         let profile = tempfile_dir()?;
         let plots = html::plots(&entries);
+        let mut jobs = Vec::new();
         for plot in &plots {
             let svg = dir.join(format!("{}.svg", plot.id));
             std::fs::write(&svg, plot.to_svg())
                 .with_context(|| format!("writing {}", svg.display()))?;
-            let png = dir.join(format!("{}.png", plot.id));
-            screenshot(
-                &browser,
-                &profile.0,
-                &svg,
-                &png,
-                (html::svg::WIDTH as u32, html::svg::HEIGHT as u32),
-                2,
-            )?;
+            jobs.push((svg, dir.join(format!("{}.png", plot.id))));
         }
+        // A few browsers at once (each with its own profile): most of the
+        // time of one is its start-up.
+        const WORKERS: usize = 3;
+        let size = (html::svg::WIDTH as u32, html::svg::HEIGHT as u32);
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..WORKERS)
+                .map(|w| {
+                    let (jobs, browser) = (&jobs, &browser);
+                    let profile = profile.0.join(format!("worker{w}"));
+                    scope.spawn(move || -> anyhow::Result<()> {
+                        for (svg, png) in jobs.iter().skip(w).step_by(WORKERS) {
+                            screenshot(browser, &profile, svg, png, size, 2)?;
+                        }
+                        Ok(())
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .try_for_each(|h| h.join().expect("a screenshot worker panicked"))
+        })?;
         eprintln!(
             "{} plots written to {} (.svg and .png)",
             plots.len(),
