@@ -317,10 +317,14 @@ fn history_stores_lists_and_compares_by_id_in_the_default_place() {
     let lines: Vec<&str> = listing.lines().collect();
     assert_eq!(lines.len(), 3, "{listing}");
     assert!(lines[0].starts_with("id  when (UTC)"), "{listing}");
-    assert!(
-        lines[1].trim_start().starts_with("1 ") && lines[1].ends_with("pass"),
-        "{listing}"
-    );
+    let verdict = |path: &Path| {
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        doc["verdict"].as_str().unwrap().to_string()
+    };
+    assert!(lines[1].trim_start().starts_with("1 "), "{listing}");
+    assert!(lines[1].ends_with(&verdict(idle)), "{listing}");
+    assert!(lines[2].ends_with(&verdict(loaded)), "{listing}");
     assert!(lines[2].contains("cpu:1,io:1"), "{listing}");
 
     let output = latlab_in()
