@@ -14,6 +14,7 @@
 //! assert!(html.contains("latlab.example"));
 //! ```
 
+pub mod lockbench;
 pub mod plots;
 pub mod svg;
 
@@ -32,6 +33,8 @@ use svg::{escape, Plot};
 pub enum Document {
     /// `latlab.run`: a latency measurement.
     Run(Box<RunResult>),
+    /// `latlab lockbench --json`: the lock benchmark (see [`lockbench::is_lockbench`]).
+    Lockbench(Value),
     /// Any other schema: shown as JSON until the report knows it.
     Other {
         /// The `schema` field (`"unknown"` when absent).
@@ -53,6 +56,7 @@ impl Document {
         let schema = value["schema"].as_str().unwrap_or("unknown").to_string();
         Ok(match schema.as_str() {
             "latlab.run" => Document::Run(Box::new(serde_json::from_value(value)?)),
+            _ if lockbench::is_lockbench(&value) => Document::Lockbench(value),
             _ => Document::Other { schema, value },
         })
     }
@@ -61,7 +65,7 @@ impl Document {
     pub fn as_run(&self) -> Option<&RunResult> {
         match self {
             Document::Run(run) => Some(run),
-            Document::Other { .. } => None,
+            Document::Lockbench(_) | Document::Other { .. } => None,
         }
     }
 }
@@ -109,6 +113,7 @@ pub fn auto_labels(documents: &[Document]) -> Vec<String> {
                         .join(", ")
                 }
             }
+            (Document::Lockbench(_), _) => "lockbench".into(),
             (Document::Other { schema, .. }, _) => schema.clone(),
             _ => String::new(),
         })
@@ -142,8 +147,13 @@ pub fn load_name(run: &RunResult) -> String {
 pub fn plots(entries: &[Entry]) -> Vec<Plot> {
     let mut out = compare_plots(entries);
     for (i, entry) in entries.iter().enumerate() {
-        if let Document::Run(run) = &entry.document {
-            out.extend(run_plots(&format!("run{}", i + 1), run));
+        match &entry.document {
+            Document::Run(run) => out.extend(run_plots(&format!("run{}", i + 1), run)),
+            Document::Lockbench(value) => out.extend(lockbench::throughput_plot(
+                &format!("doc{}-throughput", i + 1),
+                value,
+            )),
+            Document::Other { .. } => {}
         }
     }
     out
@@ -229,7 +239,7 @@ td.l,th.l{text-align:left}
 .badge{display:inline-block;padding:2px 10px;border-radius:10px;font-weight:700;color:#fff}
 .pass{background:#2a9d4a}.fail{background:#d3452c}.none{background:#7a8793}
 .better{color:#1d7a38}.worse{color:#b02a1a}
-.plots{display:grid;grid-template-columns:repeat(auto-fit,minmax(520px,1fr));gap:14px}
+.plots{display:grid;grid-template-columns:repeat(auto-fill,minmax(520px,1fr));gap:14px}
 figure{margin:0;border:1px solid #e6e9ed;border-radius:4px;background:#fff}
 svg.plot{width:100%;height:auto;display:block}
 dl.sys{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:6px 0}
@@ -238,6 +248,7 @@ ul.warn li{color:#8a5a00}
 pre{background:#f6f8fa;padding:10px;overflow:auto;max-height:420px}
 code{font-size:13px}
 footer{color:#5b6b7a;font-size:12px;margin-top:20px}
+div.bar{height:11px;background:#d3452c;border-radius:2px}
 ";
 
 /// Marks the page as rendered (a headless browser test reads this marker)
@@ -293,6 +304,13 @@ pub fn render_with_intro(entries: &[Entry], title: &str, intro: &[String]) -> St
     for (i, entry) in entries.iter().enumerate() {
         match &entry.document {
             Document::Run(run) => render_run(&mut h, &format!("run{}", i + 1), &entry.label, run),
+            Document::Lockbench(value) => lockbench::render(
+                &mut h,
+                &format!("doc{}", i + 1),
+                &entry.label,
+                value,
+                figures,
+            ),
             Document::Other { schema, value } => {
                 let _ = writeln!(
                     h,

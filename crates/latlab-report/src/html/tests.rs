@@ -175,8 +175,8 @@ fn report_is_self_contained() {
 
 #[test]
 fn other_schemas_are_shown_as_json_and_labels_tell_runs_apart() {
-    let doc = Document::parse(r#"{"schema":"latlab.lockbench","x":1}"#).unwrap();
-    assert!(matches!(&doc, Document::Other { schema, .. } if schema == "latlab.lockbench"));
+    let doc = Document::parse(r#"{"schema":"latlab.respond","x":1}"#).unwrap();
+    assert!(matches!(&doc, Document::Other { schema, .. } if schema == "latlab.respond"));
     let text = serde_json::to_string(&sample_result()).unwrap();
     let run = Document::parse(&text).unwrap();
     assert!(run.as_run().is_some());
@@ -186,7 +186,7 @@ fn other_schemas_are_shown_as_json_and_labels_tell_runs_apart() {
         [
             "6.18.0-test, no load",
             "6.18.0-rt, load io:1,net:1",
-            "latlab.lockbench"
+            "latlab.respond"
         ]
     );
     let same = auto_labels(&[run.clone(), run]);
