@@ -206,3 +206,26 @@ fn intro_paragraphs_come_first_and_are_escaped() {
     assert!(intro < html.find("<h2>Comparison</h2>").unwrap());
     assert!(!render(&[entry("a", loaded_run())], "t").contains("id=\"intro\""));
 }
+
+/// Regression guard: a run stopped before its first sample (Ctrl-C at once)
+/// still renders, with no NaN or infinite coordinate.
+#[test]
+fn a_run_without_samples_renders() {
+    let mut run = sample_result();
+    let empty = latlab_measure::histogram::Histogram::new();
+    for t in &mut run.threads {
+        t.histogram = empty.clone();
+        t.latency = Default::default();
+        t.series.clear();
+    }
+    run.overall.histogram = empty;
+    run.overall.latency = Default::default();
+    run.overall.period.count = 0;
+    run.overall.worst.clear();
+    let html = render(&[entry("a", run.clone()), entry("b", run)], "empty");
+    assert!(!html.contains("NaN") && !html.contains("inf"));
+    assert!(
+        html.contains("<td>–</td>"),
+        "no change against a zero baseline"
+    );
+}
