@@ -143,6 +143,7 @@ impl TempDir {
         let base = base
             .map(Path::to_path_buf)
             .unwrap_or_else(std::env::temp_dir);
+        remove_stale_temp_dirs(&base);
         loop {
             let n = NEXT_TEMP.fetch_add(1, Ordering::Relaxed);
             let dir = base.join(format!(".latlab-capture-{}-{n}", std::process::id()));
@@ -151,6 +152,29 @@ impl TempDir {
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(TracefsError::io("create temp dir", dir, e)),
             }
+        }
+    }
+}
+
+/// Removes `.latlab-capture-<pid>-<n>` directories of processes that died
+/// (killed with SIGKILL mid-recording); nothing else is touched.
+fn remove_stale_temp_dirs(base: &Path) {
+    let Ok(entries) = fs::read_dir(base) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(".latlab-capture-") else {
+            continue;
+        };
+        let Some((pid, n)) = rest.split_once('-') else {
+            continue;
+        };
+        let (Ok(pid), true) = (pid.parse::<u32>(), n.bytes().all(|b| b.is_ascii_digit())) else {
+            continue;
+        };
+        if pid != std::process::id() && !crate::instance::pid_alive(pid) {
+            let _ = fs::remove_dir_all(e.path());
         }
     }
 }
@@ -237,7 +261,14 @@ impl Capture {
             ));
         }
         let instance = Instance::create(&tracefs)?;
-        let resolved = resolve_events(&req, &instance.path("events"))?;
+        let resolved = resolve_events(&req, &instance.path("events")).map_err(|e| match e {
+            // The instance goes away; point at the top-level list.
+            TracefsError::NoEvents { missing, .. } => TracefsError::NoEvents {
+                missing,
+                available: tracefs.path("available_events"),
+            },
+            other => other,
+        })?;
         let mut missing: Vec<String> = resolved.missing.iter().map(|e| e.to_string()).collect();
         missing.extend(resolved.missing_systems.iter().map(|s| format!("{s}:*")));
 
@@ -764,6 +795,28 @@ mod tests {
         send::<Capture>();
         send_sync::<TraceMarker>();
         send_sync::<CaptureReport>();
+    }
+
+    #[test]
+    fn stale_temp_dirs_of_dead_processes_go_others_stay() {
+        let base = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let stale = base.path().join(format!(".latlab-capture-{dead}-0"));
+        let live = base.path().join(".latlab-capture-1-0");
+        let other = base.path().join(format!(".latlab-capture-{dead}-x"));
+        for d in [&stale, &live, &other] {
+            fs::create_dir(d).unwrap();
+            fs::write(d.join("cpu0.raw"), b"x").unwrap();
+        }
+        let t = TempDir::new(Some(base.path())).unwrap();
+        assert!(!stale.exists());
+        assert!(live.exists() && other.exists());
+        let path = t.0.clone();
+        assert!(path.is_dir());
+        drop(t);
+        assert!(!path.exists());
     }
 
     #[test]

@@ -42,7 +42,7 @@ pub fn instance_owner(name: &str) -> Option<u32> {
     pid.parse().ok()
 }
 
-fn pid_alive(pid: u32) -> bool {
+pub(crate) fn pid_alive(pid: u32) -> bool {
     if pid == 0 || pid > i32::MAX as u32 {
         return false;
     }

@@ -138,7 +138,14 @@ fn error_in_start_leaves_no_instance() {
     }
     let before = top_level_set_event();
     match Capture::start(&opts(&["nosuchsystem:nosuchevent"])) {
-        Err(TracefsError::NoEvents { missing, .. }) => assert!(missing.contains("nosuchevent")),
+        Err(TracefsError::NoEvents { missing, available }) => {
+            assert!(missing.contains("nosuchevent"));
+            assert!(
+                available.exists(),
+                "the error points at a missing file: {}",
+                available.display()
+            );
+        }
         other => panic!("expected NoEvents, got {other:?}"),
     }
     assert_clean(&before);

@@ -309,8 +309,8 @@ fn without_privilege_the_error_names_the_fix() {
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
     let mut cmd = if root {
-        if Command::new("setpriv").arg("--version").output().is_err() {
-            eprintln!("SKIP: setpriv missing (util-linux) to drop root");
+        let have = Command::new("setpriv").arg("--version").output().is_ok();
+        if !require("setpriv (to drop root)", have, "apt-get install util-linux") {
             return;
         }
         let mut c = Command::new("setpriv");
@@ -441,4 +441,102 @@ fn duration_ends_the_traced_command() {
     );
     assert!(std::fs::metadata(&out).unwrap().len() > 0);
     assert_clean(pid, &before);
+}
+
+#[test]
+fn an_unwritable_output_fails_before_recording() {
+    let res = latlab()
+        .args([
+            "record",
+            "-o",
+            "/nonexistent-latlab-dir/x.dat",
+            "--",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(res.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&res.stderr);
+    assert!(
+        stderr.contains("/nonexistent-latlab-dir/x.dat") && stderr.contains("choose another -o"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("starting the capture"),
+        "recording started anyway: {stderr}"
+    );
+}
+
+#[test]
+fn leftovers_of_a_killed_recording_are_removed_by_the_next_one() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !privileged() {
+        return;
+    }
+    let before = set_event();
+    let dir = tempfile::tempdir().unwrap();
+    let mut victim = latlab()
+        .args([
+            "record",
+            "--no-kallsyms",
+            "--events",
+            "sched",
+            "--duration",
+            "60s",
+            "-o",
+        ])
+        .arg(dir.path().join("killed.dat"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let dead = victim.id();
+    assert!(
+        wait_for_instance(dead),
+        "instance latlab-{dead} never appeared"
+    );
+    victim.kill().unwrap(); // SIGKILL: no cleanup can run
+    victim.wait().unwrap();
+    let stale = Path::new(TRACEFS)
+        .join("instances")
+        .join(format!("latlab-{dead}"));
+    assert!(stale.exists(), "expected a leftover instance after SIGKILL");
+    let temp_left = std::fs::read_dir(dir.path()).unwrap().flatten().any(|e| {
+        e.file_name()
+            .to_string_lossy()
+            .starts_with(&format!(".latlab-capture-{dead}-"))
+    });
+    assert!(temp_left, "expected a leftover temp dir after SIGKILL");
+
+    let res = latlab()
+        .args([
+            "record",
+            "--no-kallsyms",
+            "--events",
+            "sched",
+            "--duration",
+            "100ms",
+            "-o",
+        ])
+        .arg(dir.path().join("next.dat"))
+        .output()
+        .unwrap();
+    assert!(
+        res.status.success(),
+        "{}",
+        String::from_utf8_lossy(&res.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&res.stderr);
+    assert!(
+        stderr.contains(&format!("latlab-{dead}")),
+        "no note about the removal: {stderr}"
+    );
+    assert!(!stale.exists(), "stale instance latlab-{dead} still there");
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, vec!["next.dat".to_string()], "leftovers: {names:?}");
+    assert_clean(dead, &before);
 }

@@ -144,6 +144,7 @@ pub fn execute(args: RecordArgs) -> anyhow::Result<ExitCode> {
         temp_dir: Some(temp_dir),
         kallsyms: !args.no_kallsyms,
     };
+    check_writable(&args.output)?;
     install(libc::SIGINT, on_stop)?;
     install(libc::SIGTERM, on_stop)?;
     install(libc::SIGUSR1, on_snapshot)?;
@@ -241,6 +242,24 @@ pub fn execute(args: RecordArgs) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Fails before recording, not after, when the output cannot be written.
+fn check_writable(out: &Path) -> anyhow::Result<()> {
+    if out.is_dir() {
+        anyhow::bail!("{} is a directory; give a file name with -o", out.display());
+    }
+    let mut probe = out.as_os_str().to_owned();
+    probe.push(".partial");
+    let probe = PathBuf::from(probe);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&probe)
+        .with_context(|| format!("cannot write next to {}; choose another -o", out.display()))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
 }
 
 /// Ends the traced command when --duration is over: SIGTERM, then SIGKILL
