@@ -70,7 +70,7 @@ pub use analyze::{CategoryRow, Cause, CauseRow, EventRow, Part};
 pub use detect::{LatencyStats, Period, PeriodSource, TaskSummary};
 pub use error::{ExplainError, Result};
 pub use report::{PeriodRow, Report, WindowReport};
-pub use source::{Records, Source, Trace};
+pub use source::{Lost, Records, Source, Trace};
 
 use crate::model::Names;
 
@@ -357,9 +357,10 @@ pub fn explain(source: &dyn Source, mut names: Names, opts: &Options) -> Result<
     if tasks_found.is_empty() {
         notes.push("no task woke from an hrtimer in this trace: record with sched_switch, sched_waking, hrtimer_start and hrtimer_expire_entry (latlab record's default events)".into());
     }
-    if lost > 0 {
+    if lost.counted > 0 || lost.uncounted_pages > 0 {
         notes.push(format!(
-            "{lost} events were lost while recording: windows near the losses may be incomplete"
+            "events were lost while recording ({} counted, {} page(s) with an unknown number): windows near the losses may be incomplete; record with a larger --buffer-size",
+            lost.counted, lost.uncounted_pages
         ));
     }
     let selected_tasks = tasks_found
@@ -371,7 +372,8 @@ pub fn explain(source: &dyn Source, mut names: Names, opts: &Options) -> Result<
         trace: String::new(),
         format: source.format(),
         events: det.events,
-        lost_events: lost,
+        lost_events: lost.counted,
+        lost_pages: lost.uncounted_pages,
         span_ns: det.span.map(|(a, b)| b - a).unwrap_or(0),
         tasks_found,
         selected: selected_tasks,

@@ -88,8 +88,10 @@ pub struct Report {
     pub format: String,
     /// Events in the trace.
     pub events: u64,
-    /// Events lost while recording.
+    /// Events lost while recording (counted).
     pub lost_events: u64,
+    /// Pages flagged as having lost an unknown number of events.
+    pub lost_pages: u64,
     /// Time span of the trace (ns).
     pub span_ns: u64,
     /// Every task that woke from a timer, most periodic first.
@@ -153,10 +155,15 @@ impl Report {
         let _ = writeln!(o, "trace: {} ({})", self.trace, self.format);
         let _ = writeln!(
             o,
-            "events: {}, span {}, lost {}",
+            "events: {}, span {}, lost {}{}",
             self.events,
             fmt_ns(self.span_ns),
-            self.lost_events
+            self.lost_events,
+            if self.lost_pages > 0 {
+                format!(" (+{} page(s) with an unknown number)", self.lost_pages)
+            } else {
+                String::new()
+            }
         );
         let _ = writeln!(o, "\nperiodic timer tasks found:");
         if self.tasks_found.is_empty() {

@@ -21,12 +21,21 @@ pub type LineFn<'a> = dyn FnMut(&mut Vec<u8>) + 'a;
 pub trait Source {
     /// Calls `f` for every event in time order. `f` gets the normalised
     /// record and a function that renders the raw event as text. Task names
-    /// learned on the way go into `names`. Returns the number of events the
-    /// recording lost (as far as the format says).
-    fn walk(&self, names: &mut Names, f: &mut dyn FnMut(&Rec, &mut LineFn<'_>)) -> Result<u64>;
+    /// learned on the way go into `names`. Returns what the recording lost
+    /// (as far as the format says).
+    fn walk(&self, names: &mut Names, f: &mut dyn FnMut(&Rec, &mut LineFn<'_>)) -> Result<Lost>;
 
     /// A short description of the format.
     fn format(&self) -> String;
+}
+
+/// Events lost while recording.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Lost {
+    /// Events the kernel counted as lost.
+    pub counted: u64,
+    /// Pages flagged "events lost" without a count.
+    pub uncounted_pages: u64,
 }
 
 /// Records built in memory (tests, other tools): a [`Source`] over a vector.
@@ -37,14 +46,14 @@ pub struct Records {
 }
 
 impl Source for Records {
-    fn walk(&self, _names: &mut Names, f: &mut dyn FnMut(&Rec, &mut LineFn<'_>)) -> Result<u64> {
+    fn walk(&self, _names: &mut Names, f: &mut dyn FnMut(&Rec, &mut LineFn<'_>)) -> Result<Lost> {
         for r in &self.recs {
             let r = *r;
             f(&r, &mut |out: &mut Vec<u8>| {
                 out.extend_from_slice(format!("{:?}\n", r).as_bytes())
             });
         }
-        Ok(0)
+        Ok(Lost::default())
     }
     fn format(&self) -> String {
         "in-memory records".into()
@@ -442,7 +451,7 @@ pub fn text_rec(ev: &TextEvent, names: &mut Names) -> Rec {
 }
 
 impl Source for Trace {
-    fn walk(&self, names: &mut Names, f: &mut dyn FnMut(&Rec, &mut LineFn<'_>)) -> Result<u64> {
+    fn walk(&self, names: &mut Names, f: &mut dyn FnMut(&Rec, &mut LineFn<'_>)) -> Result<Lost> {
         match self {
             Trace::Dat { path, file } => {
                 let meta = &file.meta;
@@ -475,7 +484,11 @@ impl Source for Trace {
                     };
                     f(&rec, &mut |out: &mut Vec<u8>| renderer.line(&ev, out));
                 }
-                Ok(events.lost().counted)
+                let l = events.lost();
+                Ok(Lost {
+                    counted: l.counted,
+                    uncounted_pages: l.uncounted_pages,
+                })
             }
             Trace::Text { events, .. } => {
                 for ev in events {
@@ -484,7 +497,10 @@ impl Source for Trace {
                         latlab_ftrace::text::render_line(ev, out)
                     });
                 }
-                Ok(events.iter().filter_map(|e| e.lost_before).sum())
+                Ok(Lost {
+                    counted: events.iter().filter_map(|e| e.lost_before).sum(),
+                    uncounted_pages: 0,
+                })
             }
         }
     }

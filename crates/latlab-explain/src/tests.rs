@@ -550,3 +550,72 @@ fn thresholds_parse() {
         .to_string()
         .contains("100us"));
 }
+
+#[test]
+fn remote_wakeup_uses_the_task_cpu_for_the_wait_after_the_wakeup() {
+    // The timer fires on CPU 0; the task runs on CPU 1, which is idle and
+    // takes 20 us to switch to it after the IPI.
+    let mut b = Builder::new();
+    b.switch(0, 1, ME, 0, 120);
+    let mut lats = Vec::new();
+    for k in 1..=11u64 {
+        let t = k * PERIOD;
+        let wait = if k == 11 { 20_000 } else { 1_000 };
+        b.ev(
+            t - 900_000,
+            0,
+            Kind::HrtimerStart {
+                timer: 1,
+                soft: t,
+                expires: t,
+            },
+            "hrtimer_start",
+        );
+        b.ev(
+            t,
+            0,
+            Kind::HrtimerExpireEntry {
+                timer: 1,
+                now: Some(t),
+            },
+            "hrtimer_expire_entry",
+        );
+        b.ev(
+            t + 1_000,
+            0,
+            Kind::Wake {
+                pid: ME,
+                target_cpu: 1,
+                waking: true,
+            },
+            "sched_waking",
+        );
+        b.ev(t + 1_500, 0, Kind::IpiSend { mask: 0b10 }, "ipi_send_cpu");
+        b.ev(
+            t + 2_000,
+            0,
+            Kind::HrtimerExpireExit { timer: 1 },
+            "hrtimer_expire_exit",
+        );
+        b.switch(t + 2_000 + wait, 1, 0, ME, 9);
+        b.switch(t + 10_000 + wait, 1, ME, 0, 120);
+        lats.push(2_000 + wait);
+    }
+    let r = explain(
+        &Records { recs: b.recs },
+        b.names,
+        &Options {
+            threshold: Threshold::Ns(10_000),
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let w = check(&r, lats[10]);
+    assert_eq!((w.cpu, w.timer_cpu), (1, 0));
+    // 1 us to the wake-up in the interrupt on CPU 0; then CPU 1 was idle.
+    assert_eq!(ns_of(w, |c| *c == Cause::HrtimerInterrupt), 1_000);
+    assert_eq!(ns_of(w, |c| *c == Cause::IdleExit), 21_000);
+    // The IPI on CPU 0 aimed at CPU 1 is part of the window.
+    let ipi = r.table2.iter().find(|e| e.event == "ipi_send_cpu").unwrap();
+    assert_eq!(ipi.late, 1);
+}
