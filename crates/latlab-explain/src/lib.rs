@@ -334,6 +334,26 @@ pub fn explain(source: &dyn Source, mut names: Names, opts: &Options) -> Result<
     let table2 = analyze::event_table(&windows, &names);
     let causes = analyze::rank_causes(&windows, &parts, &names);
     let categories = analyze::categories(&windows, &parts);
+    let mut causes = causes;
+    // Steal time is the evidence that a silent gap was the hypervisor.
+    let cpus: Vec<u32> = periods.iter().map(|p| p.timer_cpu).collect();
+    let steal: Vec<String> = opts
+        .steal_ns
+        .iter()
+        .filter(|(c, n)| *n > 0 && cpus.contains(&(*c as u32)))
+        .map(|(c, n)| format!("cpu{c} {}", report::fmt_ns(*n)))
+        .collect();
+    if !steal.is_empty() {
+        for c in causes
+            .iter_mut()
+            .filter(|c| matches!(c.cause, Cause::SilentGap { .. } | Cause::IdleExit))
+        {
+            c.recommendation.push_str(&format!(
+                "; evidence: the hypervisor stole {} during the run",
+                steal.join(", ")
+            ));
+        }
+    }
 
     if let Some(dir) = &opts.dump_windows {
         report::dump_windows(dir, &windows, &parts, &names)?;

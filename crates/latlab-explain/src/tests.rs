@@ -240,6 +240,29 @@ fn silent_timer_interrupt_delay_is_reported_as_such() {
 }
 
 #[test]
+fn steal_time_is_given_as_evidence_for_silent_gaps() {
+    let mut b = Builder::new();
+    for k in 1..=10 {
+        b.period(k, 0, |_, _| {}, None, OTHER);
+    }
+    b.period(11, 300_000, |_, _| {}, None, OTHER);
+    let opts = Options {
+        threshold: Threshold::Ns(10_000),
+        steal_ns: vec![(0, 12_500_000), (1, 0)],
+        ..Options::default()
+    };
+    let r = explain(&Records { recs: b.recs }, b.names, &opts).unwrap();
+    let gap = &r.causes[0];
+    assert_eq!(gap.cause.category(), "silent_gap");
+    assert!(
+        gap.recommendation.contains("stole cpu0 12.5 ms"),
+        "{}",
+        gap.recommendation
+    );
+    assert!(r.render_text().contains("steal time during the run"));
+}
+
+#[test]
 fn timer_irq_delay_with_events_names_the_task() {
     // The hog logs an event inside the gap, so the CPU was not silent.
     let mut b = Builder::new();
