@@ -1194,6 +1194,7 @@ mod tests {
         assert!((checks[0].worst_vs_plain - 0.2).abs() < 1e-9);
         assert!((checks[2].throughput_loss - 0.3).abs() < 1e-9);
         let table = render_table(&BenchConfig::default(), &results);
+        insta::assert_snapshot!(table);
         for name in [
             "plain",
             "pi",
