@@ -58,8 +58,6 @@ impl DbArgs {
 
 /// Stores a run result in the history; prints a warning instead of failing,
 /// since the result itself is already written. For `latlab run`.
-// Used by run.rs once it calls it (kept here so run.rs needs one line).
-#[allow(dead_code)]
 pub fn record(result: &RunResult, db: &DbArgs) -> Option<i64> {
     let stored = db
         .path()
