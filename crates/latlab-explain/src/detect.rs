@@ -11,6 +11,7 @@
 //! to the task it wakes (clock_nanosleep, timerfd and itimer/SIGALRM all do
 //! this), and the next `sched_switch` to that task ends the period.
 
+use latlab_measure::stats::{Stats, Summary};
 use std::collections::HashMap;
 
 use serde::Serialize;
@@ -249,26 +250,9 @@ pub struct TaskSummary {
     /// Fraction of intervals within 10 % of the median (1.0 = perfectly periodic).
     pub regularity: f64,
     /// Latency percentiles over its periods (ns).
-    pub latency: LatencyStats,
+    pub latency: Summary,
     /// Whether the periods came from latlab trace_marker lines.
     pub from_markers: bool,
-}
-
-/// Latency statistics (ns).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct LatencyStats {
-    /// Minimum.
-    pub min: u64,
-    /// Median.
-    pub p50: u64,
-    /// 90th percentile.
-    pub p90: u64,
-    /// 99th percentile.
-    pub p99: u64,
-    /// Maximum.
-    pub max: u64,
-    /// Mean.
-    pub mean: u64,
 }
 
 /// The `p`-th percentile (0-100, nearest rank) of sorted values.
@@ -280,23 +264,14 @@ pub fn percentile(sorted: &[u64], p: f64) -> u64 {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
-impl LatencyStats {
-    /// Statistics of `values` (sorted in place).
-    pub fn of(values: &mut [u64]) -> Self {
-        if values.is_empty() {
-            return Self::default();
-        }
-        values.sort_unstable();
-        let sum: u128 = values.iter().map(|&v| v as u128).sum();
-        LatencyStats {
-            min: values[0],
-            p50: percentile(values, 50.0),
-            p90: percentile(values, 90.0),
-            p99: percentile(values, 99.0),
-            max: values[values.len() - 1],
-            mean: (sum / values.len() as u128) as u64,
-        }
+/// Latency statistics of periods, computed by latlab-measure (the one
+/// place latlab computes min/mean/percentiles/max).
+pub fn latency_summary<'a>(periods: impl IntoIterator<Item = &'a Period>) -> Summary {
+    let mut stats = Stats::new();
+    for p in periods {
+        stats.record(p.latency());
     }
+    stats.summary()
 }
 
 /// Groups periods by task and measures how periodic each task is.
@@ -318,7 +293,6 @@ pub fn summarize_tasks(periods: &[Period], comm: impl Fn(i32) -> String) -> Vec<
                 .iter()
                 .filter(|&&v| v.abs_diff(median) * 10 <= median)
                 .count();
-            let mut lat: Vec<u64> = ps.iter().map(|p| p.latency()).collect();
             TaskSummary {
                 pid,
                 comm: comm(pid),
@@ -329,7 +303,7 @@ pub fn summarize_tasks(periods: &[Period], comm: impl Fn(i32) -> String) -> Vec<
                 } else {
                     regular as f64 / iv.len() as f64
                 },
-                latency: LatencyStats::of(&mut lat),
+                latency: latency_summary(ps.iter().copied()),
                 from_markers: ps.iter().all(|p| p.source == PeriodSource::Marker),
             }
         })

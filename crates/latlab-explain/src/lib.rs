@@ -67,7 +67,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 pub use analyze::{CategoryRow, Cause, CauseRow, EventRow, Part};
-pub use detect::{LatencyStats, Period, PeriodSource, TaskSummary};
+pub use detect::{Period, PeriodSource, TaskSummary};
 pub use error::{ExplainError, Result};
 pub use report::{PeriodRow, Report, WindowReport};
 pub use source::{Lost, Records, Source, Trace};
@@ -272,8 +272,9 @@ pub fn explain(source: &dyn Source, mut names: Names, opts: &Options) -> Result<
         .filter(|p| p.source == PeriodSource::Hrtimer || !has_hr.contains_key(&p.pid))
         .collect();
 
+    let stats = detect::latency_summary(&periods);
     let mut lat: Vec<u64> = periods.iter().map(|p| p.latency()).collect();
-    let stats = LatencyStats::of(&mut lat);
+    lat.sort_unstable();
     let threshold_ns = match opts.threshold {
         Threshold::Ns(n) => n,
         // The value just below the top (100 - p) % of periods, so that a

@@ -7,10 +7,11 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::analyze::{CategoryRow, CauseRow, EventRow, Part};
-use crate::detect::{LatencyStats, TaskSummary};
+use crate::detect::TaskSummary;
 use crate::error::{ExplainError, Result};
 use crate::model::Names;
 use crate::separate::Window;
+use latlab_measure::stats::Summary;
 
 /// One row of the paper's Table 1.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -109,7 +110,7 @@ pub struct Report {
     /// Late periods (latency above the threshold).
     pub late: u64,
     /// Latency statistics over all periods of the selected tasks.
-    pub latency: LatencyStats,
+    pub latency: Summary,
     /// Normal windows analysed as the baseline.
     pub baseline_windows: u64,
     /// Late windows analysed.
@@ -131,17 +132,7 @@ pub struct Report {
 }
 
 /// `12.3 us` style.
-pub(crate) fn fmt_ns(ns: u64) -> String {
-    if ns >= 10_000_000 {
-        format!("{:.1} ms", ns as f64 / 1e6)
-    } else if ns >= 1_000_000 {
-        format!("{:.2} ms", ns as f64 / 1e6)
-    } else if ns >= 1_000 {
-        format!("{:.1} us", ns as f64 / 1e3)
-    } else {
-        format!("{ns} ns")
-    }
-}
+pub(crate) use latlab_measure::units::format_ns as fmt_ns;
 
 fn secs(ns: u64) -> String {
     let us = ns.saturating_add(500) / 1000;

@@ -641,3 +641,39 @@ fn itimer_with_trace_is_not_killed_by_sigalrm() {
     assert_eq!(result["overall"]["cycles"], 2000);
     assert!(instance_removed(pid));
 }
+
+#[test]
+fn explain_records_and_explains_the_late_wakeups_of_the_run() {
+    if !privileged("explain_records_and_explains_the_late_wakeups_of_the_run") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (output, result, pid) = run_json_pid(
+        dir.path(),
+        &[
+            "--cpus",
+            "0",
+            "--loops",
+            "500",
+            "--explain",
+            "--trace-threshold",
+            "1ns",
+        ],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let explain = &result["explain"];
+    // Every sample is at or over 1 ns, so every detected period is late.
+    let late = explain["late"].as_u64().expect("explanation in the result");
+    assert!(late > 100, "{late} late periods of 500");
+    assert!(!explain["causes"].as_array().unwrap().is_empty());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("latlab-cpu0"), "{stdout}");
+    // The temporary trace is gone, and so is the tracefs instance.
+    let temp = std::env::temp_dir().join(format!("latlab-run-{pid}.dat"));
+    assert!(!temp.exists());
+    assert!(instance_removed(pid));
+}

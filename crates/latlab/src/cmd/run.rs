@@ -129,8 +129,13 @@ pub struct RunArgs {
     /// what led up to it, is saved at the end. Costs nothing on disk until then.
     #[arg(long, requires = "trace")]
     pub flight_recorder: bool,
+    /// Record kernel events while measuring (into --trace FILE, or a temporary file) and
+    /// explain the late wake-ups at the end (the KTAS analysis of `latlab explain`, with
+    /// --trace-threshold as the lateness threshold).
+    #[arg(long)]
+    pub explain: bool,
     /// Ring-buffer size per CPU in KiB for --trace.
-    #[arg(long, value_name = "KB", requires = "trace")]
+    #[arg(long, value_name = "KB")]
     pub trace_buffer_kb: Option<u32>,
 }
 
@@ -276,7 +281,11 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         eprintln!("latlab: warning: {warning}");
     }
 
-    let trace = match &args.trace {
+    // --explain without --trace records into a temporary file, removed after.
+    let temporary_trace = (args.explain && args.trace.is_none())
+        .then(|| std::env::temp_dir().join(format!("latlab-run-{}.dat", std::process::id())));
+    let trace_path = args.trace.clone().or_else(|| temporary_trace.clone());
+    let trace = match &trace_path {
         Some(path) => Some(TraceSession::start(&args, path, &mut run.measure)?),
         None => None,
     };
@@ -320,6 +329,16 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(report) = &trace_report {
         result.trace = Some(serde_json::to_value(report).context("serializing the trace report")?);
     }
+    let explained = match (&trace_report, args.explain) {
+        (Some(report), true) => explain_trace(&args, &report.path, &result.settings.steal_ns),
+        _ => None,
+    };
+    if let Some(path) = &temporary_trace {
+        let _ = std::fs::remove_file(path);
+    }
+    if let Some(report) = &explained {
+        result.explain = Some(serde_json::to_value(report).context("serializing the explanation")?);
+    }
     let exit = if result.verdict == Verdict::Fail {
         EXIT_REQUIREMENT_FAILED
     } else {
@@ -329,7 +348,10 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(report) = &load_report {
         print!("\nBackground load ({})\n{}", report.spec, report.table());
     }
-    if let Some(report) = &trace_report {
+    if let Some(report) = &explained {
+        print!("\n{}", report.render_text());
+    }
+    if let (Some(report), None) = (&trace_report, &temporary_trace) {
         println!(
             "Trace: {} events ({} lost) written to {}{}",
             report.total_events,
@@ -448,10 +470,7 @@ impl TraceSession {
         for note in capture.notes() {
             eprintln!("latlab: trace: {note}");
         }
-        let threshold = args
-            .trace_threshold
-            .or(args.max_latency)
-            .unwrap_or(DEFAULT_TRACE_THRESHOLD);
+        let threshold = trace_threshold(args);
         let marker = capture.marker();
         let freezer = args.flight_recorder.then(|| capture.freezer());
         let frozen = AtomicBool::new(false);
@@ -476,6 +495,36 @@ impl TraceSession {
             .stop(&self.path)
             .with_context(|| format!("writing the trace to {}", self.path.display()))
     }
+}
+
+/// Runs the KTAS analysis on the run's own trace: its measurement threads,
+/// late meaning at or over the marker threshold. A failure is a warning: the
+/// measurement stands without it.
+fn explain_trace(
+    args: &RunArgs,
+    trace: &Path,
+    steal_ns: &[(usize, u64)],
+) -> Option<latlab_explain::Report> {
+    let options = latlab_explain::Options {
+        comms: vec!["latlab-cpu*".into()],
+        threshold: latlab_explain::Threshold::Ns(trace_threshold(args).saturating_sub(1)),
+        steal_ns: steal_ns.to_vec(),
+        ..latlab_explain::Options::default()
+    };
+    match latlab_explain::explain_file(trace, &options) {
+        Ok(report) => Some(report),
+        Err(err) => {
+            eprintln!("latlab: warning: --explain could not analyse the trace: {err}");
+            None
+        }
+    }
+}
+
+/// The latency at or over which a sample is marked in the trace and counts as late.
+fn trace_threshold(args: &RunArgs) -> u64 {
+    args.trace_threshold
+        .or(args.max_latency)
+        .unwrap_or(DEFAULT_TRACE_THRESHOLD)
 }
 
 /// Marker threshold for --trace without --trace-threshold or --max-latency.
