@@ -421,3 +421,58 @@ fn bad_arguments_are_named() {
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn load_runs_alongside_and_its_throughput_is_in_the_result() {
+    if !privileged("load_runs_alongside_and_its_throughput_is_in_the_result") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (output, result) = run_json(
+        dir.path(),
+        &["--cpus", "0", "--loops", "300", "--load", "cpu:1,syscall:1"],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let kinds = result["load"]["kinds"]
+        .as_array()
+        .expect("load report in the result");
+    for name in ["cpu", "syscall"] {
+        let kind = kinds.iter().find(|k| k["kind"] == name).unwrap();
+        assert!(kind["total"].as_u64().unwrap() > 0, "{name}: {kind}");
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("Background load (cpu:1,syscall:1)"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn failing_load_command_stops_the_run_with_a_clear_error() {
+    if !privileged("failing_load_command_stops_the_run_with_a_clear_error") {
+        return;
+    }
+    let output = latlab()
+        .args([
+            "run",
+            "--quiet",
+            "--no-save",
+            "--cpus",
+            "0",
+            "--duration",
+            "10s",
+        ])
+        .args(["--load-cmd", "exit 3"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("exit 3") || stderr.contains("status 3"),
+        "{stderr}"
+    );
+}

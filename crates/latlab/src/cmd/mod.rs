@@ -1,6 +1,9 @@
 //! One module per command; each turns raw arguments into a resolved
 //! configuration, runs, and returns the process exit code.
 
+pub mod background;
+pub mod load;
+pub mod lockbench;
 pub mod run;
 
 use std::process::ExitCode;
@@ -16,5 +19,7 @@ pub const EXIT_REQUIREMENT_FAILED: u8 = 2;
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run::execute(args),
+        Command::Load(args) => load::execute(args),
+        Command::Lockbench(args) => lockbench::execute(args),
     }
 }

@@ -7,10 +7,12 @@
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::{bail, Context};
 
-use latlab_measure::engine::{self, MeasureConfig, Progress};
+use latlab_load::{LoadSpec, RunningLoad};
+use latlab_measure::engine::{self, MeasureConfig, Monitor, Progress};
 use latlab_measure::requirements::{self, Requirement};
 use latlab_measure::result::{RunContext, RunResult, RunSettings, Verdict};
 use latlab_measure::timer::TimerKind;
@@ -20,6 +22,7 @@ use latlab_rt::sched::{self, Policy};
 use latlab_rt::sysinfo::SystemInfo;
 use latlab_rt::{clock, dma, memory, privilege};
 
+use super::background::{self, LoadFlags};
 use super::EXIT_REQUIREMENT_FAILED;
 
 /// Arguments of `latlab run`.
@@ -97,6 +100,9 @@ pub struct RunArgs {
     /// No live view.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Background load.
+    #[command(flatten)]
+    pub load: LoadFlags,
 }
 
 /// A run, fully resolved.
@@ -238,9 +244,18 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
 
     let started = clock::unix_time_s();
     let steal_before = latlab_rt::sysinfo::steal_ns_per_cpu();
-    let mut live = LiveView::new(!args.quiet && std::io::stderr().is_terminal(), &run.measure);
-    let output = engine::measure(&run.measure, |p| live.update(p))?;
-    live.finish();
+    let mut monitor = RunMonitor {
+        live: LiveView::new(!args.quiet && std::io::stderr().is_terminal(), &run.measure),
+        flags: &args.load,
+        spec: args.load.spec(),
+        load: None,
+    };
+    let measured = engine::measure(&run.measure, &mut monitor);
+    monitor.live.finish();
+    // Stop the load before the summary, whatever happened to the measurement.
+    let load_report = monitor.load.take().map(background::stop).transpose();
+    let output = measured?;
+    let load_report = load_report?;
     let steal_after = latlab_rt::sysinfo::steal_ns_per_cpu();
     run.settings.steal_ns = steal_after
         .iter()
@@ -264,13 +279,19 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         system,
         warnings,
     };
-    let result = RunResult::assemble(&output, context, &run.requirements);
+    let mut result = RunResult::assemble(&output, context, &run.requirements);
+    if let Some(report) = &load_report {
+        result.load = Some(serde_json::to_value(report).context("serializing the load report")?);
+    }
     let exit = if result.verdict == Verdict::Fail {
         EXIT_REQUIREMENT_FAILED
     } else {
         0
     };
     print!("{}", table::summary_table(&result));
+    if let Some(report) = &load_report {
+        print!("\nBackground load ({})\n{}", report.spec, report.table());
+    }
     if let Some(count) = output.samples_written {
         println!(
             "{count} samples logged to {}",
@@ -347,6 +368,39 @@ fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         return Err(e).with_context(|| format!("cannot write {}", path.display()));
     }
     Ok(())
+}
+
+/// How long a background load runs before the first period is measured:
+/// its start-up (threads, files, sockets, first mappings) is not steady state.
+const LOAD_SETTLE: Duration = Duration::from_secs(1);
+
+/// Starts the load once the threads are ready, checks it and draws the live view.
+struct RunMonitor<'a> {
+    live: LiveView,
+    flags: &'a LoadFlags,
+    spec: Option<LoadSpec>,
+    load: Option<RunningLoad>,
+}
+
+impl Monitor for RunMonitor<'_> {
+    fn ready(&mut self) -> Result<Duration, String> {
+        match &self.spec {
+            Some(spec) => {
+                self.load = Some(self.flags.start(spec).map_err(|e| format!("{e:#}"))?);
+                Ok(LOAD_SETTLE)
+            }
+            None => Ok(Duration::ZERO),
+        }
+    }
+
+    fn progress(&mut self, progress: &Progress) -> Result<(), String> {
+        if let Some(load) = &self.load {
+            load.check()
+                .map_err(|e| format!("the background load failed while measuring: {e}"))?;
+        }
+        self.live.update(progress);
+        Ok(())
+    }
 }
 
 /// The progress line on a terminal: bar, elapsed/remaining, max per CPU.

@@ -1,0 +1,172 @@
+//! `latlab load`: run a background load alone and report its throughput.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use latlab_load::{LoadOptions, LoadSpec, RunningLoad};
+
+/// Arguments of `latlab load`.
+#[derive(Debug, clap::Args)]
+pub struct LoadArgs {
+    /// What to run: none | light | full | a list such as cpu:2,io:1,net:1
+    /// (kinds: cpu, io, net, udp, mem, syscall, ipc). Default: full, or none
+    /// when --load-cmd is given.
+    pub spec: Option<String>,
+    /// How long to run (e.g. 30s, 500ms, 2m); Ctrl-C stops early and still reports.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub duration: Duration,
+    /// Also run this command (via sh -c, in its own process group) as a load.
+    #[arg(long, value_name = "COMMAND")]
+    pub load_cmd: Option<String>,
+    /// Write the report as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Most disk space the io load may use (e.g. 256M, 1G).
+    #[arg(long, value_name = "BYTES", default_value = "256M", value_parser = parse_size)]
+    pub disk_cap: u64,
+    /// Directory in which the load's scratch directory is made (default: $TMPDIR or /tmp).
+    #[arg(long, value_name = "DIR")]
+    pub temp_dir: Option<PathBuf>,
+    /// CPUs the load may use, e.g. 0-3,6 (default: all online CPUs).
+    #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
+    pub cpus: Option<Vec<usize>>,
+    /// Nice value of the load (0..19).
+    #[arg(long, default_value_t = 0)]
+    pub nice: i32,
+    /// Length of one throughput sample (e.g. 1s, 250ms).
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration)]
+    pub sample_interval: Duration,
+    /// Bytes per send of the net and udp loads.
+    #[arg(long, value_name = "BYTES", default_value = "4096", value_parser = parse_size)]
+    pub net_msg_size: u64,
+}
+
+/// Runs the load for the requested time, then prints (and writes) its report.
+pub fn execute(args: LoadArgs) -> anyhow::Result<ExitCode> {
+    let text = args.spec.clone().unwrap_or_else(|| {
+        if args.load_cmd.is_some() {
+            "none"
+        } else {
+            "full"
+        }
+        .to_owned()
+    });
+    let mut spec: LoadSpec = text.parse()?;
+    if let Some(cmd) = &args.load_cmd {
+        spec = spec.with_command(cmd.clone());
+    }
+    if spec.is_empty() {
+        eprintln!("latlab load: {text:?} runs no load; reporting an idle run");
+    }
+    let defaults = LoadOptions::default();
+    let options = LoadOptions {
+        disk_cap_bytes: args.disk_cap,
+        temp_root: args.temp_dir.clone().unwrap_or(defaults.temp_root),
+        cpus: args.cpus.clone().unwrap_or_default(),
+        nice: args.nice,
+        sample_interval: args.sample_interval,
+        net_message_bytes: usize::try_from(args.net_msg_size)
+            .context("--net-msg-size too large")?,
+        ..defaults
+    };
+    latlab_rt::stop::install()?;
+    let load = RunningLoad::start(&spec, &options).context("starting the load")?;
+    let progress = std::io::stderr().is_terminal();
+    let total = args.duration;
+    let mut shown = 0u64;
+    while load.elapsed() < total && !latlab_rt::stop::requested() {
+        if let Err(err) = load.check() {
+            drop(load);
+            return Err(err).context("the load failed while running");
+        }
+        let secs = load.elapsed().as_secs();
+        if progress && secs > shown {
+            shown = secs;
+            eprint!(
+                "\r\x1b[K[{secs:>4}/{} s] {}",
+                total.as_secs_f64().ceil(),
+                load.progress_line()
+            );
+        }
+        std::thread::sleep((total.saturating_sub(load.elapsed())).min(Duration::from_millis(100)));
+    }
+    if progress {
+        eprint!("\r\x1b[K");
+    }
+    let interrupted = latlab_rt::stop::requested();
+    let report = load.stop().context("the load failed while running")?;
+    if interrupted {
+        eprintln!("latlab load: interrupted after {:.1} s", report.duration_s);
+    }
+    if let Some(path) = &args.json {
+        let json = serde_json::to_string_pretty(&report)?;
+        std::fs::write(path, json + "\n")
+            .with_context(|| format!("writing the JSON report to {}", path.display()))?;
+    }
+    let mut out = std::io::stdout().lock();
+    out.write_all(report.table().as_bytes())?;
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Parses a positive duration as latlab writes them everywhere (`30s`, `500ms`, `2m`).
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    match latlab_measure::units::parse_duration(text)? {
+        0 => Err(format!("{text:?} must be a positive duration")),
+        ns => Ok(Duration::from_nanos(ns)),
+    }
+}
+
+/// Parses a byte count with an optional binary suffix: `4096`, `64K`, `256M`, `1G`.
+pub(crate) fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let (number, factor) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let factor: u64 = match c.to_ascii_uppercase() {
+                'K' => 1 << 10,
+                'M' => 1 << 20,
+                'G' => 1 << 30,
+                'B' => 1,
+                _ => return Err(format!("unknown size suffix in {text:?}; use K, M or G")),
+            };
+            (&t[..i], factor)
+        }
+        _ => (t, 1),
+    };
+    number
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(factor))
+        .ok_or_else(|| format!("{text:?} is not a size; write e.g. 4096, 64K, 256M, 1G"))
+}
+
+/// Parses a CPU list such as `0-3,6`.
+fn parse_cpus(text: &str) -> Result<Vec<usize>, String> {
+    latlab_rt::sched::parse_cpu_list(text).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_and_sizes_parse() {
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("1.5"), Ok(Duration::from_millis(1500)));
+        assert!(parse_duration("0s").is_err());
+        assert!(parse_duration("5 parsecs").is_err());
+        assert!(parse_duration("-1s").is_err());
+        assert_eq!(parse_size("256M"), Ok(256 << 20));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("1g"), Ok(1 << 30));
+        assert!(parse_size("12Q").is_err());
+        assert_eq!(parse_cpus("1,0"), Ok(vec![0, 1]));
+        assert!(parse_cpus("x").is_err());
+    }
+}

@@ -1,0 +1,234 @@
+//! `latlab load` driven as a real process: normal exit, errors, SIGINT, SIGKILL.
+
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn latlab() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_latlab"))
+}
+
+/// Processes whose command line contains `marker` (the test's load command).
+fn processes_with(marker: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
+            let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            if text.contains(marker) {
+                out.push(format!("{}: {text}", entry.file_name().to_string_lossy()));
+            }
+        }
+    }
+    out
+}
+
+/// A marker unique to this test: a `sleep` duration nobody else uses.
+fn marker(test: u32) -> String {
+    format!("9{test}7.{}", std::process::id())
+}
+
+fn entries(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+fn wait_until(what: &str, limit: Duration, mut ok: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !ok() {
+        assert!(start.elapsed() < limit, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Starts a long `latlab load` with an io load and a sleeping command, and
+/// waits until both run.
+fn start_long(temp: &Path, json: &Path, mark: &str) -> Child {
+    let child = latlab()
+        .args([
+            "load",
+            "cpu:1,io:1",
+            "--duration",
+            "60s",
+            "--sample-interval",
+            "200ms",
+        ])
+        .arg("--load-cmd")
+        .arg(format!("sleep {mark}; true"))
+        .arg("--temp-dir")
+        .arg(temp)
+        .arg("--json")
+        .arg(json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until("the load to start", Duration::from_secs(10), || {
+        !entries(temp).is_empty() && !processes_with(mark).is_empty()
+    });
+    std::thread::sleep(Duration::from_millis(600));
+    child
+}
+
+fn wait_output(child: Child) -> Output {
+    let pid = child.id();
+    let waiter = std::thread::spawn(move || child.wait_with_output().unwrap());
+    let start = Instant::now();
+    while !waiter.is_finished() {
+        if start.elapsed() > Duration::from_secs(20) {
+            // SAFETY: killing the child we started.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            panic!("latlab load did not exit within 20 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    waiter.join().unwrap()
+}
+
+#[test]
+fn a_normal_run_reports_every_kind_and_leaves_nothing() {
+    let temp = tempfile::tempdir().unwrap();
+    let json = temp.path().join("report.json");
+    let scratch = temp.path().join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let mark = marker(1);
+    let out = latlab()
+        .args([
+            "load",
+            "cpu:1,io:1,udp:1",
+            "--duration",
+            "1s",
+            "--sample-interval",
+            "250ms",
+        ])
+        .arg("--load-cmd")
+        .arg(format!("sleep {mark}; true"))
+        .arg("--temp-dir")
+        .arg(&scratch)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for needle in ["cpu", "io", "udp", "command", "MB/s", "µs per KiB"] {
+        assert!(stdout.contains(needle), "{needle} missing:\n{stdout}");
+    }
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(report["spec"], "cpu:1,io:1,udp:1");
+    for kind in report["kinds"].as_array().unwrap() {
+        assert!(kind["total"].as_u64().unwrap() > 0, "{kind}");
+        assert!(!kind["series"].as_array().unwrap().is_empty(), "{kind}");
+    }
+    assert_eq!(report["external"]["command"], format!("sleep {mark}; true"));
+    assert!(
+        entries(&scratch).is_empty(),
+        "left in temp dir: {:?}",
+        entries(&scratch)
+    );
+    assert!(
+        processes_with(&mark).is_empty(),
+        "{:?}",
+        processes_with(&mark)
+    );
+}
+
+#[test]
+fn errors_are_clear_and_leave_nothing() {
+    let temp = tempfile::tempdir().unwrap();
+    let out = latlab()
+        .args([
+            "load",
+            "io:1",
+            "--duration",
+            "5s",
+            "--load-cmd",
+            "echo cannot work >&2; exit 3",
+        ])
+        .arg("--temp-dir")
+        .arg(temp.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("exited with status 3"), "{stderr}");
+    assert!(stderr.contains("cannot work"), "{stderr}");
+    assert!(
+        entries(temp.path()).is_empty(),
+        "{:?}",
+        entries(temp.path())
+    );
+
+    let out = latlab().args(["load", "cpu:1,gpu:2"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("unknown load kind \"gpu\""), "{stderr}");
+}
+
+#[test]
+fn sigint_stops_cleanly_and_still_reports() {
+    let temp = tempfile::tempdir().unwrap();
+    let scratch = temp.path().join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let json = temp.path().join("report.json");
+    let mark = marker(2);
+    let child = start_long(&scratch, &json, &mark);
+    // SAFETY: signalling the child we started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = wait_output(child);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    assert!(stdout.contains("cpu") && stdout.contains("io"), "{stdout}");
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert!(report["duration_s"].as_f64().unwrap() < 30.0);
+    assert!(report["kinds"][0]["total"].as_u64().unwrap() > 0);
+    assert!(entries(&scratch).is_empty(), "{:?}", entries(&scratch));
+    assert!(
+        processes_with(&mark).is_empty(),
+        "{:?}",
+        processes_with(&mark)
+    );
+}
+
+#[test]
+fn sigkill_leaves_no_process_and_the_next_run_removes_the_temp_dir() {
+    let temp = tempfile::tempdir().unwrap();
+    let json = temp.path().join("unused.json");
+    let scratch = temp.path().join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let mark = marker(3);
+    let child = start_long(&scratch, &json, &mark);
+    // SAFETY: signalling the child we started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    let out = wait_output(child);
+    assert!(!out.status.success());
+    // The kernel's parent-death signal reaches the command's wrapper, which
+    // kills its whole process group.
+    wait_until(
+        "the load command to die with latlab",
+        Duration::from_secs(5),
+        || processes_with(&mark).is_empty(),
+    );
+    // A SIGKILLed process cannot clean up; the next run removes its leftovers.
+    assert_eq!(entries(&scratch).len(), 1);
+    let out = latlab()
+        .args(["load", "io:1", "--duration", "300ms"])
+        .arg("--temp-dir")
+        .arg(&scratch)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(entries(&scratch).is_empty(), "{:?}", entries(&scratch));
+}
