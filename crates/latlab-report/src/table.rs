@@ -8,6 +8,7 @@ use latlab_measure::result::{RunResult, Verdict};
 use latlab_measure::stats::Summary;
 use latlab_measure::units::format_ns;
 use latlab_measure::worst::WorstSample;
+use latlab_rt::sysinfo::SystemInfo;
 
 /// How many worst samples the summary lists.
 const WORST_SHOWN: usize = 5;
@@ -42,17 +43,7 @@ pub fn summary_table(result: &RunResult) -> String {
             ""
         }
     );
-    let _ = writeln!(
-        out,
-        "kernel {} | preemption {} | HZ {} | clocksource {} | {}",
-        sys.kernel_release,
-        sys.preemption_model.as_deref().unwrap_or("unknown"),
-        sys.hz.map_or("?".to_string(), |hz| hz.to_string()),
-        sys.clocksource.as_deref().unwrap_or("?"),
-        sys.virtualization
-            .as_ref()
-            .map_or("bare metal".to_string(), |v| format!("VM: {v}"))
-    );
+    system_line(&mut out, sys);
     out.push('\n');
     out.push_str("Wake-up latency (us)\n");
     let labels: Vec<String> = result.threads.iter().map(|t| t.cpu.to_string()).collect();
@@ -76,7 +67,7 @@ pub fn summary_table(result: &RunResult) -> String {
     latency_table(&mut out, ("CPU", 4), Some("missed"), &rows);
     out.push('\n');
     period_block(&mut out, result);
-    worst_block(&mut out, &result.overall.worst, "cycle");
+    worst_block(&mut out, "Worst samples", &result.overall.worst, "cycle");
     verdict_block(
         &mut out,
         result.verdict,
@@ -84,6 +75,22 @@ pub fn summary_table(result: &RunResult) -> String {
         "try --max-latency 1ms or --profile emblix-class2",
     );
     out
+}
+
+/// Appends the one-line description of the machine (kernel, preemption,
+/// HZ, clocksource, VM).
+pub fn system_line(out: &mut String, sys: &SystemInfo) {
+    let _ = writeln!(
+        out,
+        "kernel {} | preemption {} | HZ {} | clocksource {} | {}",
+        sys.kernel_release,
+        sys.preemption_model.as_deref().unwrap_or("unknown"),
+        sys.hz.map_or("?".to_string(), |hz| hz.to_string()),
+        sys.clocksource.as_deref().unwrap_or("?"),
+        sys.virtualization
+            .as_ref()
+            .map_or("bare metal".to_string(), |v| format!("VM: {v}"))
+    );
 }
 
 /// One row of a latency table.
@@ -179,13 +186,13 @@ fn period_block(out: &mut String, result: &RunResult) {
     out.push('\n');
 }
 
-/// Appends the five worst samples; `index_name` names a sample's index
-/// (`cycle`, `event`).
-pub fn worst_block(out: &mut String, worst: &[WorstSample], index_name: &str) {
+/// Appends the five worst samples under `title`; `index_name` names a
+/// sample's index (`cycle`, `event`).
+pub fn worst_block(out: &mut String, title: &str, worst: &[WorstSample], index_name: &str) {
     if worst.is_empty() {
         return;
     }
-    out.push_str("Worst samples\n");
+    let _ = writeln!(out, "{title}");
     for (rank, w) in worst.iter().take(WORST_SHOWN).enumerate() {
         let _ = writeln!(
             out,
