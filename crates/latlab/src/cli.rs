@@ -23,4 +23,7 @@ pub enum Command {
     Load(crate::cmd::load::LoadArgs),
     /// Compare delayed locking with plain, PI and ceiling locks (real threads, or --simulate).
     Lockbench(crate::cmd::lockbench::LockbenchArgs),
+    /// Response latency to an external event: stimulus to responder wake-up and answer
+    /// (pty/serial, pipe, eventfd, socket, UDP, signal; real serial and GPIO).
+    Respond(crate::cmd::respond::RespondArgs),
 }

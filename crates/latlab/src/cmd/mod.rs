@@ -4,6 +4,7 @@
 pub mod background;
 pub mod load;
 pub mod lockbench;
+pub mod respond;
 pub mod run;
 
 use std::process::ExitCode;
@@ -21,5 +22,6 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(args) => run::execute(args),
         Command::Load(args) => load::execute(args),
         Command::Lockbench(args) => lockbench::execute(args),
+        Command::Respond(args) => respond::execute(args),
     }
 }
