@@ -67,7 +67,7 @@ pub fn histogram_text_columns(columns: &[HistogramColumn<'_>]) -> String {
     let rows = (max_us + 1).clamp(MIN_ROWS, MAX_ROWS);
     let per_thread: Vec<(Vec<u64>, u64)> = columns
         .iter()
-        .map(|t| per_microsecond(&t.histogram, rows))
+        .map(|t| per_microsecond(t.histogram, rows))
         .collect();
     let mut out = String::with_capacity(rows * (8 + 7 * per_thread.len()));
     out.push_str("# Histogram\n");
