@@ -350,7 +350,7 @@ fn make_raw(fd: RawFd, speed: Option<libc::speed_t>) -> std::io::Result<()> {
     Ok(())
 }
 
-fn pty() -> Result<(OwnedFd, OwnedFd), RespondError> {
+pub(crate) fn pty() -> Result<(OwnedFd, OwnedFd), RespondError> {
     // SAFETY: posix_openpt returns a new descriptor or -1.
     let master = unsafe { libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC) };
     if master < 0 {

@@ -820,4 +820,87 @@ mod tests {
             assert!(rt.max < 1_000_000_000, "{name}: {rt:?}");
         }
     }
+
+    /// Two pty pairs joined by a thread that copies bytes between their
+    /// masters: a null-modem cable between two "serial ports" (the slaves),
+    /// so the `--serial TX,RX` path (open, raw mode, baud) runs for real.
+    #[test]
+    fn serial_ports_joined_by_an_emulated_null_modem_cable() {
+        use std::os::fd::AsRawFd;
+        use std::sync::atomic::AtomicBool;
+        use std::sync::Arc;
+
+        let (master_a, slave_a) = channel::pty().unwrap();
+        let (master_b, slave_b) = channel::pty().unwrap();
+        let path = |fd: &std::os::fd::OwnedFd| {
+            std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).unwrap()
+        };
+        let (tx, rx) = (path(&slave_a), path(&slave_b));
+        let stop = Arc::new(AtomicBool::new(false));
+        let cable = {
+            let stop = stop.clone();
+            let (a, b) = (master_a.as_raw_fd(), master_b.as_raw_fd());
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 64];
+                while !stop.load(Ordering::Relaxed) {
+                    let mut fds = [
+                        libc::pollfd {
+                            fd: a,
+                            events: libc::POLLIN,
+                            revents: 0,
+                        },
+                        libc::pollfd {
+                            fd: b,
+                            events: libc::POLLIN,
+                            revents: 0,
+                        },
+                    ];
+                    // SAFETY: two valid pollfds; reads and writes on open masters.
+                    unsafe {
+                        if libc::poll(fds.as_mut_ptr(), 2, 20) <= 0 {
+                            continue;
+                        }
+                        for (from, to) in [(0, b), (1, a)] {
+                            if fds[from].revents & libc::POLLIN != 0 {
+                                let n =
+                                    libc::read(fds[from].fd, buf.as_mut_ptr().cast(), buf.len());
+                                if n > 0 {
+                                    libc::write(to, buf.as_ptr().cast(), n as usize);
+                                }
+                            }
+                        }
+                    }
+                }
+            })
+        };
+        let cpus = sched::usable_cpus();
+        let config = RespondConfig {
+            channel: Channel::Serial {
+                tx: tx.clone(),
+                rx,
+                baud: 115_200,
+            },
+            gpio: None,
+            count: Some(100),
+            duration_ns: None,
+            gap: Gap::Fixed { ns: 300_000 },
+            policy: Policy::Other,
+            priority: 0,
+            responder_cpu: *cpus.last().unwrap(),
+            stimulus_cpu: cpus[0],
+            lock_memory: false,
+            timeout_ns: 2_000_000_000,
+        };
+        let out = measure(&config, &mut Quiet);
+        stop.store(true, Ordering::Relaxed);
+        cable.join().unwrap();
+        let out = out.unwrap();
+        assert_eq!((out.sent, out.answered, out.lost), (100, 100, 0));
+        assert!(out.round_trip.stats.summary().min >= out.one_way.stats.summary().min);
+        assert!(config
+            .channel
+            .describe()
+            .contains(&tx.display().to_string()));
+        drop((master_a, master_b, slave_a, slave_b));
+    }
 }
