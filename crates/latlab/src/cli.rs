@@ -19,10 +19,14 @@ pub struct Cli {
 pub enum Command {
     /// Measure wake-up latency and period accuracy of periodic real-time threads.
     Run(crate::cmd::run::RunArgs),
+    /// Print the events of a trace one per line, like `trace-cmd report`.
+    Dump(crate::cmd::dump::DumpArgs),
     /// Run a background load (cpu, io, net, udp, mem, syscall, ipc, a command) alone and report its throughput.
     Load(crate::cmd::load::LoadArgs),
     /// Compare delayed locking with plain, PI and ceiling locks (real threads, or --simulate).
     Lockbench(crate::cmd::lockbench::LockbenchArgs),
+    /// Capture kernel events (tracefs) into a trace-cmd .dat file.
+    Record(crate::cmd::record::RecordArgs),
     /// Response latency to an external event: stimulus to responder wake-up and answer
     /// (pty/serial, pipe, eventfd, socket, UDP, signal; real serial and GPIO).
     Respond(crate::cmd::respond::RespondArgs),

@@ -2,8 +2,10 @@
 //! configuration, runs, and returns the process exit code.
 
 pub mod background;
+pub mod dump;
 pub mod load;
 pub mod lockbench;
+pub mod record;
 pub mod respond;
 pub mod run;
 
@@ -20,8 +22,10 @@ pub const EXIT_REQUIREMENT_FAILED: u8 = 2;
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run::execute(args),
+        Command::Dump(args) => dump::execute(args),
         Command::Load(args) => load::execute(args),
         Command::Lockbench(args) => lockbench::execute(args),
+        Command::Record(args) => record::execute(args),
         Command::Respond(args) => respond::execute(args),
     }
 }

@@ -1,0 +1,977 @@
+//! The `print fmt` line of an event format: a C format string followed by C
+//! expressions over `REC->field`, with the kernel's helpers (`__get_str`,
+//! `__print_flags`, `__print_symbolic`, `__print_hex`, `__print_array`, ...).
+//! Parsed once per event type, evaluated per record.
+
+use std::borrow::Cow;
+
+use crate::endian::Endian;
+use crate::format::{EventFormat, Field, FieldKind, Value};
+use crate::printf::{self, Arg, Ctx, Piece};
+use crate::symbols::unescape_c;
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Str(Vec<u8>),
+    Num(u64),
+    Ident(String),
+    Punct(&'static str),
+}
+
+const PUNCTS: [&str; 30] = [
+    "->", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "(", ")", "[", "]", "{", "}", ",", "?",
+    ":", "+", "-", "*", "/", "%", "&", "|", "^", "!", "~", "<", ">",
+];
+
+fn lex(s: &[u8]) -> Result<Vec<Tok>, String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < s.len() {
+        let c = s[i];
+        if c.is_ascii_whitespace() {
+            i += 1;
+        } else if c == b'"' {
+            let mut j = i + 1;
+            while j < s.len() && s[j] != b'"' {
+                if s[j] == b'\\' {
+                    j += 1;
+                }
+                j += 1;
+            }
+            if j >= s.len() {
+                return Err("unterminated string".into());
+            }
+            let v = unescape_c(&s[i + 1..j]);
+            // Adjacent literals concatenate.
+            if let Some(Tok::Str(prev)) = out.last_mut() {
+                prev.extend_from_slice(&v);
+            } else {
+                out.push(Tok::Str(v));
+            }
+            i = j + 1;
+        } else if c == b'\'' {
+            let mut j = i + 1;
+            while j < s.len() && s[j] != b'\'' {
+                if s[j] == b'\\' {
+                    j += 1;
+                }
+                j += 1;
+            }
+            let v = unescape_c(s.get(i + 1..j).unwrap_or(b""));
+            out.push(Tok::Num(v.first().copied().unwrap_or(0) as u64));
+            i = j + 1;
+        } else if c.is_ascii_digit() {
+            let mut j = i;
+            while j < s.len() && (s[j].is_ascii_alphanumeric() || s[j] == b'.') {
+                j += 1;
+            }
+            let t = std::str::from_utf8(&s[i..j]).unwrap_or("0");
+            let t = t.trim_end_matches(['u', 'U', 'l', 'L']);
+            let v = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+                u64::from_str_radix(h, 16)
+            } else if t.len() > 1 && t.starts_with('0') {
+                u64::from_str_radix(&t[1..], 8)
+            } else {
+                t.parse::<u64>()
+            }
+            .map_err(|_| format!("bad number {t:?}"))?;
+            out.push(Tok::Num(v));
+            i = j;
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            let mut j = i;
+            while j < s.len() && (s[j].is_ascii_alphanumeric() || s[j] == b'_') {
+                j += 1;
+            }
+            out.push(Tok::Ident(String::from_utf8_lossy(&s[i..j]).into_owned()));
+            i = j;
+        } else {
+            let rest = &s[i..];
+            match PUNCTS.iter().find(|p| rest.starts_with(p.as_bytes())) {
+                Some(p) => {
+                    out.push(Tok::Punct(p));
+                    i += p.len();
+                }
+                None => {
+                    if c == b'.' {
+                        out.push(Tok::Punct("->"));
+                        i += 1;
+                    } else {
+                        return Err(format!("unexpected character {:?}", c as char));
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A C expression from a print fmt.
+#[derive(Debug, Clone)]
+enum Expr {
+    Num(u64),
+    Str(Vec<u8>),
+    /// An identifier that is not a field (an unexpanded macro or enum name).
+    Ident(String),
+    Field(Box<Field>),
+    Index(Box<Expr>, Box<Expr>),
+    Unary(&'static str, Box<Expr>),
+    Binary(&'static str, Box<Expr>, Box<Expr>),
+    Cond(Box<Expr>, Box<Expr>, Box<Expr>),
+    Cast {
+        bits: u32,
+        signed: bool,
+        e: Box<Expr>,
+    },
+    Call(String, Vec<Expr>),
+    /// `{ value, "name" }` in flag and symbol lists.
+    Pair(Box<Expr>, Box<Expr>),
+}
+
+struct Parser<'f> {
+    toks: Vec<Tok>,
+    pos: usize,
+    depth: usize,
+    fmt: &'f EventFormat,
+    long_size: usize,
+}
+
+fn type_bits(words: &[String], long_size: usize) -> Option<(u32, bool)> {
+    let mut unsigned = false;
+    let mut bits = None;
+    let mut pointer = false;
+    let mut longs = 0;
+    for w in words {
+        match w.as_str() {
+            "*" => pointer = true,
+            "unsigned" => unsigned = true,
+            "signed" | "const" | "volatile" | "struct" | "enum" => {}
+            "char" => bits = Some(8),
+            "short" => bits = Some(16),
+            "int" => bits = bits.or(Some(32)),
+            "long" => longs += 1,
+            "bool" | "_Bool" => {
+                bits = Some(8);
+                unsigned = true
+            }
+            "void" => bits = bits.or(Some(long_size as u32 * 8)),
+            t => {
+                let t = t.trim_start_matches("__");
+                let (s, n) = t.split_at(t.find(|c: char| c.is_ascii_digit()).unwrap_or(t.len()));
+                if (s == "u" || s == "s") && !n.is_empty() {
+                    bits = n.parse().ok();
+                    unsigned = s == "u";
+                } else if t.ends_with("_t") {
+                    // pid_t, gfp_t, size_t, ...: treat like the widest integer they name.
+                    bits = Some(match t {
+                        "pid_t" | "uid_t" | "gid_t" => 32,
+                        _ => long_size as u32 * 8,
+                    });
+                    unsigned = !matches!(t, "pid_t" | "ssize_t" | "loff_t" | "ktime_t");
+                } else {
+                    // struct name or unknown typedef: pointer-sized
+                    bits = bits.or(Some(long_size as u32 * 8));
+                    unsigned = true;
+                }
+            }
+        }
+    }
+    if pointer {
+        return Some((long_size as u32 * 8, false));
+    }
+    if longs >= 2 {
+        bits = Some(64);
+    } else if longs == 1 {
+        bits = Some(long_size as u32 * 8);
+    }
+    bits.map(|b| (b, !unsigned))
+}
+
+fn is_type_word(w: &str) -> bool {
+    matches!(
+        w,
+        "unsigned"
+            | "signed"
+            | "char"
+            | "short"
+            | "int"
+            | "long"
+            | "void"
+            | "bool"
+            | "_Bool"
+            | "const"
+            | "struct"
+            | "enum"
+    ) || w.ends_with("_t")
+        || {
+            let t = w.trim_start_matches("__");
+            (t.starts_with('u') || t.starts_with('s'))
+                && t.len() > 1
+                && t[1..].chars().all(|c| c.is_ascii_digit())
+        }
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> Option<&Tok> {
+        self.toks.get(self.pos)
+    }
+    fn peek_punct(&self, p: &str) -> bool {
+        matches!(self.peek(), Some(Tok::Punct(q)) if *q == p)
+    }
+    fn expect(&mut self, p: &str) -> Result<(), String> {
+        if self.peek_punct(p) {
+            self.pos += 1;
+            Ok(())
+        } else {
+            Err(format!("expected {p:?} at token {}", self.pos))
+        }
+    }
+
+    fn expr(&mut self) -> Result<Expr, String> {
+        self.cond()
+    }
+
+    fn cond(&mut self) -> Result<Expr, String> {
+        self.depth += 1;
+        if self.depth > 256 {
+            return Err("expression nested too deeply".into());
+        }
+        let r = self.cond_inner();
+        self.depth -= 1;
+        r
+    }
+
+    fn cond_inner(&mut self) -> Result<Expr, String> {
+        let c = self.binary(0)?;
+        if self.peek_punct("?") {
+            self.pos += 1;
+            let a = self.expr()?;
+            self.expect(":")?;
+            let b = self.cond()?;
+            return Ok(Expr::Cond(Box::new(c), Box::new(a), Box::new(b)));
+        }
+        Ok(c)
+    }
+
+    fn binary(&mut self, min: u8) -> Result<Expr, String> {
+        let mut lhs = self.unary()?;
+        while let Some(Tok::Punct(p)) = self.peek() {
+            let (op, prec) = {
+                match *p {
+                    "||" => ("||", 1),
+                    "&&" => ("&&", 2),
+                    "|" => ("|", 3),
+                    "^" => ("^", 4),
+                    "&" => ("&", 5),
+                    "==" | "!=" => (*p, 6),
+                    "<" | ">" | "<=" | ">=" => (*p, 7),
+                    "<<" | ">>" => (*p, 8),
+                    "+" | "-" => (*p, 9),
+                    "*" | "/" | "%" => (*p, 10),
+                    _ => break,
+                }
+            };
+            if prec < min {
+                break;
+            }
+            self.pos += 1;
+            let rhs = self.binary(prec + 1)?;
+            lhs = Expr::Binary(op, Box::new(lhs), Box::new(rhs));
+        }
+        Ok(lhs)
+    }
+
+    fn try_cast(&mut self) -> Option<(u32, bool)> {
+        // at "(": look for "( type-words [*]* )"
+        let mut j = self.pos + 1;
+        let mut words = Vec::new();
+        while let Some(t) = self.toks.get(j) {
+            match t {
+                Tok::Ident(w) => words.push(w.clone()),
+                Tok::Punct("*") => words.push("*".into()),
+                Tok::Punct(")") => break,
+                _ => return None,
+            }
+            j += 1;
+        }
+        if words.is_empty() || self.toks.get(j) != Some(&Tok::Punct(")")) {
+            return None;
+        }
+        let known = words.iter().any(|w| w == "*" || is_type_word(w));
+        if !known {
+            return None;
+        }
+        // A cast must be followed by an operand.
+        match self.toks.get(j + 1) {
+            None | Some(Tok::Punct(")" | "," | "]" | "}" | "?" | ":")) => return None,
+            _ => {}
+        }
+        let r = type_bits(&words, self.long_size)?;
+        self.pos = j + 1;
+        Some(r)
+    }
+
+    fn unary(&mut self) -> Result<Expr, String> {
+        self.depth += 1;
+        if self.depth > 256 {
+            return Err("expression nested too deeply".into());
+        }
+        let r = self.unary_inner();
+        self.depth -= 1;
+        r
+    }
+
+    fn unary_inner(&mut self) -> Result<Expr, String> {
+        match self.peek() {
+            Some(Tok::Punct(p @ ("-" | "!" | "~" | "+" | "*" | "&"))) => {
+                let p = *p;
+                self.pos += 1;
+                let e = self.unary()?;
+                Ok(match p {
+                    "+" | "*" | "&" => e,
+                    _ => Expr::Unary(p, Box::new(e)),
+                })
+            }
+            Some(Tok::Punct("(")) => {
+                if let Some((bits, signed)) = self.try_cast() {
+                    let e = self.unary()?;
+                    return Ok(Expr::Cast {
+                        bits,
+                        signed,
+                        e: Box::new(e),
+                    });
+                }
+                self.pos += 1;
+                let e = self.expr()?;
+                // GNU comma expressions inside parentheses: keep the last.
+                let mut e = e;
+                while self.peek_punct(",") {
+                    self.pos += 1;
+                    e = self.expr()?;
+                }
+                self.expect(")")?;
+                self.postfix(e)
+            }
+            _ => {
+                let e = self.primary()?;
+                self.postfix(e)
+            }
+        }
+    }
+
+    fn postfix(&mut self, mut e: Expr) -> Result<Expr, String> {
+        while self.peek_punct("[") {
+            self.pos += 1;
+            let i = self.expr()?;
+            self.expect("]")?;
+            e = Expr::Index(Box::new(e), Box::new(i));
+        }
+        Ok(e)
+    }
+
+    fn field(&self, name: &str) -> Result<Expr, String> {
+        self.fmt
+            .field(name)
+            .map(|f| Expr::Field(Box::new(f.clone())))
+            .ok_or_else(|| format!("no field {name:?}"))
+    }
+
+    fn primary(&mut self) -> Result<Expr, String> {
+        let t = self.toks.get(self.pos).cloned().ok_or("unexpected end")?;
+        self.pos += 1;
+        match t {
+            Tok::Num(v) => Ok(Expr::Num(v)),
+            Tok::Str(s) => Ok(Expr::Str(s)),
+            Tok::Punct("{") => {
+                let v = self.expr()?;
+                self.expect(",")?;
+                let n = self.expr()?;
+                self.expect("}")?;
+                Ok(Expr::Pair(Box::new(v), Box::new(n)))
+            }
+            Tok::Ident(id) => {
+                if id == "REC" && self.peek_punct("->") {
+                    self.pos += 1;
+                    match self.toks.get(self.pos).cloned() {
+                        Some(Tok::Ident(f)) => {
+                            self.pos += 1;
+                            self.field(&f)
+                        }
+                        _ => Err("expected field name after REC->".into()),
+                    }
+                } else if self.peek_punct("(") {
+                    self.pos += 1;
+                    let mut args = Vec::new();
+                    if !self.peek_punct(")") {
+                        loop {
+                            args.push(self.expr()?);
+                            if self.peek_punct(",") {
+                                self.pos += 1;
+                                continue;
+                            }
+                            break;
+                        }
+                    }
+                    self.expect(")")?;
+                    if id == "sizeof" {
+                        return Ok(Expr::Num(self.long_size as u64));
+                    }
+                    Ok(Expr::Call(id, args))
+                } else if self.peek_punct("->") {
+                    // some_struct->member: unknown; skip the member.
+                    self.pos += 2;
+                    Ok(Expr::Ident(id))
+                } else if self.fmt.field(&id).is_some() {
+                    // `__get_str(name)` names the field without `REC->`.
+                    self.field(&id)
+                } else {
+                    Ok(Expr::Ident(id))
+                }
+            }
+            Tok::Punct(p) => Err(format!("unexpected {p:?}")),
+        }
+    }
+}
+
+/// A compiled `print fmt`.
+#[derive(Debug, Clone)]
+pub struct PrintFmt {
+    pieces: Vec<Piece>,
+    args: Vec<Expr>,
+}
+
+/// Evaluated value.
+#[derive(Debug, Clone)]
+enum V<'a> {
+    Num(u64, bool),
+    Str(Cow<'a, [u8]>),
+    Arr(Value<'a>),
+}
+
+impl V<'_> {
+    fn num(&self) -> u64 {
+        match self {
+            V::Num(v, _) => *v,
+            V::Str(s) => (!s.is_empty()) as u64,
+            V::Arr(Value::Array { data, .. }) => (!data.is_empty()) as u64,
+            V::Arr(v) => v.as_u64().unwrap_or(0),
+        }
+    }
+    fn signed(&self) -> bool {
+        matches!(self, V::Num(_, true))
+    }
+}
+
+/// Softirq and hrtimer names that trace-cmd knows even when the format file
+/// does not resolve them.
+fn known_flag(name: &str) -> Option<u64> {
+    Some(match name {
+        "HI_SOFTIRQ" => 0,
+        "TIMER_SOFTIRQ" => 1,
+        "NET_TX_SOFTIRQ" => 2,
+        "NET_RX_SOFTIRQ" => 3,
+        "BLOCK_SOFTIRQ" => 4,
+        "IRQ_POLL_SOFTIRQ" => 5,
+        "TASKLET_SOFTIRQ" => 6,
+        "SCHED_SOFTIRQ" => 7,
+        "HRTIMER_SOFTIRQ" => 8,
+        "RCU_SOFTIRQ" => 9,
+        "HRTIMER_NORESTART" => 0,
+        "HRTIMER_RESTART" => 1,
+        _ => return None,
+    })
+}
+
+struct Eval<'a> {
+    data: &'a [u8],
+    endian: Endian,
+}
+
+impl<'a> Eval<'a> {
+    fn field(&self, f: &Field) -> V<'a> {
+        match f.value(self.data, self.endian) {
+            Some(Value::Int(v)) => V::Num(v as u64, true),
+            Some(Value::UInt(v)) => V::Num(v, false),
+            Some(Value::Str(s)) => V::Str(Cow::Borrowed(s)),
+            Some(a @ Value::Array { .. }) => V::Arr(a),
+            None => match f.kind {
+                FieldKind::Scalar => V::Num(0, false),
+                _ => V::Str(Cow::Borrowed(b"")),
+            },
+        }
+    }
+
+    fn flag_value(&self, e: &Expr) -> Option<u64> {
+        match e {
+            Expr::Ident(name) => known_flag(name),
+            e => Some(self.eval(e).num()),
+        }
+    }
+
+    fn eval(&self, e: &Expr) -> V<'a> {
+        match e {
+            Expr::Num(v) => V::Num(*v, false),
+            Expr::Str(s) => V::Str(Cow::Owned(s.clone())),
+            Expr::Ident(name) => V::Num(known_flag(name).unwrap_or(0), false),
+            Expr::Field(f) => self.field(f),
+            Expr::Pair(v, _) => self.eval(v),
+            Expr::Index(a, i) => {
+                let i = self.eval(i).num() as usize;
+                match self.eval(a) {
+                    V::Arr(v) => match v.index(i) {
+                        Some(Value::Int(x)) => V::Num(x as u64, true),
+                        Some(Value::UInt(x)) => V::Num(x, false),
+                        _ => V::Num(0, false),
+                    },
+                    V::Str(s) => V::Num(s.get(i).copied().unwrap_or(0) as u64, false),
+                    V::Num(..) => V::Num(0, false),
+                }
+            }
+            Expr::Unary(op, e) => {
+                let v = self.eval(e);
+                let (n, s) = (v.num(), v.signed());
+                match *op {
+                    "-" => V::Num(n.wrapping_neg(), true),
+                    "!" => V::Num((n == 0) as u64, false),
+                    "~" => V::Num(!n, s),
+                    _ => v,
+                }
+            }
+            Expr::Binary(op, a, b) => {
+                if *op == "&&" {
+                    return V::Num(
+                        (self.eval(a).num() != 0 && self.eval(b).num() != 0) as u64,
+                        false,
+                    );
+                }
+                if *op == "||" {
+                    return V::Num(
+                        (self.eval(a).num() != 0 || self.eval(b).num() != 0) as u64,
+                        false,
+                    );
+                }
+                let (va, vb) = (self.eval(a), self.eval(b));
+                let signed = va.signed() && vb.signed();
+                let (x, y) = (va.num(), vb.num());
+                let cmp = |o: std::cmp::Ordering| -> bool {
+                    let ord = if signed {
+                        (x as i64).cmp(&(y as i64))
+                    } else {
+                        x.cmp(&y)
+                    };
+                    ord == o
+                };
+                use std::cmp::Ordering::*;
+                let r = match *op {
+                    "+" => x.wrapping_add(y),
+                    "-" => x.wrapping_sub(y),
+                    "*" => x.wrapping_mul(y),
+                    "/" => {
+                        if y == 0 {
+                            0
+                        } else if signed {
+                            (x as i64).wrapping_div(y as i64) as u64
+                        } else {
+                            x / y
+                        }
+                    }
+                    "%" => {
+                        if y == 0 {
+                            0
+                        } else if signed {
+                            (x as i64).wrapping_rem(y as i64) as u64
+                        } else {
+                            x % y
+                        }
+                    }
+                    "<<" => x.checked_shl(y as u32).unwrap_or(0),
+                    ">>" => {
+                        if va.signed() {
+                            ((x as i64) >> (y.min(63) as u32)) as u64
+                        } else {
+                            x.checked_shr(y as u32).unwrap_or(0)
+                        }
+                    }
+                    "&" => x & y,
+                    "|" => x | y,
+                    "^" => x ^ y,
+                    "==" => return V::Num((x == y) as u64, false),
+                    "!=" => return V::Num((x != y) as u64, false),
+                    "<" => return V::Num(cmp(Less) as u64, false),
+                    ">" => return V::Num(cmp(Greater) as u64, false),
+                    "<=" => return V::Num((!cmp(Greater)) as u64, false),
+                    ">=" => return V::Num((!cmp(Less)) as u64, false),
+                    _ => 0,
+                };
+                V::Num(r, va.signed() || vb.signed())
+            }
+            Expr::Cond(c, a, b) => {
+                if self.eval(c).num() != 0 {
+                    self.eval(a)
+                } else {
+                    self.eval(b)
+                }
+            }
+            Expr::Cast { bits, signed, e } => {
+                let v = self.eval(e);
+                match v {
+                    V::Num(n, _) => {
+                        let b = *bits;
+                        let n = if b >= 64 {
+                            n
+                        } else if *signed {
+                            let sh = 64 - b;
+                            (((n << sh) as i64) >> sh) as u64
+                        } else {
+                            n & ((1u64 << b) - 1)
+                        };
+                        V::Num(n, *signed)
+                    }
+                    other => other,
+                }
+            }
+            Expr::Call(name, args) => self.call(name, args),
+        }
+    }
+
+    fn call(&self, name: &str, args: &[Expr]) -> V<'a> {
+        let arg = |i: usize| args.get(i).map(|e| self.eval(e));
+        match name {
+            "__get_str"
+            | "__get_rel_str"
+            | "__get_dynamic_array"
+            | "__get_rel_dynamic_array"
+            | "__get_bitmask"
+            | "__get_cpumask"
+            | "__get_sockaddr" => arg(0).unwrap_or(V::Num(0, false)),
+            "__get_dynamic_array_len" | "__get_rel_dynamic_array_len" => match arg(0) {
+                Some(V::Arr(Value::Array { data, .. })) => V::Num(data.len() as u64, false),
+                Some(V::Str(s)) => V::Num(s.len() as u64, false),
+                _ => V::Num(0, false),
+            },
+            "__builtin_expect" => arg(0).unwrap_or(V::Num(0, false)),
+            "__print_flags" => {
+                let val = arg(0).map(|v| v.num()).unwrap_or(0);
+                let delim = match arg(1) {
+                    Some(V::Str(s)) => s.into_owned(),
+                    _ => Vec::new(),
+                };
+                let mut out = Vec::new();
+                let mut rest = val;
+                for p in args.iter().skip(2) {
+                    let Expr::Pair(v, n) = p else { continue };
+                    let Some(fv) = self.flag_value(v) else {
+                        continue;
+                    };
+                    let label = match self.eval(n) {
+                        V::Str(s) => s.into_owned(),
+                        _ => continue,
+                    };
+                    if val == 0 && fv == 0 {
+                        out.extend_from_slice(&label);
+                        break;
+                    }
+                    if fv != 0 && rest & fv == fv {
+                        if !out.is_empty() {
+                            out.extend_from_slice(&delim);
+                        }
+                        out.extend_from_slice(&label);
+                        rest &= !fv;
+                    }
+                }
+                if rest != 0 {
+                    if !out.is_empty() {
+                        out.extend_from_slice(&delim);
+                    }
+                    out.extend_from_slice(format!("0x{rest:x}").as_bytes());
+                }
+                V::Str(Cow::Owned(out))
+            }
+            "__print_symbolic" | "__print_symbolic_u64" => {
+                let val = arg(0).map(|v| v.num()).unwrap_or(0);
+                for p in args.iter().skip(1) {
+                    let Expr::Pair(v, n) = p else { continue };
+                    if self.flag_value(v) == Some(val) {
+                        if let V::Str(s) = self.eval(n) {
+                            return V::Str(s);
+                        }
+                    }
+                }
+                V::Str(Cow::Owned(format!("0x{val:x}").into_bytes()))
+            }
+            "__print_hex" | "__print_hex_str" => {
+                let bytes = self.bytes_of(arg(0));
+                let len = arg(1)
+                    .map(|v| v.num() as usize)
+                    .unwrap_or(bytes.len())
+                    .min(bytes.len());
+                let mut out = String::new();
+                for (i, b) in bytes[..len].iter().enumerate() {
+                    if i > 0 && name == "__print_hex" {
+                        out.push(' ');
+                    }
+                    out.push_str(&format!("{b:02x}"));
+                }
+                V::Str(Cow::Owned(out.into_bytes()))
+            }
+            "__print_array" => {
+                let bytes = self.bytes_of(arg(0));
+                let count = arg(1).map(|v| v.num() as usize).unwrap_or(0);
+                let el = arg(2).map(|v| v.num() as usize).unwrap_or(1).clamp(1, 8);
+                let mut out = String::from("{");
+                for i in 0..count {
+                    let Some(b) = bytes.get(i * el..(i + 1) * el) else {
+                        break;
+                    };
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&format!("0x{:x}", self.endian.uint(b)));
+                }
+                out.push('}');
+                V::Str(Cow::Owned(out.into_bytes()))
+            }
+            _ => V::Num(0, false),
+        }
+    }
+
+    fn bytes_of(&self, v: Option<V<'a>>) -> Cow<'a, [u8]> {
+        match v {
+            Some(V::Arr(Value::Array { data, .. })) => Cow::Borrowed(data),
+            Some(V::Str(s)) => s,
+            _ => Cow::Borrowed(b""),
+        }
+    }
+}
+
+/// Whether `e` depends on the record (fields) or on helpers.
+fn is_const(e: &Expr) -> bool {
+    match e {
+        Expr::Num(_) => true,
+        Expr::Str(_) | Expr::Ident(_) | Expr::Field(_) | Expr::Call(..) | Expr::Pair(..) => false,
+        Expr::Index(a, b) => is_const(a) && is_const(b),
+        Expr::Unary(_, a) => is_const(a),
+        Expr::Binary(_, a, b) => is_const(a) && is_const(b),
+        Expr::Cond(a, b, c) => is_const(a) && is_const(b) && is_const(c),
+        Expr::Cast { e, .. } => is_const(e),
+    }
+}
+
+/// Folds constant numeric sub-expressions (the flag masks of `__print_flags`
+/// are long constant expressions evaluated for every record otherwise).
+fn fold(e: Expr, ev: &Eval<'_>) -> Expr {
+    if is_const(&e) {
+        if let V::Num(n, signed) = ev.eval(&e) {
+            return if signed {
+                Expr::Cast {
+                    bits: 64,
+                    signed: true,
+                    e: Box::new(Expr::Num(n)),
+                }
+            } else {
+                Expr::Num(n)
+            };
+        }
+    }
+    let f = |x: Box<Expr>| Box::new(fold(*x, ev));
+    match e {
+        Expr::Index(a, b) => Expr::Index(f(a), f(b)),
+        Expr::Unary(op, a) => Expr::Unary(op, f(a)),
+        Expr::Binary(op, a, b) => Expr::Binary(op, f(a), f(b)),
+        Expr::Cond(a, b, c) => Expr::Cond(f(a), f(b), f(c)),
+        Expr::Cast { bits, signed, e } => Expr::Cast {
+            bits,
+            signed,
+            e: f(e),
+        },
+        Expr::Call(n, args) => Expr::Call(n, args.into_iter().map(|a| fold(a, ev)).collect()),
+        Expr::Pair(a, b) => Expr::Pair(f(a), f(b)),
+        other => other,
+    }
+}
+
+impl PrintFmt {
+    /// Compiles the print fmt of `format`; `Err` names what could not be parsed.
+    pub fn compile(format: &EventFormat, long_size: usize) -> Result<Self, String> {
+        let toks = lex(format.print_fmt.as_bytes())?;
+        let mut it = toks.into_iter();
+        let fmt = match it.next() {
+            Some(Tok::Str(s)) => s,
+            _ => return Err("print fmt does not start with a string".into()),
+        };
+        let mut p = Parser {
+            toks: it.collect(),
+            pos: 0,
+            depth: 0,
+            fmt: format,
+            long_size,
+        };
+        let mut args = Vec::new();
+        while p.pos < p.toks.len() {
+            p.expect(",")?;
+            args.push(p.expr()?);
+        }
+        let folder = Eval {
+            data: &[],
+            endian: Endian::Little,
+        };
+        let args = args.into_iter().map(|a| fold(a, &folder)).collect();
+        Ok(PrintFmt {
+            pieces: printf::parse_format(&fmt),
+            args,
+        })
+    }
+
+    /// Formats one record into `out`; `%ps` symbols come from `kallsyms`.
+    pub fn render_to(
+        &self,
+        out: &mut Vec<u8>,
+        data: &[u8],
+        endian: Endian,
+        long_size: usize,
+        kallsyms: &crate::symbols::Kallsyms,
+    ) {
+        let ctx = Ctx {
+            long_size,
+            kallsyms,
+        };
+        self.render(out, data, endian, &ctx);
+    }
+
+    /// Formats one record into `out`.
+    pub(crate) fn render(&self, out: &mut Vec<u8>, data: &[u8], endian: Endian, ctx: &Ctx<'_>) {
+        let ev = Eval { data, endian };
+        let args = self.args.iter().map(|e| match ev.eval(e) {
+            V::Num(n, _) => Arg::Num(n),
+            V::Str(s) => Arg::Str(s),
+            V::Arr(Value::Array { data, .. }) => Arg::Str(Cow::Borrowed(data)),
+            V::Arr(v) => Arg::Num(v.as_u64().unwrap_or(0)),
+        });
+        printf::format(out, &self.pieces, args, ctx);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::symbols::Kallsyms;
+
+    fn render(format_text: &str, rec: &[u8]) -> String {
+        let f = EventFormat::parse("test", format_text, 8).unwrap();
+        let p = PrintFmt::compile(&f, 8).unwrap();
+        let k = Kallsyms::parse(b"ffffffff81000000 T do_thing\n");
+        let mut out = Vec::new();
+        p.render(
+            &mut out,
+            rec,
+            Endian::Little,
+            &Ctx {
+                long_size: 8,
+                kallsyms: &k,
+            },
+        );
+        String::from_utf8(out).unwrap()
+    }
+
+    const HDR: &str = "name: t\nID: 1\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n";
+
+    #[test]
+    fn sched_switch_state_expression() {
+        let text = format!(
+            "{HDR}\tfield:long prev_state;\toffset:8;\tsize:8;\tsigned:1;\nprint fmt: \"prev_state=%s%s\", (REC->prev_state & ((((0x00000000 | 0x00000001 | 0x00000002) + 1) << 1) - 1)) ? __print_flags(REC->prev_state & ((((0x00000000 | 0x00000001 | 0x00000002) + 1) << 1) - 1), \"|\", {{ 0x00000001, \"S\" }}, {{ 0x00000002, \"D\" }}) : \"R\", REC->prev_state & (((0x00000000 | 0x00000001 | 0x00000002) + 1) << 1) ? \"+\" : \"\"\n"
+        );
+        let mut rec = vec![0u8; 16];
+        assert_eq!(render(&text, &rec), "prev_state=R");
+        rec[8] = 1;
+        assert_eq!(render(&text, &rec), "prev_state=S");
+        rec[8] = 3;
+        assert_eq!(render(&text, &rec), "prev_state=S|D");
+        rec[8] = 8;
+        assert_eq!(render(&text, &rec), "prev_state=R+");
+    }
+
+    #[test]
+    fn symbolic_strings_casts_and_symbols() {
+        let text = format!(
+            "{HDR}\tfield:unsigned int vec;\toffset:8;\tsize:4;\tsigned:0;\n\tfield:__data_loc char[] name;\toffset:12;\tsize:4;\tsigned:0;\n\tfield:void * function;\toffset:16;\tsize:8;\tsigned:0;\nprint fmt: \"vec=%u [action=%s] name=%s fn=%ps neg=%lld x=%d\", REC->vec, __print_symbolic(REC->vec, {{ 0, \"HI\" }}, {{ 1, \"TIMER\" }}), __get_str(name), REC->function, (long long)(int)REC->vec - 5, UNKNOWN_MACRO\n"
+        );
+        let mut rec = vec![0u8; 32];
+        rec[8] = 1;
+        rec[12..16].copy_from_slice(&((3u32 << 16) | 24).to_le_bytes());
+        rec[24..27].copy_from_slice(b"ab\0");
+        rec[16..24].copy_from_slice(&0xffffffff81000000u64.to_le_bytes());
+        assert_eq!(
+            render(&text, &rec),
+            "vec=1 [action=TIMER] name=ab fn=do_thing neg=-4 x=0"
+        );
+        rec[8] = 7;
+        assert_eq!(
+            render(&text, &rec),
+            "vec=7 [action=0x7] name=ab fn=do_thing neg=2 x=0"
+        );
+    }
+
+    #[test]
+    fn hex_and_arrays() {
+        let text = format!(
+            "{HDR}\tfield:u8 mac[4];\toffset:8;\tsize:4;\tsigned:0;\n\tfield:u16 v[2];\toffset:12;\tsize:4;\tsigned:0;\nprint fmt: \"%s %s %s %d\", __print_hex(REC->mac, 4), __print_hex_str(REC->mac, 2), __print_array(REC->v, 2, 2), REC->v[1]\n"
+        );
+        let mut rec = vec![0u8; 16];
+        rec[8..12].copy_from_slice(&[0xde, 0xad, 0xbe, 0xef]);
+        rec[12..16].copy_from_slice(&[1, 0, 2, 0]);
+        assert_eq!(render(&text, &rec), "de ad be ef dead {0x1,0x2} 2");
+    }
+
+    #[test]
+    fn unknown_field_is_a_compile_error() {
+        let text = format!("{HDR}print fmt: \"%d\", REC->nope\n");
+        let f = EventFormat::parse("test", &text, 8).unwrap();
+        assert!(PrintFmt::compile(&f, 8).unwrap_err().contains("nope"));
+    }
+}
+
+#[cfg(test)]
+mod more_tests {
+    use super::*;
+    use crate::symbols::Kallsyms;
+
+    /// Regression: timer_start's `flags=` came out empty.
+    #[test]
+    fn print_flags_of_masked_value() {
+        let real = "name: timer_start\nID: 466\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n\tfield:void * timer;\toffset:8;\tsize:8;\tsigned:0;\n\tfield:void * function;\toffset:16;\tsize:8;\tsigned:0;\n\tfield:unsigned long expires;\toffset:24;\tsize:8;\tsigned:0;\n\tfield:unsigned long bucket_expiry;\toffset:32;\tsize:8;\tsigned:0;\n\tfield:unsigned long now;\toffset:40;\tsize:8;\tsigned:0;\n\tfield:unsigned int flags;\toffset:48;\tsize:4;\tsigned:0;\n\nprint fmt: \"timer=%p function=%ps expires=%lu [timeout=%ld] bucket_expiry=%lu cpu=%u idx=%u flags=%s\", REC->timer, REC->function, REC->expires, (long)REC->expires - REC->now, REC->bucket_expiry, REC->flags & 0x0003FFFF, REC->flags >> 22, __print_flags(REC->flags & (0x00040000 | 0x00080000 | 0x00100000 | 0x00200000), \"|\", { 0x00040000, \"M\" }, { 0x00080000, \"D\" }, { 0x00100000, \"P\" }, { 0x00200000, \"I\" })\n";
+        let f = EventFormat::parse("timer", real, 8).unwrap();
+        let p = PrintFmt::compile(&f, 8).unwrap();
+        let k = Kallsyms::default();
+        let mut rec = vec![0u8; 52];
+        rec[48..52].copy_from_slice(&((23u32 << 22) | 0x380000 | 1).to_le_bytes());
+        let mut out = Vec::new();
+        p.render(
+            &mut out,
+            &rec,
+            Endian::Little,
+            &Ctx {
+                long_size: 8,
+                kallsyms: &k,
+            },
+        );
+        assert!(String::from_utf8(out)
+            .unwrap()
+            .ends_with("idx=23 flags=D|P|I"));
+        let text = "name: timer_start\nID: 9\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\n\tfield:unsigned int flags;\toffset:8;\tsize:4;\tsigned:0;\nprint fmt: \"idx=%u flags=%s\", REC->flags >> 22, __print_flags(REC->flags & (0x00040000 | 0x00080000 | 0x00100000 | 0x00200000), \"|\", { 0x00040000, \"M\" }, { 0x00080000, \"D\" }, { 0x00100000, \"P\" }, { 0x00200000, \"I\" })\n";
+        let f = EventFormat::parse("timer", text, 8).unwrap();
+        let p = PrintFmt::compile(&f, 8).unwrap();
+        let k = Kallsyms::default();
+        let mut rec = vec![0u8; 12];
+        rec[8..12].copy_from_slice(&((23u32 << 22) | 0x380000 | 1).to_le_bytes());
+        let mut out = Vec::new();
+        p.render(
+            &mut out,
+            &rec,
+            Endian::Little,
+            &Ctx {
+                long_size: 8,
+                kallsyms: &k,
+            },
+        );
+        assert_eq!(String::from_utf8(out).unwrap(), "idx=23 flags=D|P|I");
+    }
+}

@@ -1,0 +1,436 @@
+//! Renders events as text lines in the layout of `trace-cmd report`.
+//!
+//! The event text follows the kernel's `print fmt`, except where trace-cmd's
+//! standard plugins print their own form (sched_switch, sched_wakeup,
+//! sched_wakeup_new, hrtimer_start, hrtimer_expire_entry) and for
+//! `trace_printk` records (bprint/bputs), which are formatted from the
+//! file's printk formats.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use crate::dat::Meta;
+use crate::endian::Endian;
+use crate::format::{EventFormat, FieldKind, Value};
+use crate::printf::{self, Arg, Ctx, Len, Num, Piece};
+use crate::printfmt::PrintFmt;
+use crate::stream::Event;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Special {
+    None,
+    SchedSwitch,
+    SchedWakeup,
+    HrtimerStart,
+    HrtimerExpireEntry,
+    Bprint,
+    Bputs,
+}
+
+#[derive(Debug)]
+struct Compiled {
+    special: Special,
+    print: Result<PrintFmt, String>,
+}
+
+/// Formats events like `trace-cmd report`. Keeps the state trace-cmd keeps:
+/// comms learned from sched_switch/sched_wakeup for pids missing from the
+/// saved cmdlines.
+#[derive(Debug)]
+pub struct Renderer<'m> {
+    meta: &'m Meta,
+    compiled: Vec<Option<Compiled>>,
+    learned: HashMap<i32, String>,
+    bprint_cache: HashMap<u64, Vec<Piece>>,
+}
+
+fn special_for(f: &EventFormat) -> Special {
+    match (f.system.as_str(), f.name.as_str()) {
+        ("sched", "sched_switch") => Special::SchedSwitch,
+        ("sched", "sched_wakeup" | "sched_wakeup_new") => Special::SchedWakeup,
+        ("timer", "hrtimer_start") => Special::HrtimerStart,
+        ("timer", "hrtimer_expire_entry") => Special::HrtimerExpireEntry,
+        ("ftrace", "bprint") => Special::Bprint,
+        ("ftrace", "bputs") => Special::Bputs,
+        _ => Special::None,
+    }
+}
+
+impl<'m> Renderer<'m> {
+    /// A renderer for the events of `meta`.
+    pub fn new(meta: &'m Meta) -> Self {
+        Renderer {
+            meta,
+            compiled: (0..meta.events.len()).map(|_| None).collect(),
+            learned: HashMap::new(),
+            bprint_cache: HashMap::new(),
+        }
+    }
+
+    fn ctx(&self) -> Ctx<'m> {
+        Ctx {
+            long_size: self.meta.long_size,
+            kallsyms: &self.meta.kallsyms,
+        }
+    }
+
+    /// The comm trace-cmd would print for `pid`.
+    pub fn comm_of(&self, pid: i32) -> &str {
+        if pid == 0 {
+            return "<idle>";
+        }
+        if let Some(c) = self.meta.cmdlines.get(&pid) {
+            return c;
+        }
+        self.learned
+            .get(&pid)
+            .map(|s| s.as_str())
+            .unwrap_or("<...>")
+    }
+
+    fn learn(&mut self, pid: i32, comm: &[u8]) {
+        if pid != 0 && !self.meta.cmdlines.contains_key(&pid) && !self.learned.contains_key(&pid) {
+            self.learned
+                .insert(pid, String::from_utf8_lossy(comm).into_owned());
+        }
+    }
+
+    /// Appends one `trace-cmd report` line (with newline) for `ev` to `out`.
+    pub fn line(&mut self, ev: &Event<'_>, out: &mut Vec<u8>) {
+        use std::io::Write;
+        let buffer = &self.meta.buffers[ev.buffer].name;
+        if !buffer.is_empty() {
+            out.extend_from_slice(buffer.as_bytes());
+            out.extend_from_slice(b": ");
+        }
+        let pid = ev.pid();
+        // The info text is rendered first: plugins learn comms trace-cmd then prints.
+        let mut info = Vec::with_capacity(128);
+        self.info(ev, &mut info);
+        let comm = self.comm_of(pid);
+        // trace-cmd rounds to the nearest microsecond.
+        let us = ev.ts.saturating_add(500) / 1000;
+        let (secs, usecs) = (us / 1_000_000, us % 1_000_000);
+        let name = ev.name();
+        let _ = write!(
+            out,
+            "{comm:>16}-{pid:<5} [{:03}] {secs:5}.{usecs:06}: {name}:",
+            ev.cpu
+        );
+        let pad = 20usize.saturating_sub(name.len());
+        out.extend(std::iter::repeat_n(b' ', pad + 1));
+        while info.last() == Some(&b'\n') {
+            info.pop();
+        }
+        out.extend_from_slice(&info);
+        out.push(b'\n');
+    }
+
+    /// Appends the event-specific text of `ev` (what follows `name:`).
+    pub fn info(&mut self, ev: &Event<'_>, out: &mut Vec<u8>) {
+        let Some(format) = ev.format else {
+            out.extend_from_slice(format!("[UNKNOWN EVENT id {}]", ev.id()).as_bytes());
+            return;
+        };
+        let Some(idx) = self.meta.event_index(ev.id()) else {
+            return;
+        };
+        if self.compiled[idx].is_none() {
+            self.compiled[idx] = Some(Compiled {
+                special: special_for(format),
+                print: PrintFmt::compile(format, self.meta.long_size),
+            });
+        }
+        let special = self.compiled[idx]
+            .as_ref()
+            .map(|c| c.special)
+            .unwrap_or(Special::None);
+        match special {
+            Special::SchedSwitch => self.sched_switch(ev, out),
+            Special::SchedWakeup => self.sched_wakeup(ev, out),
+            Special::HrtimerStart | Special::HrtimerExpireEntry => self.hrtimer(ev, special, out),
+            Special::Bprint => self.bprint(ev, out),
+            Special::Bputs => self.bputs(ev, out),
+            Special::None => self.generic(ev, idx, out),
+        }
+    }
+
+    fn generic(&self, ev: &Event<'_>, idx: usize, out: &mut Vec<u8>) {
+        let ctx = self.ctx();
+        match self.compiled[idx].as_ref().map(|c| &c.print) {
+            Some(Ok(p)) => p.render(out, ev.data, self.meta.endian, &ctx),
+            _ => {
+                out.extend_from_slice(b"[FAILED TO PARSE]");
+                if let Some(f) = ev.format {
+                    print_fields(out, f, ev.data, self.meta.endian);
+                }
+            }
+        }
+    }
+
+    fn num(ev: &Event<'_>, name: &str) -> Option<i64> {
+        ev.i64(name)
+    }
+
+    fn comm_field<'e>(ev: &Event<'e>, name: &str) -> Option<&'e [u8]> {
+        match ev.field(name)? {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    fn sched_switch(&mut self, ev: &Event<'_>, out: &mut Vec<u8>) {
+        use std::io::Write;
+        let Some(prev_pid) = Self::num(ev, "prev_pid") else {
+            out.push(b'!');
+            return;
+        };
+        if let Some(c) = Self::comm_field(ev, "prev_comm") {
+            out.extend_from_slice(c);
+            out.push(b':');
+            self.learn(prev_pid as i32, c);
+        }
+        let _ = write!(out, "{prev_pid} ");
+        if let Some(p) = Self::num(ev, "prev_prio") {
+            let _ = write!(out, "[{}] ", p as i32);
+        }
+        if let Some(state) = Self::num(ev, "prev_state") {
+            let states = b"SDTtZXxW";
+            let state = state as i32;
+            let mut found = false;
+            for (i, &c) in states.iter().enumerate() {
+                if state & (1 << i) != 0 {
+                    if found {
+                        out.push(b'|');
+                    }
+                    found = true;
+                    out.push(c);
+                }
+            }
+            if !found {
+                out.push(b'R');
+            }
+        }
+        out.extend_from_slice(b" ==> ");
+        let Some(next_pid) = Self::num(ev, "next_pid") else {
+            out.push(b'!');
+            return;
+        };
+        if let Some(c) = Self::comm_field(ev, "next_comm") {
+            out.extend_from_slice(c);
+            out.push(b':');
+            self.learn(next_pid as i32, c);
+        }
+        let _ = write!(out, "{next_pid}");
+        if let Some(p) = Self::num(ev, "next_prio") {
+            let _ = write!(out, " [{}]", p as i32);
+        }
+    }
+
+    fn sched_wakeup(&mut self, ev: &Event<'_>, out: &mut Vec<u8>) {
+        use std::io::Write;
+        let Some(pid) = Self::num(ev, "pid") else {
+            out.push(b'!');
+            return;
+        };
+        if let Some(c) = Self::comm_field(ev, "comm") {
+            out.extend_from_slice(c);
+            out.push(b':');
+            self.learn(pid as i32, c);
+        }
+        let _ = write!(out, "{pid}");
+        if let Some(p) = Self::num(ev, "prio") {
+            let _ = write!(out, " [{p}]");
+        }
+        if let Some(s) = Self::num(ev, "success") {
+            let _ = write!(out, " success={s}");
+        }
+        if let Some(c) = ev.u64("target_cpu") {
+            let _ = write!(out, " CPU:{c:03}");
+        }
+    }
+
+    fn func(&self, out: &mut Vec<u8>, v: u64) {
+        use std::io::Write;
+        match self.meta.kallsyms.lookup(v) {
+            Some((name, addr)) => {
+                let _ = write!(out, "{name}/0x{:x}", addr.wrapping_sub(v));
+            }
+            None => {
+                let _ = write!(out, "0x{v:08x}");
+            }
+        }
+    }
+
+    fn hrtimer(&self, ev: &Event<'_>, kind: Special, out: &mut Vec<u8>) {
+        use std::io::Write;
+        out.extend_from_slice(b"hrtimer=");
+        if let Some(t) = ev.u64("timer").or_else(|| ev.u64("hrtimer")) {
+            let _ = write!(out, "0x{t:x}");
+        }
+        if kind == Special::HrtimerExpireEntry {
+            out.extend_from_slice(b" now=");
+            if let Some(n) = ev.u64("now") {
+                let _ = write!(out, "{n}");
+            }
+            if let Some(f) = ev.u64("function") {
+                out.extend_from_slice(b" function=");
+                self.func(out, f);
+            }
+        } else {
+            if let Some(f) = ev.u64("function") {
+                out.extend_from_slice(b" function=");
+                self.func(out, f);
+            }
+            out.extend_from_slice(b" expires=");
+            if let Some(n) = ev.u64("expires") {
+                let _ = write!(out, "{n}");
+            }
+            out.extend_from_slice(b" softexpires=");
+            if let Some(n) = ev.u64("softexpires") {
+                let _ = write!(out, "{n}");
+            }
+        }
+    }
+
+    fn ip_prefix(&self, ev: &Event<'_>, out: &mut Vec<u8>) {
+        let ip = ev.u64("ip").unwrap_or(0);
+        match self.meta.kallsyms.lookup(ip) {
+            Some((name, _)) => out.extend_from_slice(name.as_bytes()),
+            None => out.extend_from_slice(format!("0x{ip:x}").as_bytes()),
+        }
+        out.extend_from_slice(b": ");
+    }
+
+    fn bputs(&self, ev: &Event<'_>, out: &mut Vec<u8>) {
+        self.ip_prefix(ev, out);
+        let addr = ev.u64("str").unwrap_or(0);
+        match self.meta.printk.get(addr) {
+            Some(s) => out.extend_from_slice(s),
+            None => out.extend_from_slice(format!("0x{addr:x}").as_bytes()),
+        }
+    }
+
+    fn bprint(&mut self, ev: &Event<'_>, out: &mut Vec<u8>) {
+        self.ip_prefix(ev, out);
+        let addr = ev.u64("fmt").unwrap_or(0);
+        let pieces = match self.bprint_cache.get(&addr) {
+            Some(p) => p,
+            None => {
+                let Some(fmt) = self.meta.printk.get(addr) else {
+                    out.extend_from_slice(format!("[UNKNOWN FORMAT 0x{addr:x}]").as_bytes());
+                    return;
+                };
+                self.bprint_cache.insert(addr, printf::parse_format(fmt));
+                &self.bprint_cache[&addr]
+            }
+        };
+        let buf = match ev.field("buf") {
+            Some(Value::Array { data, .. }) => data,
+            Some(Value::Str(s)) => s,
+            _ => &[][..],
+        };
+        let args = bprint_args(pieces, buf, self.meta.endian, self.meta.long_size);
+        let ctx = Ctx {
+            long_size: self.meta.long_size,
+            kallsyms: &self.meta.kallsyms,
+        };
+        printf::format(out, pieces, args, &ctx);
+    }
+}
+
+/// Decodes the binary arguments `trace_printk` packed with `vbin_printf`:
+/// integers aligned to their size (8-byte values to 4), strings inline.
+pub(crate) fn bprint_args<'a>(
+    pieces: &[Piece],
+    buf: &'a [u8],
+    endian: Endian,
+    long_size: usize,
+) -> Vec<Arg<'a>> {
+    let mut args = Vec::new();
+    let mut pos = 0usize;
+    let read = |size: usize, pos: &mut usize| -> u64 {
+        let align = if size >= 8 { 4 } else { size.max(1) };
+        *pos = pos.div_ceil(align) * align;
+        let v = buf
+            .get(*pos..*pos + size)
+            .map(|b| endian.uint(b))
+            .unwrap_or(0);
+        *pos += size;
+        v
+    };
+    for p in pieces {
+        let Piece::Spec(s) = p else { continue };
+        if s.width == Num::Star {
+            args.push(Arg::Num(read(4, &mut pos)));
+        }
+        if s.prec == Num::Star {
+            args.push(Arg::Num(read(4, &mut pos)));
+        }
+        match s.conv {
+            b's' => {
+                let rest = buf.get(pos..).unwrap_or(&[]);
+                let n = rest.iter().position(|&c| c == 0).unwrap_or(rest.len());
+                args.push(Arg::Str(Cow::Borrowed(&rest[..n])));
+                pos += n + 1;
+            }
+            b'p' => args.push(Arg::Num(read(long_size, &mut pos))),
+            b'c' => args.push(Arg::Num(read(1, &mut pos))),
+            _ => {
+                let size = match s.len {
+                    Len::HH => 1,
+                    Len::H => 2,
+                    Len::None => 4,
+                    Len::L | Len::Z => long_size,
+                    Len::LL => 8,
+                };
+                let v = read(size, &mut pos);
+                // Sign-extend so %d of a narrow type prints negative values.
+                let v = if matches!(s.conv, b'd' | b'i') && size < 8 {
+                    let sh = 64 - 8 * size as u32;
+                    (((v << sh) as i64) >> sh) as u64
+                } else {
+                    v
+                };
+                args.push(Arg::Num(v));
+            }
+        }
+    }
+    args
+}
+
+/// trace-cmd's fallback when a print fmt cannot be parsed: ` name=value` for each field.
+fn print_fields(out: &mut Vec<u8>, f: &EventFormat, data: &[u8], endian: Endian) {
+    use std::io::Write;
+    for field in &f.fields {
+        let _ = write!(out, " {}=", field.name);
+        match field.value(data, endian) {
+            Some(Value::Int(v)) => {
+                let _ = write!(out, "{v}");
+            }
+            Some(Value::UInt(v)) => {
+                if field.type_name.contains('*')
+                    || field.type_name.contains("long") && field.size == 8
+                {
+                    let _ = write!(out, "0x{v:x}");
+                } else {
+                    let _ = write!(out, "{v}");
+                }
+            }
+            Some(Value::Str(s)) => out.extend_from_slice(s),
+            Some(Value::Array { data, .. }) => {
+                out.extend_from_slice(b"ARRAY[");
+                for (i, b) in data.iter().enumerate() {
+                    if i > 0 {
+                        out.extend_from_slice(b", ");
+                    }
+                    let _ = write!(out, "{b:02x}");
+                }
+                out.push(b']');
+            }
+            None => {
+                let _ = matches!(field.kind, FieldKind::Scalar);
+            }
+        }
+    }
+}

@@ -1,0 +1,519 @@
+//! Per-CPU page streams merged into one time-ordered event stream.
+//!
+//! Memory stays bounded: one page (or, for compressed files, one chunk) per
+//! CPU is decoded at a time, and events borrow from it.
+
+use std::borrow::Cow;
+
+use crate::dat::{Compression, CpuData, Meta};
+use crate::endian::Endian;
+use crate::error::{Error, Result};
+use crate::format::{EventFormat, Value};
+use crate::page::{Missed, Page, Records};
+
+/// One event, borrowing its payload from the stream.
+#[derive(Debug, Clone, Copy)]
+pub struct Event<'a> {
+    /// Timestamp in trace-clock units (ns for the usual clocks).
+    pub ts: u64,
+    /// CPU that recorded the event.
+    pub cpu: u32,
+    /// Index into [`Meta::buffers`].
+    pub buffer: usize,
+    /// The raw record (starts with `common_type`).
+    pub data: &'a [u8],
+    /// Events lost on this CPU just before this one.
+    pub missed: Missed,
+    /// The event's format, when the file has it.
+    pub format: Option<&'a EventFormat>,
+    /// The file's metadata.
+    pub meta: &'a Meta,
+}
+
+impl<'a> Event<'a> {
+    /// The event id (`common_type`).
+    #[inline]
+    pub fn id(&self) -> u16 {
+        match self.data.get(..2) {
+            Some(b) => self.meta.endian.uint(b) as u16,
+            None => 0,
+        }
+    }
+
+    /// Event name, or `"unknown"` when the file has no format for its id.
+    pub fn name(&self) -> &'a str {
+        self.format.map(|f| f.name.as_str()).unwrap_or("unknown")
+    }
+
+    /// Subsystem name (`sched`, `irq`, `ftrace`, ...).
+    pub fn system(&self) -> &'a str {
+        self.format.map(|f| f.system.as_str()).unwrap_or("unknown")
+    }
+
+    /// `common_pid`: the task running when the event fired.
+    #[inline]
+    pub fn pid(&self) -> i32 {
+        match self.data.get(4..8) {
+            Some(b) => self.meta.endian.int(b) as i32,
+            None => -1,
+        }
+    }
+
+    /// `common_flags` (irqs-off, need-resched, hardirq, softirq bits).
+    pub fn flags(&self) -> u8 {
+        self.data.get(2).copied().unwrap_or(0)
+    }
+
+    /// `common_preempt_count`.
+    pub fn preempt_count(&self) -> u8 {
+        self.data.get(3).copied().unwrap_or(0)
+    }
+
+    /// The command name of [`Event::pid`] from the file's saved cmdlines
+    /// (`<idle>` for pid 0, `<...>` when unknown).
+    pub fn comm(&self) -> &'a str {
+        let pid = self.pid();
+        if pid == 0 {
+            return "<idle>";
+        }
+        self.meta.comm_of(pid).unwrap_or("<...>")
+    }
+
+    /// A field by name (event fields first, then `common_*`).
+    pub fn field(&self, name: &str) -> Option<Value<'a>> {
+        self.format?.field(name)?.value(self.data, self.meta.endian)
+    }
+
+    /// A numeric field as unsigned.
+    pub fn u64(&self, name: &str) -> Option<u64> {
+        self.field(name)?.as_u64()
+    }
+
+    /// A numeric field as signed.
+    pub fn i64(&self, name: &str) -> Option<i64> {
+        self.field(name)?.as_i64()
+    }
+
+    /// A string field.
+    pub fn str(&self, name: &str) -> Option<Cow<'a, str>> {
+        self.field(name)?.as_str()
+    }
+
+    /// Copies the event out of the stream.
+    pub fn to_owned_event(&self) -> OwnedEvent {
+        OwnedEvent {
+            ts: self.ts,
+            cpu: self.cpu,
+            buffer: self.buffer,
+            data: self.data.to_vec(),
+            missed: self.missed,
+        }
+    }
+}
+
+/// An event copied out of a stream (see [`Event::to_owned_event`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnedEvent {
+    /// Timestamp.
+    pub ts: u64,
+    /// CPU.
+    pub cpu: u32,
+    /// Buffer index.
+    pub buffer: usize,
+    /// Raw record.
+    pub data: Vec<u8>,
+    /// Events lost just before.
+    pub missed: Missed,
+}
+
+impl OwnedEvent {
+    /// A borrowed view with field accessors.
+    pub fn view<'a>(&'a self, meta: &'a Meta) -> Event<'a> {
+        let id = match self.data.get(..2) {
+            Some(b) => meta.endian.uint(b) as u16,
+            None => 0,
+        };
+        Event {
+            ts: self.ts,
+            cpu: self.cpu,
+            buffer: self.buffer,
+            data: &self.data,
+            missed: self.missed,
+            format: meta.event(id),
+            meta,
+        }
+    }
+}
+
+#[derive(Debug)]
+enum Src<'t> {
+    Plain {
+        data: &'t [u8],
+        base: u64,
+        pos: usize,
+    },
+    Zipped {
+        data: &'t [u8],
+        base: u64,
+        comp: Compression,
+        chunks_left: u32,
+        pos: usize,
+        buf: Vec<u8>,
+        buf_pos: usize,
+        chunk_at: u64,
+    },
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Head {
+    ts: u64,
+    start: usize,
+    end: usize,
+    missed: Missed,
+}
+
+fn src_bytes<'s>(src: &'s Src<'_>) -> &'s [u8] {
+    match src {
+        Src::Plain { data, .. } => data,
+        Src::Zipped { buf, .. } => buf,
+    }
+}
+
+/// One CPU's pages, decoded lazily.
+#[derive(Debug)]
+struct CpuStream<'t> {
+    cpu: u32,
+    buffer: usize,
+    page_size: usize,
+    endian: Endian,
+    layout: crate::format::PageLayout,
+    src: Src<'t>,
+    /// Current page: (start, committed length) within the plain data or chunk buffer.
+    page: Option<(usize, usize)>,
+    /// File offset of the current page (for errors).
+    page_at: u64,
+    rec_pos: usize,
+    rec_ts: u64,
+    pending_missed: Missed,
+    head: Option<Head>,
+    init_error: Option<Error>,
+    lost: u64,
+    lost_unknown: u64,
+}
+
+impl<'t> CpuStream<'t> {
+    fn new(file: &'t [u8], meta: &Meta, buffer: usize, c: &CpuData, page_size: usize) -> Self {
+        let start = c.offset as usize;
+        // trace-cmd counts a compressed CPU's size after its 4-byte chunk count.
+        let extra = if c.compressed { 4 } else { 0 };
+        let end = start
+            .saturating_add(c.size as usize + extra)
+            .min(file.len());
+        let data = &file[start.min(end)..end];
+        let mut init_error = None;
+        let src = if c.compressed {
+            let comp = meta.compression.unwrap_or(Compression::Zstd);
+            let chunks_left = if data.is_empty() {
+                0
+            } else if data.len() < 4 {
+                init_error = Some(Error::Truncated {
+                    offset: c.offset,
+                    what: "compressed chunk count",
+                    need: 4 - data.len() as u64,
+                });
+                0
+            } else {
+                meta.endian.uint(&data[..4]) as u32
+            };
+            Src::Zipped {
+                data,
+                base: c.offset,
+                comp,
+                chunks_left,
+                pos: 4,
+                buf: Vec::new(),
+                buf_pos: 0,
+                chunk_at: c.offset,
+            }
+        } else {
+            Src::Plain {
+                data,
+                base: c.offset,
+                pos: 0,
+            }
+        };
+        CpuStream {
+            cpu: c.cpu,
+            buffer,
+            page_size,
+            endian: meta.endian,
+            layout: meta.layout,
+            src,
+            page: None,
+            page_at: c.offset,
+            rec_pos: 0,
+            rec_ts: 0,
+            pending_missed: Missed::None,
+            head: None,
+            init_error,
+            lost: 0,
+            lost_unknown: 0,
+        }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        src_bytes(&self.src)
+    }
+
+    /// Loads the next page; false at the end of the data.
+    fn next_page(&mut self) -> Result<bool> {
+        let page_size = self.page_size;
+        let (start, len, at) = match &mut self.src {
+            Src::Plain { data, base, pos } => {
+                if *pos >= data.len() {
+                    return Ok(false);
+                }
+                let start = *pos;
+                let len = page_size.min(data.len() - start);
+                *pos += page_size;
+                (start, len, *base + start as u64)
+            }
+            Src::Zipped {
+                data,
+                base,
+                comp,
+                chunks_left,
+                pos,
+                buf,
+                buf_pos,
+                chunk_at,
+            } => {
+                if *buf_pos >= buf.len() {
+                    if *chunks_left == 0 {
+                        return Ok(false);
+                    }
+                    let at = *base + *pos as u64;
+                    let hdr = data.get(*pos..*pos + 8).ok_or(Error::Truncated {
+                        offset: at,
+                        what: "compressed chunk header",
+                        need: 8,
+                    })?;
+                    let csize = self.endian.uint(&hdr[..4]) as usize;
+                    let usize_ = self.endian.uint(&hdr[4..]) as usize;
+                    let cdata = data
+                        .get(*pos + 8..*pos + 8 + csize)
+                        .ok_or(Error::Truncated {
+                            offset: at,
+                            what: "compressed chunk",
+                            need: (*pos + 8 + csize).saturating_sub(data.len()) as u64,
+                        })?;
+                    *buf = comp.decompress(cdata, usize_, at)?;
+                    *buf_pos = 0;
+                    *pos += 8 + csize;
+                    *chunks_left -= 1;
+                    *chunk_at = at;
+                    if buf.is_empty() {
+                        // An empty chunk: try the next one.
+                        self.page = None;
+                        return Ok(*chunks_left > 0);
+                    }
+                }
+                let start = *buf_pos;
+                let len = page_size.min(buf.len() - start);
+                *buf_pos += page_size;
+                (start, len, *chunk_at)
+            }
+        };
+        self.page_at = at;
+        let page_bytes = &src_bytes(&self.src)[start..start + len];
+        let page = Page::parse(page_bytes, &self.layout, self.endian).map_err(|e| e.at_base(at))?;
+        let committed = page.committed().len();
+        match page.missed {
+            Missed::None => {}
+            Missed::Unknown => {
+                self.lost_unknown += 1;
+                self.pending_missed = Missed::Unknown;
+            }
+            Missed::Count(n) => {
+                self.lost += n;
+                self.pending_missed = match self.pending_missed {
+                    Missed::Count(m) => Missed::Count(m + n),
+                    _ => Missed::Count(n),
+                };
+            }
+        }
+        self.rec_pos = page.data_offset();
+        self.rec_ts = page.timestamp;
+        self.page = Some((start, committed));
+        Ok(true)
+    }
+
+    fn advance(&mut self) -> Result<()> {
+        if let Some(e) = self.init_error.take() {
+            self.head = None;
+            return Err(e);
+        }
+        loop {
+            if let Some((start, len)) = self.page {
+                let bytes = &src_bytes(&self.src)[start..start + len];
+                let mut recs = Records::resume(bytes, self.endian, self.rec_pos, self.rec_ts);
+                match recs.next() {
+                    Some(Ok(r)) => {
+                        let off = r.data.as_ptr() as usize - bytes.as_ptr() as usize;
+                        let head = Head {
+                            ts: r.timestamp,
+                            start: start + off,
+                            end: start + off + r.data.len(),
+                            missed: std::mem::take(&mut self.pending_missed),
+                        };
+                        self.rec_pos = recs.position();
+                        self.rec_ts = recs.timestamp();
+                        self.head = Some(head);
+                        return Ok(());
+                    }
+                    Some(Err(e)) => {
+                        self.head = None;
+                        self.page = None;
+                        self.src = Src::Plain {
+                            data: &[],
+                            base: 0,
+                            pos: 0,
+                        };
+                        return Err(e.at_base(self.page_at));
+                    }
+                    None => self.page = None,
+                }
+            }
+            match self.next_page() {
+                Ok(true) => {}
+                Ok(false) => {
+                    self.head = None;
+                    return Ok(());
+                }
+                Err(e) => {
+                    self.head = None;
+                    self.src = Src::Plain {
+                        data: &[],
+                        base: 0,
+                        pos: 0,
+                    };
+                    return Err(e);
+                }
+            }
+        }
+    }
+}
+
+/// Lost-event totals of a stream so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LostEvents {
+    /// Events the kernel counted as lost.
+    pub counted: u64,
+    /// Pages flagged "events lost" without a count.
+    pub uncounted_pages: u64,
+}
+
+/// A time-ordered stream of the events of all CPUs (a lending iterator: call
+/// [`Events::next_event`] in a `while let` loop).
+#[derive(Debug)]
+pub struct Events<'t> {
+    meta: &'t Meta,
+    cpus: Vec<CpuStream<'t>>,
+    started: bool,
+    consumed: Option<usize>,
+    ts_adjust: bool,
+}
+
+impl<'t> Events<'t> {
+    pub(crate) fn new(file: &'t [u8], meta: &'t Meta) -> Self {
+        let mut cpus = Vec::new();
+        for (b, buf) in meta.buffers.iter().enumerate() {
+            for c in &buf.cpus {
+                if c.size > 0 {
+                    cpus.push(CpuStream::new(file, meta, b, c, buf.page_size as usize));
+                }
+            }
+        }
+        Events {
+            meta,
+            cpus,
+            started: false,
+            consumed: None,
+            ts_adjust: meta.ts_offset != 0 || meta.tsc2nsec.is_some(),
+        }
+    }
+
+    /// Keeps only the CPUs for which `keep` returns true (others are not decoded).
+    pub fn retain_cpus(mut self, keep: impl Fn(u32) -> bool) -> Self {
+        self.cpus.retain(|c| keep(c.cpu));
+        self
+    }
+
+    /// Lost events seen so far, summed over CPUs.
+    pub fn lost(&self) -> LostEvents {
+        let mut l = LostEvents::default();
+        for c in &self.cpus {
+            l.counted += c.lost;
+            l.uncounted_pages += c.lost_unknown;
+        }
+        l
+    }
+
+    fn adjust(&self, ts: u64) -> u64 {
+        let mut t = ts;
+        if let Some((mult, shift, off)) = self.meta.tsc2nsec {
+            t = (((t as u128) * mult as u128) >> shift) as u64;
+            t = t.wrapping_add(off);
+        }
+        t.wrapping_add(self.meta.ts_offset as u64)
+    }
+
+    /// The next event in time order, or `None` at the end. After an error the
+    /// failing CPU is dropped and the others continue.
+    pub fn next_event(&mut self) -> Option<Result<Event<'_>>> {
+        if !self.started {
+            self.started = true;
+            for i in 0..self.cpus.len() {
+                if let Err(e) = self.cpus[i].advance() {
+                    return Some(Err(e));
+                }
+            }
+        }
+        if let Some(i) = self.consumed.take() {
+            if let Err(e) = self.cpus[i].advance() {
+                return Some(Err(e));
+            }
+        }
+        let mut best: Option<(usize, u64)> = None;
+        for (i, c) in self.cpus.iter().enumerate() {
+            if let Some(h) = &c.head {
+                if best.is_none_or(|(_, t)| h.ts < t) {
+                    best = Some((i, h.ts));
+                }
+            }
+        }
+        let (i, _) = best?;
+        self.consumed = Some(i);
+        let c = &self.cpus[i];
+        let h = c.head?;
+        let data = &c.bytes()[h.start..h.end];
+        let id = match data.get(..2) {
+            Some(b) => self.meta.endian.uint(b) as u16,
+            None => 0,
+        };
+        let ts = if self.ts_adjust {
+            self.adjust(h.ts)
+        } else {
+            h.ts
+        };
+        Some(Ok(Event {
+            ts,
+            cpu: c.cpu,
+            buffer: c.buffer,
+            data,
+            missed: h.missed,
+            format: self.meta.event(id),
+            meta: self.meta,
+        }))
+    }
+}
