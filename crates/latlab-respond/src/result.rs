@@ -95,6 +95,10 @@ pub struct RespondSettings {
     pub cpu_dma_latency_us: Option<i32>,
     /// True when `--allow-unprivileged` let the run go on without RT priority or mlock.
     pub unprivileged: bool,
+    /// Steal time per CPU (stimulus and responder) during the run, ns: time the
+    /// hypervisor ran something else.
+    #[serde(default)]
+    pub steal_ns: Vec<(usize, u64)>,
 }
 
 /// One latency (one-way or round trip).

@@ -4,6 +4,7 @@
 use std::fmt::Write;
 
 use latlab_measure::result::Verdict;
+use latlab_measure::units::format_ns;
 use latlab_report::cyclictest::{histogram_text_columns, HistogramColumn};
 use latlab_report::table::{latency_table, system_line, verdict_block, worst_block, LatencyRow};
 
@@ -51,6 +52,19 @@ pub fn summary_table(result: &RespondResult) -> String {
         policy(&result.stimulus),
     );
     system_line(&mut out, &result.system);
+    if result.settings.steal_ns.iter().any(|&(_, ns)| ns > 0) {
+        let steal: Vec<String> = result
+            .settings
+            .steal_ns
+            .iter()
+            .map(|&(cpu, ns)| format!("CPU{cpu} {}", format_ns(ns)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "steal time during the run: {} (the hypervisor ran something else)",
+            steal.join(", ")
+        );
+    }
     out.push('\n');
     out.push_str("Response latency (us)\n");
     let rows = [
@@ -180,6 +194,7 @@ mod tests {
                 timeout_ns: 1_000_000_000,
                 cpu_dma_latency_us: Some(0),
                 unprivileged: false,
+                steal_ns: vec![(0, 0), (1, 2_500_000)],
             },
             system: SystemInfo {
                 kernel_release: "6.18.0".into(),

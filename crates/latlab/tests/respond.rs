@@ -115,6 +115,18 @@ fn every_emulated_channel_measures_at_sched_fifo() {
             );
         }
         assert!(result["system"]["kernel_release"].is_string());
+        let steal_cpus: Vec<u64> = result["settings"]["steal_ns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|pair| pair[0].as_u64().unwrap())
+            .collect();
+        if std::path::Path::new("/proc/stat").exists() {
+            assert!(
+                steal_cpus.contains(&result["responder"]["cpu"].as_u64().unwrap()),
+                "{channel}: steal time of the responder's CPU recorded"
+            );
+        }
         assert_eq!(result["command_line"][1], "respond");
     }
 }

@@ -268,7 +268,9 @@ pub fn execute(args: RespondArgs) -> anyhow::Result<ExitCode> {
         spec: args.load.spec(),
         load: None,
     };
+    let steal_before = latlab_rt::sysinfo::steal_ns_per_cpu();
     let measured = measure::measure(&run.config, &mut monitor);
+    let steal_after = latlab_rt::sysinfo::steal_ns_per_cpu();
     monitor.live.finish();
     let load_report = monitor.load.take().map(background::stop).transpose();
     let output = measured?;
@@ -292,6 +294,17 @@ pub fn execute(args: RespondArgs) -> anyhow::Result<ExitCode> {
         timeout_ns: run.config.timeout_ns,
         cpu_dma_latency_us: dma_us,
         unprivileged,
+        steal_ns: steal_after
+            .iter()
+            .filter(|(cpu, _)| [run.config.stimulus_cpu, run.config.responder_cpu].contains(cpu))
+            .map(|&(cpu, after)| {
+                let before = steal_before
+                    .iter()
+                    .find(|(c, _)| *c == cpu)
+                    .map_or(after, |&(_, b)| b);
+                (cpu, after.saturating_sub(before))
+            })
+            .collect(),
     };
     let context = RespondContext {
         command_line: std::env::args().collect(),
