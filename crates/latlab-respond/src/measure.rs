@@ -316,9 +316,11 @@ fn responder_main(plan: ResponderPlan, shared: &Shared) -> ! {
     let errno = || std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
     // SAFETY: async-signal-safe system calls on plain data.
     unsafe {
-        // Ctrl-C goes to the whole process group: the stimulus winds down and
-        // kills the responder itself.
+        // Ctrl-C (and a SIGTERM to the whole group) reach the responder too:
+        // the stimulus winds down, writes the results and kills the responder
+        // itself (and PR_SET_PDEATHSIG kills it if the stimulus dies first).
         libc::signal(libc::SIGINT, libc::SIG_IGN);
+        libc::signal(libc::SIGTERM, libc::SIG_IGN);
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
         if libc::getppid() != plan.parent_pid {
             libc::_exit(0);

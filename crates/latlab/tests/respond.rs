@@ -329,3 +329,28 @@ fn load_runs_alongside_and_is_reported() {
     check_plausible("pipe", &result, 200);
     assert!(String::from_utf8_lossy(&output.stdout).contains("Background load"));
 }
+
+#[test]
+fn sigterm_to_the_whole_process_group_still_writes_results() {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("respond.json");
+    let child = latlab()
+        .args(["respond", "--quiet", "--no-save", "--channel", "eventfd"])
+        .args(["--count", "100000000", "--json"])
+        .arg(&json)
+        .args(UNPRIVILEGED)
+        .process_group(0)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: signalling the process group of our own child (stimulus and responder).
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGTERM) };
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let result: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(result["interrupted"], true);
+    assert!(result["events_answered"].as_u64().unwrap() > 0);
+}
