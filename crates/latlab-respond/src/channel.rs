@@ -299,7 +299,7 @@ fn channel_err(channel: &'static str, step: &'static str) -> RespondError {
     RespondError::Channel {
         channel,
         step,
-        source: std::io::Error::last_os_error(),
+        error: std::io::Error::last_os_error(),
     }
 }
 
@@ -334,7 +334,7 @@ fn make_raw(fd: RawFd, speed: Option<libc::speed_t>) -> std::io::Result<()> {
         }
         libc::cfmakeraw(&mut t);
         t.c_cflag |= libc::CLOCAL | libc::CREAD;
-        t.c_cflag &= !libc::CRTSCTS;
+        t.c_cflag &= !(libc::CRTSCTS | libc::CSTOPB);
         t.c_cc[libc::VMIN] = 1;
         t.c_cc[libc::VTIME] = 0;
         if let Some(speed) = speed {
@@ -369,7 +369,7 @@ pub(crate) fn pty() -> Result<(OwnedFd, OwnedFd), RespondError> {
             return Err(RespondError::Channel {
                 channel: "pty",
                 step: "ptsname_r",
-                source: std::io::Error::from_raw_os_error(rc),
+                error: std::io::Error::from_raw_os_error(rc),
             });
         }
     }
@@ -389,7 +389,7 @@ pub(crate) fn pty() -> Result<(OwnedFd, OwnedFd), RespondError> {
         make_raw(fd.as_raw_fd(), None).map_err(|source| RespondError::Channel {
             channel: "pty",
             step: "setting raw mode",
-            source,
+            error: source,
         })?;
     }
     Ok((master, slave))
@@ -460,7 +460,7 @@ pub fn open_serial(path: &Path, baud: u32) -> Result<OwnedFd, RespondError> {
             };
             RespondError::SerialOpen {
                 path: path.to_path_buf(),
-                source,
+                error: source,
                 hint,
             }
         })?;
@@ -479,7 +479,7 @@ pub fn open_serial(path: &Path, baud: u32) -> Result<OwnedFd, RespondError> {
     make_raw(fd.as_raw_fd(), Some(speed)).map_err(|source| RespondError::SerialConfig {
         path: path.to_path_buf(),
         baud,
-        source,
+        error: source,
     })?;
     Ok(fd)
 }
@@ -534,7 +534,7 @@ pub(crate) fn build(channel: &Channel, gpio: Option<&GpioWiring>) -> Result<Wire
                 std::os::unix::net::UnixStream::pair().map_err(|source| RespondError::Channel {
                     channel: "unix",
                     step: "socketpair",
-                    source,
+                    error: source,
                 })?;
             let (a, b): (OwnedFd, OwnedFd) = (a.into(), b.into());
             Wires {
@@ -553,7 +553,7 @@ pub(crate) fn build(channel: &Channel, gpio: Option<&GpioWiring>) -> Result<Wire
                 move |source| RespondError::Channel {
                     channel: "udp",
                     step,
-                    source,
+                    error: source,
                 }
             };
             let a = std::net::UdpSocket::bind("127.0.0.1:0").map_err(err("bind 127.0.0.1"))?;

@@ -5,18 +5,18 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum RespondError {
     /// Creating an emulated channel failed.
-    #[error("cannot create the {channel} channel ({step}): {source}")]
+    #[error("cannot create the {channel} channel ({step}): {error}")]
     Channel {
         /// The channel.
         channel: &'static str,
         /// What was being done.
         step: &'static str,
         /// The OS error.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The serial device does not exist or cannot be opened.
     #[error(
-        "cannot open serial device {path}: {source}; {hint} \
+        "cannot open serial device {path}: {error}; {hint} \
          (serial ports are /dev/ttyS*, /dev/ttyUSB*, /dev/ttyAMA*; \
          without serial hardware use an emulated channel such as --channel pty)"
     )]
@@ -24,7 +24,7 @@ pub enum RespondError {
         /// The device.
         path: PathBuf,
         /// The OS error.
-        source: std::io::Error,
+        error: std::io::Error,
         /// What this machine has.
         hint: String,
     },
@@ -37,14 +37,14 @@ pub enum RespondError {
         path: PathBuf,
     },
     /// Configuring a terminal (raw mode, speed) failed.
-    #[error("cannot configure {path} as a raw {baud} baud line: {source}")]
+    #[error("cannot configure {path} as a raw {baud} baud line: {error}")]
     SerialConfig {
         /// The device.
         path: PathBuf,
         /// Requested speed.
         baud: u32,
         /// The OS error.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// A `--serial` or `--gpio` wiring that cannot work.
     #[error("{0}")]
@@ -59,7 +59,7 @@ pub enum RespondError {
     },
     /// The GPIO chip does not exist or cannot be opened.
     #[error(
-        "cannot open GPIO chip {path}: {source}; {hint} \
+        "cannot open GPIO chip {path}: {error}; {hint} \
          (GPIO character devices are /dev/gpiochipN; without GPIO hardware leave --gpio out \
          and the responder answers on the emulated channel)"
     )]
@@ -67,12 +67,12 @@ pub enum RespondError {
         /// The chip device.
         path: PathBuf,
         /// The OS error.
-        source: std::io::Error,
+        error: std::io::Error,
         /// What this machine has.
         hint: String,
     },
     /// Requesting or driving a GPIO line failed.
-    #[error("GPIO line {line} of {path}: {step} failed: {source}")]
+    #[error("GPIO line {line} of {path}: {step} failed: {error}")]
     GpioLine {
         /// The chip device.
         path: PathBuf,
@@ -81,17 +81,17 @@ pub enum RespondError {
         /// What was being done.
         step: &'static str,
         /// The OS error.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The responder process could not be started or failed while setting up.
-    #[error("responder on CPU {cpu}: {step} failed: {source}{hint}")]
+    #[error("responder on CPU {cpu}: {step} failed: {error}{hint}")]
     Responder {
         /// The responder's CPU.
         cpu: usize,
         /// What it was doing.
         step: &'static str,
         /// The OS error.
-        source: std::io::Error,
+        error: std::io::Error,
         /// How to fix it.
         hint: &'static str,
     },
@@ -108,7 +108,7 @@ pub enum RespondError {
         events: u64,
     },
     /// Sending the stimulus or reading the answer failed.
-    #[error("stimulus on CPU {cpu}: {step} failed after {events} events: {source}")]
+    #[error("stimulus on CPU {cpu}: {step} failed after {events} events: {error}")]
     Stimulus {
         /// The stimulus CPU.
         cpu: usize,
@@ -117,7 +117,7 @@ pub enum RespondError {
         /// Events sent before.
         events: u64,
         /// The OS error.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The scheduling environment (affinity, policy) could not be applied.
     #[error(transparent)]

@@ -182,7 +182,7 @@ fn open_chip(path: &Path) -> Result<File, RespondError> {
         .open(path)
         .map_err(|source| RespondError::GpioOpen {
             path: path.to_path_buf(),
-            source,
+            error: source,
             hint: chips_present(),
         })
 }
@@ -221,7 +221,7 @@ fn request(line: &GpioLine, flags: u64, output_low: bool) -> Result<OwnedFd, Res
             path: line.chip.clone(),
             line: line.line,
             step: "requesting the line",
-            source: std::io::Error::last_os_error(),
+            error: std::io::Error::last_os_error(),
         });
     }
     // SAFETY: the kernel returned a new file descriptor we now own.

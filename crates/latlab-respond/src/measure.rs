@@ -250,7 +250,7 @@ impl SharedPage {
             return Err(RespondError::Responder {
                 cpu,
                 step: "mapping the shared page",
-                source: std::io::Error::last_os_error(),
+                error: std::io::Error::last_os_error(),
                 hint: "",
             });
         }
@@ -545,7 +545,7 @@ pub fn measure(
         return Err(RespondError::Responder {
             cpu: config.responder_cpu,
             step: "fork",
-            source: std::io::Error::last_os_error(),
+            error: std::io::Error::last_os_error(),
             hint: "",
         });
     }
@@ -574,7 +574,7 @@ pub fn measure(
             return Err(RespondError::Responder {
                 cpu: config.responder_cpu,
                 step: if failed == 0 { "starting" } else { step },
-                source: std::io::Error::from_raw_os_error(
+                error: std::io::Error::from_raw_os_error(
                     shared.failed_errno.load(Ordering::SeqCst),
                 ),
                 hint,
@@ -650,7 +650,7 @@ pub fn measure(
                 cpu: config.stimulus_cpu,
                 step: "sending the event",
                 events: sent,
-                source: std::io::Error::from_raw_os_error(e),
+                error: std::io::Error::from_raw_os_error(e),
             });
         }
         sent += 1;
@@ -704,7 +704,7 @@ pub fn measure(
                     cpu: config.stimulus_cpu,
                     step: "waiting for the answer",
                     events: sent,
-                    source: std::io::Error::from_raw_os_error(e),
+                    error: std::io::Error::from_raw_os_error(e),
                 })
             }
         }
