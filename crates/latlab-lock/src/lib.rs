@@ -22,7 +22,7 @@
 //!   paper's two), and a windowed high quantile (the default).
 //! - [`ReleaseTimer`] is the timer prediction: the real-time task publishes its next
 //!   absolute release time (`CLOCK_MONOTONIC` nanoseconds) each period.
-//! - [`bench`] runs the real-thread lock benchmark behind `latlab lockbench`, and [`sim`]
+//! - [`bench`](mod@bench) runs the real-thread lock benchmark behind `latlab lockbench`, and [`sim`]
 //!   the deterministic uniprocessor-kernel simulation behind `latlab lockbench --simulate`.
 //!
 //! # Example
@@ -61,6 +61,8 @@
 //! assert_eq!(counters.acquisitions, 104);
 //! println!("{} refusals, {} forced entries", counters.refusals, counters.forced_entries);
 //! ```
+
+#![warn(missing_docs)]
 
 pub mod bench;
 mod lock;
@@ -127,6 +129,22 @@ pub enum LockError {
         thread: String,
         /// The error from the OS.
         source: std::io::Error,
+    },
+    /// The benchmark's protected counter disagrees with the sections its threads ran.
+    #[error("{variant}: {ran} critical sections ran but the protected counter says {counted}; the lock lost mutual exclusion or a wake-up (a bug in latlab-lock, please report it)")]
+    LostSections {
+        /// The variant.
+        variant: String,
+        /// Sections the threads completed.
+        ran: u64,
+        /// What the lock-protected counter says.
+        counted: u64,
+    },
+    /// The benchmark was stopped before the variant measured anything.
+    #[error("stopped before {variant} measured anything; let it run longer than its warm-up")]
+    NothingMeasured {
+        /// The variant.
+        variant: String,
     },
     /// A benchmark thread panicked.
     #[error("the {thread} thread panicked; this is a bug in latlab-lock")]

@@ -20,7 +20,7 @@ use crate::LockError;
 /// Settings of the delayed-locking admission rule.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct DelayedConfig {
-    /// How each call site's next hold time is predicted (default: p99 of the last 256).
+    /// How each call site's next hold time is predicted (default: p99.5 of the last 1024).
     pub predictor: PredictorKind,
     /// Safety margin added to the predicted hold, nanoseconds (default 100 µs): covers the
     /// real-time task's wake-up and the work it does before taking the lock.
@@ -32,6 +32,10 @@ pub struct DelayedConfig {
     /// 10 ms): a real-time task that stopped without [`ReleaseTimer::retire`] does not
     /// block everybody.
     pub stale_after_ns: u64,
+    /// Build on the priority-inheritance futex instead of the plain futex mutex (default
+    /// off). Admission avoids most collisions; inheritance bounds the rest, when a holder
+    /// that was admitted is preempted by other work past the release.
+    pub inherit: bool,
 }
 
 impl Default for DelayedConfig {
@@ -41,6 +45,7 @@ impl Default for DelayedConfig {
             margin_ns: 100_000,
             max_refusals: 100,
             stale_after_ns: 10_000_000,
+            inherit: false,
         }
     }
 }
@@ -121,8 +126,9 @@ pub enum Variant {
         /// The ceiling priority, 1..=99.
         priority: u8,
     },
-    /// Delayed locking on the plain futex mutex: a thread enters only if its predicted
-    /// hold ends before the real-time task's next release.
+    /// Delayed locking on the plain futex mutex (or, with [`DelayedConfig::inherit`], on
+    /// the PI futex): a thread enters only if its predicted hold ends before the
+    /// real-time task's next release.
     Delayed {
         /// Where the real-time task publishes its next release.
         timer: ReleaseTimer,
@@ -138,6 +144,9 @@ impl Variant {
             Self::Plain => "plain".into(),
             Self::PriorityInheritance => "pi".into(),
             Self::PriorityCeiling { .. } => "ceiling".into(),
+            Self::Delayed { config, .. } if config.inherit => {
+                format!("delayed-pi-{}", config.predictor.name())
+            }
             Self::Delayed { config, .. } => format!("delayed-{}", config.predictor.name()),
         }
     }
@@ -223,7 +232,12 @@ impl<T> Lock<T> {
             }
             Variant::Delayed { config, .. } => {
                 config.validate()?;
-                (Base::Plain(FutexMutex::new()), config.predictor)
+                if config.inherit {
+                    PiMutex::probe()?;
+                    (Base::Pi(PiMutex::new()), config.predictor)
+                } else {
+                    (Base::Plain(FutexMutex::new()), config.predictor)
+                }
             }
         };
         Ok(Self {
@@ -264,12 +278,12 @@ impl<T: ?Sized> Lock<T> {
         let mut deadline = None;
         let mut token = None;
         match (&self.base, &self.variant) {
-            (Base::Plain(raw), Variant::Delayed { timer, config }) => {
+            (_, Variant::Delayed { timer, config }) => {
                 if timer.is_current_thread_rt() {
-                    raw.lock();
+                    self.raw_lock();
                     self.counters.rt.fetch_add(1, Ordering::Relaxed);
                 } else {
-                    deadline = self.admit(raw, timer, config, site);
+                    deadline = self.admit(timer, config, site);
                 }
             }
             (Base::Plain(raw), _) => raw.lock(),
@@ -288,15 +302,27 @@ impl<T: ?Sized> Lock<T> {
         }
     }
 
-    /// The admission loop of the delayed variant; returns with `raw` held and the
+    /// Takes the base lock of a plain, PI or delayed lock (not ceiling).
+    fn raw_lock(&self) {
+        match &self.base {
+            Base::Plain(raw) => raw.lock(),
+            Base::Pi(raw) => raw.lock(),
+            Base::Ceiling(_) => unreachable!("the delayed variant has no ceiling base"),
+        }
+    }
+
+    /// Releases what [`raw_lock`](Self::raw_lock) took.
+    fn raw_unlock(&self) {
+        match &self.base {
+            Base::Plain(raw) => raw.unlock(),
+            Base::Pi(raw) => raw.unlock(),
+            Base::Ceiling(_) => unreachable!("the delayed variant has no ceiling base"),
+        }
+    }
+
+    /// The admission loop of the delayed variant; returns with the base lock held and the
     /// release the hold was admitted against.
-    fn admit(
-        &self,
-        raw: &FutexMutex,
-        timer: &ReleaseTimer,
-        config: &DelayedConfig,
-        site: usize,
-    ) -> Option<u64> {
+    fn admit(&self, timer: &ReleaseTimer, config: &DelayedConfig, site: usize) -> Option<u64> {
         let site_entry = self.monitor.get(site);
         let mut refusals = 0u32;
         loop {
@@ -304,7 +330,7 @@ impl<T: ?Sized> Lock<T> {
             let predicted = site_entry.predicted.load(Ordering::Relaxed);
             let mut decision = decide(sys::monotonic_ns(), timer.next_release(), predicted, config);
             if let Decision::Admit { .. } = decision {
-                raw.lock();
+                self.raw_lock();
                 // Waiting for the lock may have used up the window: check again.
                 decision = decide(sys::monotonic_ns(), timer.next_release(), predicted, config);
                 if let Decision::Admit { deadline_ns } = decision {
@@ -315,9 +341,9 @@ impl<T: ?Sized> Lock<T> {
                     self.force(site);
                     return None;
                 }
-                raw.unlock();
+                self.raw_unlock();
             } else if refusals >= config.max_refusals {
-                raw.lock();
+                self.raw_lock();
                 self.force(site);
                 return None;
             }
@@ -456,7 +482,7 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for LockGuard<'_, T> {
 pub struct DelayedLock<T>(Lock<T>);
 
 impl<T> DelayedLock<T> {
-    /// A delayed lock with the default settings (p99-of-256 predictor, 100 µs margin,
+    /// A delayed lock with the default settings (p99.5-of-1024 predictor, 100 µs margin,
     /// 100 refusals before a forced entry).
     pub fn new(data: T, timer: ReleaseTimer) -> Self {
         Self::with_config(data, timer, DelayedConfig::default())
@@ -756,34 +782,40 @@ mod tests {
 
     #[test]
     fn delayed_lock_loses_no_wake_ups_under_contention() {
-        let timer = ReleaseTimer::new();
-        // Short period and a margin that refuses a good share of the attempts, a small
-        // refusal budget so that forced entries happen too.
-        let cfg = DelayedConfig {
-            margin_ns: 300_000,
-            max_refusals: 2,
-            ..DelayedConfig::default()
-        };
-        let lock = Arc::new(
-            Lock::new(
-                0u64,
-                Variant::Delayed {
-                    timer: timer.clone(),
-                    config: cfg,
-                },
-            )
-            .unwrap(),
-        );
-        let stop = Arc::new(AtomicBool::new(false));
-        let rt = publisher(timer.clone(), 500_000, stop.clone());
-        let total = hammer(lock.clone(), 8, 3_000);
-        stop.store(true, Ordering::Relaxed);
-        rt.join().unwrap();
-        assert_eq!(total, 8 * 3_000);
-        let c = lock.counters();
-        assert_eq!(c.acquisitions, 8 * 3_000 + 1);
-        assert!(c.refusals > 0, "the test should exercise refusals: {c:?}");
-        assert_eq!(c.admissions + c.forced_entries, 8 * 3_000 + 1, "{c:?}");
+        for inherit in [false, true] {
+            let timer = ReleaseTimer::new();
+            // Short period and a margin that refuses a good share of the attempts, a small
+            // refusal budget so that forced entries happen too.
+            let cfg = DelayedConfig {
+                margin_ns: 300_000,
+                max_refusals: 2,
+                inherit,
+                ..DelayedConfig::default()
+            };
+            let variant = Variant::Delayed {
+                timer: timer.clone(),
+                config: cfg,
+            };
+            let name = variant.name();
+            let lock = Arc::new(Lock::new(0u64, variant).unwrap());
+            let stop = Arc::new(AtomicBool::new(false));
+            let rt = publisher(timer.clone(), 500_000, stop.clone());
+            let total = hammer(lock.clone(), 8, 3_000);
+            stop.store(true, Ordering::Relaxed);
+            rt.join().unwrap();
+            assert_eq!(total, 8 * 3_000, "{name}");
+            let c = lock.counters();
+            assert_eq!(c.acquisitions, 8 * 3_000 + 1, "{name}");
+            assert!(
+                c.refusals > 0,
+                "{name}: the test should exercise refusals: {c:?}"
+            );
+            assert_eq!(
+                c.admissions + c.forced_entries,
+                8 * 3_000 + 1,
+                "{name}: {c:?}"
+            );
+        }
     }
 
     #[test]

@@ -19,8 +19,9 @@ pub enum PredictorKind {
         /// Weight of the newest sample, in (0, 1].
         weight: f64,
     },
-    /// A high quantile of the last `window` holds (default: p99 of 256). Follows changes
-    /// (old outliers age out) while covering all but the rarest paths.
+    /// A high quantile of the last `window` holds (default: p99.5 of 1024). Follows
+    /// changes (old outliers age out) while covering all but the rarest paths; the
+    /// window is long enough that a path taken a few percent of the time is always in it.
     Quantile {
         /// How many recent holds are kept (at least 1).
         window: usize,
@@ -32,8 +33,8 @@ pub enum PredictorKind {
 impl Default for PredictorKind {
     fn default() -> Self {
         Self::Quantile {
-            window: 256,
-            quantile: 0.99,
+            window: 1024,
+            quantile: 0.995,
         }
     }
 }
@@ -62,7 +63,7 @@ impl PredictorKind {
             Self::Quantile { window, quantile } => {
                 if window == 0 {
                     Err(LockError::InvalidConfig(
-                        "quantile window of 0 samples; use at least 1 (default 256)".into(),
+                        "quantile window of 0 samples; use at least 1 (default 1024)".into(),
                     ))
                 } else if !(quantile > 0.0 && quantile <= 1.0) {
                     Err(LockError::InvalidConfig(format!(

@@ -27,6 +27,14 @@ pub enum Command {
     Lockbench(crate::cmd::lockbench::LockbenchArgs),
     /// Capture kernel events (tracefs) into a trace-cmd .dat file.
     Record(crate::cmd::record::RecordArgs),
+    /// Write results as one self-contained HTML report with plots; several results are compared.
+    Report(crate::cmd::report::ReportArgs),
+    /// List the results kept in the history database (every `latlab run` is stored there).
+    History(crate::cmd::history::HistoryArgs),
+    /// Write the comparison report of results from the history, by id.
+    Compare(crate::cmd::compare::CompareArgs),
+    /// Run one of the papers' experiments on this machine and write its comparison report.
+    Scenario(crate::cmd::scenario::ScenarioArgs),
     /// Response latency to an external event: stimulus to responder wake-up and answer
     /// (pty/serial, pipe, eventfd, socket, UDP, signal; real serial and GPIO).
     Respond(crate::cmd::respond::RespondArgs),

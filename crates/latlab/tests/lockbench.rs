@@ -10,12 +10,15 @@ fn latlab() -> Command {
     Command::new(env!("CARGO_BIN_EXE_latlab"))
 }
 
-/// True when the test may use real-time priority; otherwise the test is skipped with
-/// the reason and the fix, unless CI demands privileges.
-fn privileged(test: &str) -> bool {
+/// The real-thread tests pin to the same CPU; two at once would measure each other.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Some(serializing guard) when the test may use real-time priority; otherwise the test
+/// is skipped with the reason and the fix, unless CI demands privileges.
+fn privileged(test: &str) -> Option<std::sync::MutexGuard<'static, ()>> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } == 0 {
-        return true;
+        return Some(ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner()));
     }
     let reason = format!(
         "{test}: skipped: needs root for the SCHED_FIFO real-time task (run `sudo -E cargo test`, \
@@ -25,7 +28,7 @@ fn privileged(test: &str) -> bool {
         panic!("{reason}; LATLAB_REQUIRE_PRIVILEGE=1 makes this a failure");
     }
     eprintln!("{reason}");
-    false
+    None
 }
 
 fn read_json(path: &std::path::Path) -> Value {
@@ -103,9 +106,10 @@ fn malformed_site_shape_is_rejected_with_the_syntax() {
 
 #[test]
 fn real_threads_compare_variants_and_write_the_throughput_series() {
-    if !privileged("real_threads_compare_variants_and_write_the_throughput_series") {
+    let Some(_serial) = privileged("real_threads_compare_variants_and_write_the_throughput_series")
+    else {
         return;
-    }
+    };
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("bench.json");
     let out = latlab()
@@ -144,9 +148,9 @@ fn real_threads_compare_variants_and_write_the_throughput_series() {
 
 #[test]
 fn ctrl_c_prints_and_writes_what_was_measured() {
-    if !privileged("ctrl_c_prints_and_writes_what_was_measured") {
+    let Some(_serial) = privileged("ctrl_c_prints_and_writes_what_was_measured") else {
         return;
-    }
+    };
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("partial.json");
     let mut child = latlab()
@@ -192,4 +196,57 @@ fn ctrl_c_prints_and_writes_what_was_measured() {
     assert_eq!(results.len(), 1, "only plain had started");
     assert_eq!(results[0]["interrupted"], true);
     assert!(results[0]["periods"].as_u64().unwrap() > 50);
+}
+
+#[test]
+fn require_goal_needs_the_variants_it_compares() {
+    let out = latlab()
+        .args([
+            "lockbench",
+            "--require-goal",
+            "--variants",
+            "plain,delayed-quantile",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("add pi to --variants"), "{stderr}");
+}
+
+#[test]
+fn background_load_runs_through_the_benchmark_and_is_reported() {
+    let Some(_serial) = privileged("background_load_runs_through_the_benchmark_and_is_reported")
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("bench.json");
+    let out = latlab()
+        .args([
+            "lockbench",
+            "--duration",
+            "300ms",
+            "--warmup",
+            "100ms",
+            "--rounds",
+            "1",
+        ])
+        .args(["--variants", "plain", "--load", "syscall:1", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("Background load (syscall:1)"), "{stdout}");
+    let report = read_json(&json);
+    assert_eq!(report["schema"], "latlab.lockbench");
+    assert!(report["started_at"].as_str().unwrap().ends_with('Z'));
+    let syscall = &report["load"]["kinds"][0];
+    assert_eq!(syscall["kind"], "syscall");
+    assert!(syscall["total"].as_u64().unwrap() > 0, "{syscall}");
 }

@@ -18,13 +18,14 @@ use latlab_lock::sim::{self, SimConfig};
 use latlab_lock::PredictorKind;
 use latlab_measure::units::parse_duration;
 use latlab_rt::sched;
+use latlab_rt::sysinfo::SystemInfo;
 use latlab_rt::{memory, privilege};
 
 /// Arguments of `latlab lockbench`.
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Exit status: 0 done (also after Ctrl-C, with the variants measured so far), \
-                        1 error.\n\nExample: latlab lockbench --duration 10s --json lockbench.json"
+                        1 error, 2 --require-goal given and the goal not met.\n\nExample: latlab lockbench --duration 10s --json lockbench.json"
 )]
 pub struct LockbenchArgs {
     /// Run the deterministic uniprocessor-kernel simulation of the paper instead of real threads.
@@ -33,11 +34,15 @@ pub struct LockbenchArgs {
     /// Measured time per variant (real threads).
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub duration: u64,
+    /// Split each variant's time into this many slices that take turns with the other
+    /// variants, so that a disturbance of the machine hits all variants alike.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub rounds: u32,
     /// Unmeasured time at the start of each variant, while the predictors learn.
     #[arg(long, default_value = "1s", value_parser = parse_duration)]
     pub warmup: u64,
     /// Variants to compare, comma-separated: plain, pi, ceiling, delayed-max, delayed-ewma,
-    /// delayed-quantile.
+    /// delayed-quantile, and delayed-pi (delayed-quantile on the PI futex).
     #[arg(
         long,
         value_delimiter = ',',
@@ -57,12 +62,15 @@ pub struct LockbenchArgs {
     #[arg(long, value_name = "CPU|none")]
     pub cpu: Option<String>,
     /// Number of SCHED_OTHER background threads.
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=64))]
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..=64))]
     pub threads: u16,
     /// A background critical section, `NAME=W*LO-HI,...` in µs (repeatable, up to 8; replaces
     /// the default three shaped like the paper's Table 3).
     #[arg(long = "site", value_name = "SHAPE", value_parser = parse_shape)]
     pub sites: Vec<HoldShape>,
+    /// How background threads pick a site: per-thread (thread i uses site i) or random.
+    #[arg(long, default_value = "per-thread", value_parser = ["per-thread", "random"])]
+    pub site_choice: String,
     /// Background CPU work outside the lock per iteration.
     #[arg(long, default_value = "200us", value_parser = parse_duration)]
     pub outside_work: u64,
@@ -84,9 +92,21 @@ pub struct LockbenchArgs {
     /// Hold-time predictor of the simulation: max (the paper's), ewma or quantile (--simulate).
     #[arg(long, default_value = "max", value_parser = ["max", "ewma", "quantile"])]
     pub predictor: String,
+    /// No SCHED_IDLE spinner: let the CPU go idle when every background thread waits (on a
+    /// VM the hypervisor may then take milliseconds to wake the real-time task).
+    #[arg(long)]
+    pub no_idle_spinner: bool,
+    /// Exit with status 2 unless delayed-quantile meets the goal of issue 6: worst lock
+    /// latency at most 25 % of plain's and below pi's, background work loss at most 20 %
+    /// (needs plain, pi and delayed-quantile among the variants).
+    #[arg(long)]
+    pub require_goal: bool,
     /// Write the results (with the background throughput over time) as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Background load from the loads issue, running through all variants (real threads only).
+    #[command(flatten)]
+    pub load: super::background::LoadFlags,
 }
 
 fn parse_shape(text: &str) -> Result<HoldShape, String> {
@@ -94,15 +114,28 @@ fn parse_shape(text: &str) -> Result<HoldShape, String> {
         .map_err(|e: latlab_lock::LockError| e.to_string())
 }
 
-/// The JSON document of a real-thread run.
+/// The JSON document of a real-thread run (schema `latlab.lockbench`, version 1).
 #[derive(Debug, Serialize)]
 struct BenchReport<'a> {
+    /// Always `"latlab.lockbench"`.
+    schema: &'static str,
+    /// Version of this document's shape.
+    schema_version: u32,
+    /// Start, UTC, `YYYY-MM-DDTHH:MM:SSZ`.
+    started_at: String,
+    /// The machine.
+    system: &'a SystemInfo,
+    /// The command line.
+    command_line: Vec<String>,
     /// The settings.
     config: &'a BenchConfig,
     /// One entry per variant, in the order run.
     results: &'a [VariantResult],
     /// The issue's goal, per delayed variant.
     goal: Vec<bench::GoalCheck>,
+    /// The background load's report (`--load`), when one ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    load: Option<latlab_load::LoadReport>,
 }
 
 /// Runs the command.
@@ -111,41 +144,61 @@ pub fn execute(args: LockbenchArgs) -> anyhow::Result<ExitCode> {
         return simulate(&args);
     }
     let (cfg, variants) = resolve(&args)?;
+    if args.require_goal {
+        for needed in [
+            BenchVariant::Plain,
+            BenchVariant::Pi,
+            BenchVariant::DelayedQuantile,
+        ] {
+            if !variants.contains(&needed) {
+                bail!(
+                    "--require-goal compares delayed-quantile with plain and pi: add {} to --variants",
+                    needed.name()
+                );
+            }
+        }
+    }
     latlab_rt::stop::install()?;
     if let Err(err) = privilege::probe_policy(sched::Policy::Fifo, i32::from(cfg.rt_priority)) {
         bail!("the real-time task needs SCHED_FIFO: {err}");
+    }
+    let system = SystemInfo::gather();
+    for warning in system.pitfalls() {
+        eprintln!("latlab: warning: {warning}");
     }
     let mlocked = memory::lock_all().is_ok();
     if !mlocked {
         eprintln!("latlab: warning: memory not locked; page faults may show up as latency");
     }
-    let mut results = Vec::new();
-    let mut outcome = Ok(());
-    for variant in variants {
-        if latlab_rt::stop::requested() {
-            break;
-        }
-        eprintln!(
-            "latlab lockbench: {} ({:.1} s + {:.1} s warm-up)",
-            variant.name(),
-            cfg.duration_ns as f64 / 1e9,
-            cfg.warmup_ns as f64 / 1e9
-        );
-        match bench::run_variant(&cfg, variant, &latlab_rt::stop::requested) {
-            Ok(result) => results.push(result),
-            Err(err) => {
-                outcome = Err(err);
-                break;
-            }
-        }
-    }
+    let started = latlab_rt::clock::unix_time_s();
+    let load = match args.load.spec() {
+        Some(spec) => Some(args.load.start(&spec)?),
+        None => None,
+    };
+    let outcome = bench::run(&cfg, &variants, &latlab_rt::stop::requested, &mut |what| {
+        eprintln!("latlab lockbench: {what}")
+    });
+    let load_report = load.map(super::background::stop).transpose()?;
     if mlocked {
         memory::unlock_all();
     }
+    let results = match outcome {
+        Ok(results) => results,
+        Err(err) => return Err(err).context("lock benchmark"),
+    };
     if !results.is_empty() {
         print!("{}", bench::render_table(&cfg, &results));
+        if let Some(report) = &load_report {
+            print!("\nBackground load ({})\n{}", report.spec, report.table());
+        }
         if let Some(path) = &args.json {
             let report = BenchReport {
+                schema: "latlab.lockbench",
+                schema_version: 1,
+                started_at: latlab_rt::clock::format_utc(started),
+                load: load_report.clone(),
+                system: &system,
+                command_line: std::env::args().collect(),
                 config: &cfg,
                 results: &results,
                 goal: bench::goal_checks(&results),
@@ -153,7 +206,15 @@ pub fn execute(args: LockbenchArgs) -> anyhow::Result<ExitCode> {
             write_json(path, &report)?;
         }
     }
-    outcome.context("lock benchmark")?;
+    if args.require_goal {
+        let met = bench::goal_checks(&results).iter().any(|c| {
+            c.variant == BenchVariant::DelayedQuantile.name() && c.met && c.worst_vs_pi.is_some()
+        });
+        if !met {
+            eprintln!("latlab lockbench: the goal was not met (see the goal lines above)");
+            return Ok(ExitCode::from(super::EXIT_REQUIREMENT_FAILED));
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -199,8 +260,10 @@ fn resolve(args: &LockbenchArgs) -> anyhow::Result<(BenchConfig, Vec<BenchVarian
         } else {
             args.sites.clone()
         },
+        site_choice: args.site_choice.parse()?,
         outside_work_ns: args.outside_work,
         duration_ns: args.duration,
+        rounds: args.rounds,
         warmup_ns: args.warmup,
         sample_interval_ns: args.sample_interval,
         delayed: latlab_lock::DelayedConfig {
@@ -210,6 +273,7 @@ fn resolve(args: &LockbenchArgs) -> anyhow::Result<(BenchConfig, Vec<BenchVarian
         },
         quantile: defaults.quantile,
         seed: args.seed,
+        idle_spinner: !args.no_idle_spinner,
     };
     cfg.validate()?;
     Ok((cfg, variants))

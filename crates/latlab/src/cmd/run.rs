@@ -94,9 +94,15 @@ pub struct RunArgs {
     /// Directory for `<timestamp>/result.json`.
     #[arg(long, default_value = "latlab-results", value_name = "DIR")]
     pub output_dir: PathBuf,
-    /// Do not write `<output-dir>/<timestamp>/result.json`.
+    /// Do not write `<output-dir>/<timestamp>/result.json` (nor store it in the history).
     #[arg(long)]
     pub no_save: bool,
+    /// The history database the saved result is also stored in.
+    #[command(flatten)]
+    pub history: crate::cmd::history::DbArgs,
+    /// Do not store the saved result in the history database.
+    #[arg(long)]
+    pub no_history: bool,
     /// Measure even without real-time priority or memory locking (the result is marked).
     #[arg(long)]
     pub allow_unprivileged: bool,
@@ -220,6 +226,11 @@ fn resolve(args: &RunArgs) -> anyhow::Result<Resolved> {
 /// Runs the measurement.
 pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     let mut run = resolve(&args)?;
+    if run.measure.timer == TimerKind::Itimer {
+        // SIGALRM is process-directed: block it before any thread (trace
+        // readers, loads) exists, so only the measurement thread takes it.
+        latlab_measure::timer::block_signal(libc::SIGALRM);
+    }
     latlab_rt::stop::install()?;
     let system = SystemInfo::gather();
     let mut warnings = system.pitfalls();
@@ -352,6 +363,13 @@ fn write_outputs(args: &RunArgs, result: &RunResult, started: f64, exit: u8) -> 
         let path = dir.join("result.json");
         write_file(&path, json.as_bytes())?;
         println!("Result written to {}", path.display());
+        if !args.no_history {
+            if let Some(id) = crate::cmd::history::record(result, &args.history) {
+                println!(
+                    "Stored in the history as id {id} (`latlab history`, `latlab compare {id} ID`)"
+                );
+            }
+        }
     }
     if let Some(path) = &args.json {
         write_file(path, json.as_bytes())?;
