@@ -21,6 +21,8 @@ pub enum Command {
     Run(crate::cmd::run::RunArgs),
     /// Print the events of a trace one per line, like `trace-cmd report`.
     Dump(crate::cmd::dump::DumpArgs),
+    /// Name why a periodic timer task woke up late, from a kernel trace (the KTAS analysis).
+    Explain(crate::cmd::explain::ExplainArgs),
     /// Run a background load (cpu, io, net, udp, mem, syscall, ipc, a command) alone and report its throughput.
     Load(crate::cmd::load::LoadArgs),
     /// Compare delayed locking with plain, PI and ceiling locks (real threads, or --simulate).

@@ -4,6 +4,7 @@
 pub mod background;
 pub mod compare;
 pub mod dump;
+pub mod explain;
 pub mod history;
 pub mod load;
 pub mod lockbench;
@@ -27,6 +28,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run::execute(args),
         Command::Dump(args) => dump::execute(args),
+        Command::Explain(args) => explain::execute(args),
         Command::Load(args) => load::execute(args),
         Command::Lockbench(args) => lockbench::execute(args),
         Command::Record(args) => record::execute(args),
