@@ -37,4 +37,7 @@ pub enum Command {
     Compare(crate::cmd::compare::CompareArgs),
     /// Run one of the papers' experiments on this machine and write its comparison report.
     Scenario(crate::cmd::scenario::ScenarioArgs),
+    /// Response latency to an external event: stimulus to responder wake-up and answer
+    /// (pty/serial, pipe, eventfd, socket, UDP, signal; real serial and GPIO).
+    Respond(crate::cmd::respond::RespondArgs),
 }

@@ -10,6 +10,7 @@ pub mod load;
 pub mod lockbench;
 pub mod record;
 pub mod report;
+pub mod respond;
 pub mod run;
 pub mod scenario;
 
@@ -35,5 +36,6 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::History(args) => history::execute(args),
         Command::Compare(args) => compare::execute(args),
         Command::Scenario(args) => scenario::execute(args),
+        Command::Respond(args) => respond::execute(args),
     }
 }

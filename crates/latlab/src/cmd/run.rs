@@ -412,7 +412,7 @@ fn write_outputs(args: &RunArgs, result: &RunResult, started: f64, exit: u8) -> 
 }
 
 /// `<base>/<stamp>`, or `<stamp>-2`, `-3`... when taken.
-fn unique_dir(base: &Path, stamp: &str) -> anyhow::Result<PathBuf> {
+pub(crate) fn unique_dir(base: &Path, stamp: &str) -> anyhow::Result<PathBuf> {
     std::fs::create_dir_all(base).with_context(|| {
         format!(
             "cannot create {} (choose another --output-dir)",
@@ -437,7 +437,7 @@ fn unique_dir(base: &Path, stamp: &str) -> anyhow::Result<PathBuf> {
 
 /// Writes a file via a temporary sibling and a rename, so a full disk or a
 /// crash never leaves a half-written result where a complete one was expected.
-fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     let tmp = path.with_extension("tmp-latlab");
     let result = std::fs::File::create(&tmp)
         .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
