@@ -354,3 +354,45 @@ fn sigterm_to_the_whole_process_group_still_writes_results() {
     assert_eq!(result["interrupted"], true);
     assert!(result["events_answered"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn saved_result_is_stored_in_the_history() {
+    if !privileged("saved_result_is_stored_in_the_history") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("history.sqlite");
+    let out = latlab()
+        .args([
+            "respond",
+            "--quiet",
+            "--channel",
+            "pipe",
+            "--count",
+            "50",
+            "--output-dir",
+        ])
+        .arg(dir.path())
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Stored in the history as id 1"));
+    let list = latlab()
+        .arg("history")
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&list.stdout);
+    assert!(
+        text.lines()
+            .any(|l| l.trim_start().starts_with("1 ") && l.contains("respond")),
+        "{text}"
+    );
+}

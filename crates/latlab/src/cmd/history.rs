@@ -71,6 +71,21 @@ pub fn record(result: &RunResult, db: &DbArgs) -> Option<i64> {
     }
 }
 
+/// Stores any latlab result document (respond, lockbench) in the history;
+/// like [`record`], a failure is a warning.
+pub fn record_document(document: &serde_json::Value, db: &DbArgs) -> Option<i64> {
+    let stored = db
+        .path()
+        .and_then(|path| Ok(latlab_history::History::open(&path)?.insert_document(document)?));
+    match stored {
+        Ok(id) => Some(id),
+        Err(e) => {
+            eprintln!("warning: the result was not added to the history: {e:#}");
+            None
+        }
+    }
+}
+
 /// Lists the history (after storing `--add` files).
 pub fn execute(args: HistoryArgs) -> anyhow::Result<ExitCode> {
     let history = if args.add.is_empty() {

@@ -107,9 +107,15 @@ pub struct RespondArgs {
     /// Directory for `<timestamp>/respond.json`.
     #[arg(long, default_value = "latlab-results", value_name = "DIR")]
     pub output_dir: PathBuf,
-    /// Do not write `<output-dir>/<timestamp>/respond.json`.
+    /// Do not write `<output-dir>/<timestamp>/respond.json` (nor store it in the history).
     #[arg(long)]
     pub no_save: bool,
+    /// The history database the saved result is also stored in.
+    #[command(flatten)]
+    pub history: crate::cmd::history::DbArgs,
+    /// Do not store the saved result in the history database.
+    #[arg(long)]
+    pub no_history: bool,
     /// Measure even without real-time priority or memory locking (the result is marked).
     #[arg(long)]
     pub allow_unprivileged: bool,
@@ -337,6 +343,12 @@ fn write_outputs(args: &RespondArgs, result: &RespondResult, started: f64) -> an
         let path = dir.join("respond.json");
         write_file(&path, json.as_bytes())?;
         println!("Result written to {}", path.display());
+        if !args.no_history {
+            let document = serde_json::to_value(result).context("serializing the result")?;
+            if let Some(id) = crate::cmd::history::record_document(&document, &args.history) {
+                println!("Stored in the history as id {id} (`latlab history`)");
+            }
+        }
     }
     if let Some(path) = &args.json {
         write_file(path, json.as_bytes())?;
