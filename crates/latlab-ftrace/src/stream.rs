@@ -9,7 +9,7 @@ use crate::dat::{Compression, CpuData, Meta};
 use crate::endian::Endian;
 use crate::error::{Error, Result};
 use crate::format::{EventFormat, Value};
-use crate::page::{Missed, Page, Records};
+use crate::page::{Missed, Page};
 
 /// One event, borrowing its payload from the stream.
 #[derive(Debug, Clone, Copy)]
@@ -192,10 +192,13 @@ struct CpuStream<'t> {
     page: Option<(usize, usize)>,
     /// File offset of the current page (for errors).
     page_at: u64,
-    rec_pos: usize,
-    rec_ts: u64,
     pending_missed: Missed,
     head: Option<Head>,
+    /// Records of the current page, decoded at once; `next` is the next to yield.
+    heads: Vec<Head>,
+    next: usize,
+    /// An error met in the current page after the records in `heads`.
+    page_error: Option<Error>,
     init_error: Option<Error>,
     lost: u64,
     lost_unknown: u64,
@@ -251,10 +254,11 @@ impl<'t> CpuStream<'t> {
             src,
             page: None,
             page_at: c.offset,
-            rec_pos: 0,
-            rec_ts: 0,
             pending_missed: Missed::None,
             head: None,
+            heads: Vec::with_capacity(256),
+            next: 0,
+            page_error: None,
             init_error,
             lost: 0,
             lost_unknown: 0,
@@ -342,47 +346,69 @@ impl<'t> CpuStream<'t> {
                 };
             }
         }
-        self.rec_pos = page.data_offset();
-        self.rec_ts = page.timestamp;
+        self.heads.clear();
+        self.next = 0;
+        let bytes = page.committed();
+        for r in page.records() {
+            match r {
+                Ok(r) => {
+                    let off = r.data.as_ptr() as usize - bytes.as_ptr() as usize;
+                    self.heads.push(Head {
+                        ts: r.timestamp,
+                        start: start + off,
+                        end: start + off + r.data.len(),
+                        missed: Missed::None,
+                    });
+                }
+                Err(e) => {
+                    self.page_error = Some(e.at_base(at));
+                    break;
+                }
+            }
+        }
+        if let Some(h) = self.heads.first_mut() {
+            h.missed = std::mem::take(&mut self.pending_missed);
+        }
         self.page = Some((start, committed));
         Ok(true)
     }
 
+    fn kill(&mut self) {
+        self.head = None;
+        self.page = None;
+        self.heads.clear();
+        self.next = 0;
+        self.src = Src::Plain {
+            data: &[],
+            base: 0,
+            pos: 0,
+        };
+    }
+
+    #[inline]
     fn advance(&mut self) -> Result<()> {
+        if let Some(&h) = self.heads.get(self.next) {
+            self.next += 1;
+            self.head = Some(h);
+            return Ok(());
+        }
+        self.advance_slow()
+    }
+
+    fn advance_slow(&mut self) -> Result<()> {
         if let Some(e) = self.init_error.take() {
-            self.head = None;
+            self.kill();
             return Err(e);
         }
         loop {
-            if let Some((start, len)) = self.page {
-                let bytes = &src_bytes(&self.src)[start..start + len];
-                let mut recs = Records::resume(bytes, self.endian, self.rec_pos, self.rec_ts);
-                match recs.next() {
-                    Some(Ok(r)) => {
-                        let off = r.data.as_ptr() as usize - bytes.as_ptr() as usize;
-                        let head = Head {
-                            ts: r.timestamp,
-                            start: start + off,
-                            end: start + off + r.data.len(),
-                            missed: std::mem::take(&mut self.pending_missed),
-                        };
-                        self.rec_pos = recs.position();
-                        self.rec_ts = recs.timestamp();
-                        self.head = Some(head);
-                        return Ok(());
-                    }
-                    Some(Err(e)) => {
-                        self.head = None;
-                        self.page = None;
-                        self.src = Src::Plain {
-                            data: &[],
-                            base: 0,
-                            pos: 0,
-                        };
-                        return Err(e.at_base(self.page_at));
-                    }
-                    None => self.page = None,
-                }
+            if let Some(&h) = self.heads.get(self.next) {
+                self.next += 1;
+                self.head = Some(h);
+                return Ok(());
+            }
+            if let Some(e) = self.page_error.take() {
+                self.kill();
+                return Err(e);
             }
             match self.next_page() {
                 Ok(true) => {}
@@ -391,12 +417,7 @@ impl<'t> CpuStream<'t> {
                     return Ok(());
                 }
                 Err(e) => {
-                    self.head = None;
-                    self.src = Src::Plain {
-                        data: &[],
-                        base: 0,
-                        pos: 0,
-                    };
+                    self.kill();
                     return Err(e);
                 }
             }

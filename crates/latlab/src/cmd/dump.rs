@@ -349,7 +349,9 @@ fn dump_dat(args: &DumpArgs, filter: &Filter, out: &mut impl Write) -> anyhow::R
     }
     writeln!(out, "cpus={}", meta.cpu_count)?;
     let mut r = Renderer::new(meta);
-    let mut line = Vec::with_capacity(256);
+    // Lines go into one large buffer written in big chunks (the BufWriter
+    // passes writes larger than its own buffer straight through).
+    let mut buf: Vec<u8> = Vec::with_capacity(1 << 20);
     while let Some(ev) = events.next_event() {
         let ev = ev.with_context(|| format!("decoding {}", args.file.display()))?;
         if ev.ts < filter.from || ev.ts > filter.to {
@@ -362,19 +364,22 @@ fn dump_dat(args: &DumpArgs, filter: &Filter, out: &mut impl Write) -> anyhow::R
         } else if !filter.events.is_empty() {
             continue;
         }
-        line.clear();
         match ev.missed {
             latlab_ftrace::page::Missed::None => {}
             latlab_ftrace::page::Missed::Unknown => {
-                writeln!(out, "CPU:{} [EVENTS DROPPED]", ev.cpu)?;
+                writeln!(buf, "CPU:{} [EVENTS DROPPED]", ev.cpu)?;
             }
             latlab_ftrace::page::Missed::Count(n) => {
-                writeln!(out, "CPU:{} [{n} EVENTS DROPPED]", ev.cpu)?;
+                writeln!(buf, "CPU:{} [{n} EVENTS DROPPED]", ev.cpu)?;
             }
         }
-        r.line(&ev, &mut line);
-        out.write_all(&line)?;
+        r.line(&ev, &mut buf);
+        if buf.len() >= (1 << 20) - 8192 {
+            out.write_all(&buf)?;
+            buf.clear();
+        }
     }
+    out.write_all(&buf)?;
     Ok(())
 }
 
