@@ -538,3 +538,23 @@ impl<'t> Events<'t> {
         }))
     }
 }
+
+/// An [`Iterator`] over copies of the events (see [`Events::into_owned`]).
+#[derive(Debug)]
+pub struct OwnedEvents<'t>(Events<'t>);
+
+impl Iterator for OwnedEvents<'_> {
+    type Item = Result<OwnedEvent>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.0.next_event().map(|r| r.map(|e| e.to_owned_event()))
+    }
+}
+
+impl<'t> Events<'t> {
+    /// A plain iterator that copies each event out (one allocation per event;
+    /// [`Events::next_event`] avoids it).
+    pub fn into_owned(self) -> OwnedEvents<'t> {
+        OwnedEvents(self)
+    }
+}
