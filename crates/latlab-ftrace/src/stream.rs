@@ -558,3 +558,57 @@ impl<'t> Events<'t> {
         OwnedEvents(self)
     }
 }
+
+/// Task names over time: starts from the file's saved cmdlines and follows
+/// the comms that sched events carry (the latest one wins, so a task that
+/// calls `exec` changes name mid-trace, unlike `trace-cmd report`'s
+/// first-name-sticks rule that [`crate::render::Renderer`] reproduces).
+#[derive(Debug, Clone, Default)]
+pub struct CommTracker {
+    comms: std::collections::HashMap<i32, String>,
+}
+
+impl CommTracker {
+    /// Starts from the saved cmdlines of `meta`.
+    pub fn new(meta: &Meta) -> Self {
+        CommTracker {
+            comms: meta.cmdlines.clone(),
+        }
+    }
+
+    fn set(&mut self, pid: Option<i64>, comm: Option<Cow<'_, str>>) {
+        if let (Some(pid), Some(comm)) = (pid, comm) {
+            if pid > 0
+                && !comm.is_empty()
+                && self.comms.get(&(pid as i32)).map(|c| c.as_str()) != Some(&comm)
+            {
+                self.comms.insert(pid as i32, comm.into_owned());
+            }
+        }
+    }
+
+    /// Learns from `ev` (sched_switch, sched_waking/wakeup/wakeup_new,
+    /// sched_process_fork, task_rename).
+    pub fn observe(&mut self, ev: &Event<'_>) {
+        match ev.name() {
+            "sched_switch" => {
+                self.set(ev.i64("prev_pid"), ev.str("prev_comm"));
+                self.set(ev.i64("next_pid"), ev.str("next_comm"));
+            }
+            "sched_waking" | "sched_wakeup" | "sched_wakeup_new" | "sched_migrate_task" => {
+                self.set(ev.i64("pid"), ev.str("comm"))
+            }
+            "sched_process_fork" => self.set(ev.i64("child_pid"), ev.str("child_comm")),
+            "task_rename" => self.set(ev.i64("pid"), ev.str("newcomm")),
+            _ => {}
+        }
+    }
+
+    /// The latest known name of `pid` (`<idle>` for 0, `<...>` when unknown).
+    pub fn comm(&self, pid: i32) -> &str {
+        if pid == 0 {
+            return "<idle>";
+        }
+        self.comms.get(&pid).map(|s| s.as_str()).unwrap_or("<...>")
+    }
+}

@@ -125,3 +125,31 @@ fn lisa_field_values_equal_trace_cmd_raw_output() {
     let n = compare(&p);
     assert!(n > 15_000, "only {n} values compared");
 }
+
+/// The comm tracker follows the names sched events carry, also for tasks
+/// the saved cmdlines do not list.
+#[test]
+fn comm_tracker_follows_sched_events() {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v7-zstd.dat");
+    let mut f = DatFile::open(&src).unwrap();
+    f.meta.cmdlines.clear();
+    let mut t = latlab_ftrace::CommTracker::new(&f.meta);
+    let mut ev = f.events();
+    let mut checked = 0;
+    while let Some(e) = ev.next_event() {
+        let e = e.unwrap();
+        t.observe(&e);
+        if e.name() == "sched_switch" {
+            for (pid, comm) in [("prev_pid", "prev_comm"), ("next_pid", "next_comm")] {
+                let pid = e.i64(pid).unwrap() as i32;
+                if pid != 0 {
+                    assert_eq!(t.comm(pid), e.str(comm).unwrap());
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 40);
+    assert_eq!(t.comm(0), "<idle>");
+    assert_eq!(t.comm(-5), "<...>");
+}
