@@ -363,6 +363,7 @@ impl<'a> MetaParser<'a> {
         }
         self.meta.cpu_count = cpus;
         let mut instance_buffers: Vec<(u64, String)> = Vec::new();
+        let mut clock_after_table = false;
         loop {
             let at = r.offset();
             let tag = r.bytes(10, "section tag")?;
@@ -375,7 +376,10 @@ impl<'a> MetaParser<'a> {
                     let n = r.u32("option size")?;
                     let oat = r.offset();
                     let d = r.sized(n as u64, "option")?;
-                    if id == OPT_BUFFER {
+                    if id == OPT_TRACECLOCK && d.is_empty() {
+                        // Older trace-cmd: the clock text follows the CPU table.
+                        clock_after_table = true;
+                    } else if id == OPT_BUFFER {
                         let mut o = Reader::new(d, oat, self.meta.endian);
                         let off = o.u64("buffer offset")?;
                         let name = text(o.cstr("buffer name")?);
@@ -389,6 +393,15 @@ impl<'a> MetaParser<'a> {
                 break;
             } else if tag_eq(tag, "flyrecord\0") {
                 let cpus = self.flyrecord_cpus(r, cpus)?;
+                if clock_after_table {
+                    if let Ok(n) = r.u64("trace clock size") {
+                        if n < 4096 {
+                            if let Ok(t) = r.sized(n, "trace clock") {
+                                self.meta.trace_clock = Some(text(t));
+                            }
+                        }
+                    }
+                }
                 self.meta.buffers.push(BufferInfo {
                     name: String::new(),
                     clock: None,
