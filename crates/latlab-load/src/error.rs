@@ -47,7 +47,7 @@ pub enum LoadError {
     /// A system call a worker needs failed (sched_setscheduler, mmap, ...).
     #[error("{kind} load: {call} failed: {source}{hint}")]
     Sys {
-        /// The load kind, or "load" for the supervisor.
+        /// The load kind, or "supervisor" for the thread that samples and runs the command.
         kind: &'static str,
         /// The system call.
         call: &'static str,
@@ -56,6 +56,12 @@ pub enum LoadError {
         source: std::io::Error,
         /// How to fix it, with a leading separator, or empty.
         hint: &'static str,
+    },
+    /// The load as a whole could not be started.
+    #[error("the load could not start: {reason}")]
+    Start {
+        /// Why, and what to do.
+        reason: String,
     },
     /// A worker thread could not be started or did not become ready in time.
     #[error("{kind} load worker {index} could not start: {reason}")]

@@ -209,11 +209,9 @@ impl RunningLoad {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => return Err(e),
                 Err(_) => {
-                    return Err(LoadError::WorkerStart {
-                        kind: "load",
-                        index: 0,
+                    return Err(LoadError::Start {
                         reason: format!(
-                            "not every worker thread was running after {} s (machine overloaded?)",
+                            "not every worker thread was running after {} s (machine overloaded? try fewer workers)",
                             READY_TIMEOUT.as_secs()
                         ),
                     })
@@ -273,7 +271,7 @@ impl RunningLoad {
         let handle = std::thread::Builder::new()
             .name("ld-supervisor".into())
             .spawn(move || {
-                if let Err(e) = make_background("load", nice) {
+                if let Err(e) = make_background("supervisor", nice) {
                     let _ = cmd_tx.send(Err(e));
                     return Series::default();
                 }
@@ -300,9 +298,7 @@ impl RunningLoad {
                 };
                 sample(&stop, &shared, interval, &counters, t0, baseline, watched)
             })
-            .map_err(|e| LoadError::WorkerStart {
-                kind: "load",
-                index: 0,
+            .map_err(|e| LoadError::Start {
                 reason: format!("cannot create the supervisor thread: {e}"),
             })?;
         self.sampler = Some(handle);
@@ -311,9 +307,8 @@ impl RunningLoad {
             Ok(Ok(cmd)) => self.command = cmd,
             Ok(Err(e)) => return Err(e),
             Err(_) => {
-                return Err(LoadError::WorkerPanicked {
-                    kind: "load",
-                    index: 0,
+                return Err(LoadError::Start {
+                    reason: "the supervisor thread ended before it reported (a latlab bug, please report it)".into(),
                 })
             }
         }
@@ -336,16 +331,7 @@ impl RunningLoad {
 
     /// Sum of each kind's counters, in `self.kinds` order.
     fn read_counters(&self) -> Vec<u64> {
-        self.kinds
-            .iter()
-            .map(|&(kind, _)| {
-                self.units
-                    .iter()
-                    .filter(|u| u.kind == kind)
-                    .map(|u| u.counter.get())
-                    .sum()
-            })
-            .collect()
+        sums(&self.counters())
     }
 
     /// Fails if a worker has died or the external command has exited with a
@@ -380,6 +366,16 @@ impl RunningLoad {
             }
         }
         Ok(())
+    }
+
+    /// Work each kind has counted since the load started running, in report order.
+    pub fn totals(&self) -> Vec<(LoadKind, u64)> {
+        self.kinds
+            .iter()
+            .zip(self.read_counters())
+            .zip(&self.baseline)
+            .map(|((&(kind, _), now), base)| (kind, now.saturating_sub(*base)))
+            .collect()
     }
 
     /// Seconds since the load started running.
@@ -604,7 +600,7 @@ fn validate(options: &LoadOptions) -> Result<(), LoadError> {
         return Err(LoadError::BadOption {
             option: "nice",
             reason: format!(
-                "{} is outside 0..=19; loads never run above nice 0",
+                "{} is outside 0..=19: a load never gets more CPU priority than nice 0; give 0 to 19",
                 options.nice
             ),
         });
@@ -663,6 +659,14 @@ fn io_file_cap(disk_cap: u64, workers: u64) -> Result<u64, LoadError> {
     Ok(cap)
 }
 
+/// The sum of each kind's counters.
+fn sums(counters: &[Vec<Arc<Counter>>]) -> Vec<u64> {
+    counters
+        .iter()
+        .map(|kind| kind.iter().map(|c| c.get()).sum())
+        .collect()
+}
+
 /// The external command as the sampler watches it.
 struct Watched {
     pid: libc::pid_t,
@@ -686,12 +690,6 @@ fn sample(
         command_cpus: Vec::new(),
         last: None,
     };
-    let read = || -> Vec<u64> {
-        counters
-            .iter()
-            .map(|c| c.iter().map(|c| c.get()).sum())
-            .collect()
-    };
     let cpu = |shared: &Shared, pid| {
         let mut seen = shared.command_cpu.lock().unwrap_or_else(|p| p.into_inner());
         group_cpu_seconds(pid, &mut seen)
@@ -714,7 +712,7 @@ fn sample(
         }
         let now = Instant::now();
         let dt = (now - prev_t).as_secs_f64();
-        let cur = read();
+        let cur = sums(counters);
         let rates: Vec<f64> = cur
             .iter()
             .zip(&prev)
@@ -740,5 +738,10 @@ fn sample(
         prev = cur;
         prev_t = now;
         next += interval;
+        if next <= now {
+            // The sampler was held up for more than an interval (overloaded
+            // machine): start afresh rather than take a burst of tiny intervals.
+            next = now + interval;
+        }
     }
 }

@@ -55,6 +55,22 @@ fn processes_with(marker: &str) -> Vec<String> {
     out
 }
 
+/// Waits until every kind has counted some work (at least `min`, at most 20 s:
+/// on a busy machine a first disk write can wait long for writeback).
+fn run_until_working(load: &RunningLoad, min: Duration) {
+    let start = Instant::now();
+    std::thread::sleep(min);
+    while load.totals().iter().any(|&(_, n)| n == 0) {
+        load.check().unwrap();
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "no work after 20 s: {:?}",
+            load.totals()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 fn assert_empty_dir(root: &Path) {
     let left: Vec<_> = std::fs::read_dir(root)
         .unwrap()
@@ -75,7 +91,7 @@ fn every_kind_yields_throughput_at_sched_other() {
     for kind in ["cpu", "io", "net", "udp", "mem", "syscall", "ipc"] {
         let spec: LoadSpec = format!("{kind}:1").parse().unwrap();
         let load = RunningLoad::start(&spec, &options(root.path())).unwrap();
-        std::thread::sleep(Duration::from_millis(500));
+        run_until_working(&load, Duration::from_millis(500));
         load.check().unwrap();
         let threads = load_threads();
         assert!(!threads.is_empty(), "{kind}: no ld-* threads found");
@@ -347,7 +363,7 @@ fn loads_work_in_a_memory_locked_process_as_under_latlab_run() {
     let root = tempfile::tempdir().unwrap();
     let result = RunningLoad::start(&"mem:1,net:1,io:1".parse().unwrap(), &options(root.path()))
         .and_then(|load| {
-            std::thread::sleep(Duration::from_millis(300));
+            run_until_working(&load, Duration::from_millis(300));
             load.stop()
         });
     // SAFETY: as above.

@@ -79,6 +79,27 @@ pub struct Progress {
     pub threads: Vec<(usize, u64, u64)>,
 }
 
+/// Follows a measurement from the calling thread: told when the threads
+/// are ready, then about every 100 ms. An error from either stops the
+/// measurement and is returned by [`measure`].
+pub trait Monitor {
+    /// Every thread is pinned and at its priority (e.g. start a background
+    /// load here). Returns how long to wait before the first period, so a
+    /// load started here can settle (its start-up is not steady state).
+    fn ready(&mut self) -> Result<Duration, String> {
+        Ok(Duration::ZERO)
+    }
+    /// Progress so far (e.g. draw a live view, check a load is alive).
+    fn progress(&mut self, _progress: &Progress) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// A monitor that does nothing.
+pub struct Silent;
+
+impl Monitor for Silent {}
+
 /// What one measurement thread measured.
 #[derive(Debug, Clone)]
 pub struct ThreadOutput {
@@ -187,11 +208,11 @@ impl Recorder {
 }
 
 /// Runs the measurement until the duration or loop count is reached, or a
-/// stop is requested. `on_progress` is called about every 100 ms from the
-/// calling thread (which stays at its own, normal priority).
+/// stop is requested. `monitor` is called from the calling thread (which
+/// stays at its own, normal priority).
 pub fn measure(
     config: &MeasureConfig,
-    mut on_progress: impl FnMut(&Progress),
+    monitor: &mut dyn Monitor,
 ) -> Result<MeasureOutput, MeasureError> {
     validate(config)?;
     if config.timer == TimerKind::Itimer {
@@ -247,21 +268,30 @@ pub fn measure(
             Err(_) => break,
         }
     }
+    let mut settle = Duration::ZERO;
+    if setup_error.is_none() {
+        match monitor.ready() {
+            Ok(wait) => settle = wait,
+            Err(reason) => setup_error = Some(MeasureError::Monitor(reason)),
+        }
+    }
     if setup_error.is_some() {
         abort.store(true, Ordering::SeqCst);
     }
-    // First period starts 10 ms from now, so every thread has its timer armed.
-    let start = monotonic_ns() + 10_000_000;
+    // First period starts 10 ms from now (after any settling time), so every
+    // thread has its timer armed.
+    let start = monotonic_ns() + 10_000_000 + settle.as_nanos() as u64;
     start_ns.store(start, Ordering::SeqCst);
     barrier.wait();
 
     let mut interrupted = false;
+    let mut monitor_error = None;
     if setup_error.is_none() {
         let end = config.duration_ns.map(|d| start + d);
         loop {
             std::thread::sleep(Duration::from_millis(100));
             let now = monotonic_ns();
-            on_progress(&Progress {
+            let progress = monitor.progress(&Progress {
                 elapsed_s: now.saturating_sub(start) as f64 / 1e9,
                 threads: config
                     .cpus
@@ -276,6 +306,10 @@ pub fn measure(
                     })
                     .collect(),
             });
+            if let Err(reason) = progress {
+                monitor_error = Some(MeasureError::Monitor(reason));
+                break;
+            }
             if latlab_rt::stop::requested() {
                 interrupted = true;
                 break;
@@ -309,7 +343,7 @@ pub fn measure(
         }
     }
     let samples_written = log.map(SampleLog::finish).transpose()?;
-    if let Some(e) = setup_error.or(thread_error) {
+    if let Some(e) = setup_error.or(thread_error).or(monitor_error) {
         return Err(e);
     }
     Ok(MeasureOutput {

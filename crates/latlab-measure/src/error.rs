@@ -34,6 +34,9 @@ pub enum MeasureError {
     /// The configuration cannot be measured as asked.
     #[error("{0}")]
     Config(String),
+    /// The monitor stopped the measurement (e.g. a background load died).
+    #[error("{0}")]
+    Monitor(String),
     /// Writing the sample log failed.
     #[error("writing samples to {path}: {source}")]
     SampleLog {

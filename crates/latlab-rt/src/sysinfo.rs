@@ -305,9 +305,34 @@ pub fn steal_ns_per_cpu() -> Vec<(usize, u64)> {
         .collect()
 }
 
+/// Steal time per CPU accumulated since `before` (a [`steal_ns_per_cpu`] reading).
+pub fn steal_ns_since(before: &[(usize, u64)]) -> Vec<(usize, u64)> {
+    steal_ns_per_cpu()
+        .into_iter()
+        .map(|(cpu, now)| {
+            let then = before
+                .iter()
+                .find(|(c, _)| *c == cpu)
+                .map_or(now, |&(_, t)| t);
+            (cpu, now.saturating_sub(then))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn steal_time_only_grows() {
+        let before = steal_ns_per_cpu();
+        assert!(!before.is_empty(), "/proc/stat lists CPUs");
+        let since = steal_ns_since(&before);
+        assert_eq!(since.len(), before.len());
+        // A CPU that was not in the first reading counts from zero.
+        let since_nothing = steal_ns_since(&[]);
+        assert!(since_nothing.iter().all(|&(_, ns)| ns == 0));
+    }
 
     #[test]
     fn gather_reads_this_machine() {

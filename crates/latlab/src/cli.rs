@@ -13,6 +13,8 @@ pub struct Cli {
 }
 
 /// latlab's commands.
+// Parsed once per process: the size difference between variants costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Measure wake-up latency and period accuracy of periodic real-time threads.
@@ -21,4 +23,8 @@ pub enum Command {
     Dump(crate::cmd::dump::DumpArgs),
     /// Run a background load (cpu, io, net, udp, mem, syscall, ipc, a command) alone and report its throughput.
     Load(crate::cmd::load::LoadArgs),
+    /// Compare delayed locking with plain, PI and ceiling locks (real threads, or --simulate).
+    Lockbench(crate::cmd::lockbench::LockbenchArgs),
+    /// Capture kernel events (tracefs) into a trace-cmd .dat file.
+    Record(crate::cmd::record::RecordArgs),
 }

@@ -30,21 +30,36 @@ fn privileged(test: &str) -> bool {
 }
 
 fn run_json(dir: &Path, args: &[&str]) -> (Output, Value) {
+    let (output, value, _) = run_json_pid(dir, args);
+    (output, value)
+}
+
+/// Like [`run_json`], also returning the process id (tracefs instances are
+/// named after it).
+fn run_json_pid(dir: &Path, args: &[&str]) -> (Output, Value, u32) {
     let json = dir.join("result.json");
-    let output = latlab()
+    let child = latlab()
         .current_dir(dir)
         .args(["run", "--quiet", "--no-save", "--json"])
         .arg(&json)
         .args(args)
-        .output()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .expect("latlab runs");
+    let pid = child.id();
+    let output = child.wait_with_output().expect("latlab runs");
     let text = std::fs::read_to_string(&json).unwrap_or_else(|e| {
         panic!(
             "no result JSON ({e}); stderr: {}",
             String::from_utf8_lossy(&output.stderr)
         )
     });
-    (output, serde_json::from_str(&text).expect("result is JSON"))
+    (
+        output,
+        serde_json::from_str(&text).expect("result is JSON"),
+        pid,
+    )
 }
 
 fn check_timer(timer: &str, cpus: &str) {
@@ -420,4 +435,145 @@ fn bad_arguments_are_named() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
     }
+}
+
+#[test]
+fn load_runs_alongside_and_its_throughput_is_in_the_result() {
+    if !privileged("load_runs_alongside_and_its_throughput_is_in_the_result") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (output, result) = run_json(
+        dir.path(),
+        &["--cpus", "0", "--loops", "300", "--load", "cpu:1,syscall:1"],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let kinds = result["load"]["kinds"]
+        .as_array()
+        .expect("load report in the result");
+    for name in ["cpu", "syscall"] {
+        let kind = kinds.iter().find(|k| k["kind"] == name).unwrap();
+        assert!(kind["total"].as_u64().unwrap() > 0, "{name}: {kind}");
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("Background load (cpu:1,syscall:1)"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn failing_load_command_stops_the_run_with_a_clear_error() {
+    if !privileged("failing_load_command_stops_the_run_with_a_clear_error") {
+        return;
+    }
+    let output = latlab()
+        .args([
+            "run",
+            "--quiet",
+            "--no-save",
+            "--cpus",
+            "0",
+            "--duration",
+            "10s",
+        ])
+        .args(["--load-cmd", "exit 3"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("exit 3") || stderr.contains("status 3"),
+        "{stderr}"
+    );
+}
+
+/// True when the tracefs instance of process `pid` is gone.
+fn instance_removed(pid: u32) -> bool {
+    !Path::new(&format!("/sys/kernel/tracing/instances/latlab-{pid}")).exists()
+}
+
+fn marker_lines(trace: &Path) -> usize {
+    let output = latlab().arg("dump").arg(trace).output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter(|l| l.contains("latlab: cycle="))
+        .count()
+}
+
+#[test]
+fn trace_marks_every_sample_over_the_threshold() {
+    if !privileged("trace_marks_every_sample_over_the_threshold") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("run.dat");
+    // Every sample is at or over 1 ns.
+    let (output, result2, pid) = run_json_pid(
+        dir.path(),
+        &[
+            "--cpus",
+            "0",
+            "--loops",
+            "100",
+            "--trace",
+            trace.to_str().unwrap(),
+            "--trace-threshold",
+            "1ns",
+        ],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        marker_lines(&trace),
+        100,
+        "one marker line per sample over 1 ns"
+    );
+    assert!(result2["trace"]["total_events"].as_u64().unwrap() > 100);
+    assert_eq!(result2["trace"]["trace_clock"], "mono");
+    assert!(instance_removed(pid), "instance latlab-{pid} left behind");
+}
+
+#[test]
+fn flight_recorder_freezes_at_the_first_late_sample() {
+    if !privileged("flight_recorder_freezes_at_the_first_late_sample") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("fr.dat");
+    let (output, result, pid) = run_json_pid(
+        dir.path(),
+        &[
+            "--cpus",
+            "0",
+            "--loops",
+            "200",
+            "--trace",
+            trace.to_str().unwrap(),
+            "--flight-recorder",
+            "--trace-threshold",
+            "1ns",
+        ],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(result["trace"]["flight_recorder"], true);
+    // Tracing stopped at the first sample: its marker is the only one.
+    assert_eq!(marker_lines(&trace), 1);
+    assert!(instance_removed(pid), "instance latlab-{pid} left behind");
 }

@@ -34,7 +34,7 @@ pub struct LoadArgs {
     #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
     pub cpus: Option<Vec<usize>>,
     /// Nice value of the load (0..19).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     pub nice: i32,
     /// Length of one throughput sample (e.g. 1s, 250ms).
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration)]
@@ -72,6 +72,14 @@ pub fn execute(args: LoadArgs) -> anyhow::Result<ExitCode> {
             .context("--net-msg-size too large")?,
         ..defaults
     };
+    if let Some(parent) = args.json.as_deref().and_then(std::path::Path::parent) {
+        if !parent.as_os_str().is_empty() && !parent.is_dir() {
+            anyhow::bail!(
+                "--json: directory {} does not exist; create it or give another path",
+                parent.display()
+            );
+        }
+    }
     latlab_rt::stop::install()?;
     let load = RunningLoad::start(&spec, &options).context("starting the load")?;
     let progress = std::io::stderr().is_terminal();
@@ -101,14 +109,16 @@ pub fn execute(args: LoadArgs) -> anyhow::Result<ExitCode> {
     if interrupted {
         eprintln!("latlab load: interrupted after {:.1} s", report.duration_s);
     }
+    // The table first: if the JSON file cannot be written, the numbers are
+    // still on the screen.
+    let mut out = std::io::stdout().lock();
+    out.write_all(report.table().as_bytes())?;
+    out.flush()?;
     if let Some(path) = &args.json {
         let json = serde_json::to_string_pretty(&report)?;
         std::fs::write(path, json + "\n")
             .with_context(|| format!("writing the JSON report to {}", path.display()))?;
     }
-    let mut out = std::io::stdout().lock();
-    out.write_all(report.table().as_bytes())?;
-    out.flush()?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -121,7 +131,7 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
 }
 
 /// Parses a byte count with an optional binary suffix: `4096`, `64K`, `256M`, `1G`.
-fn parse_size(text: &str) -> Result<u64, String> {
+pub(crate) fn parse_size(text: &str) -> Result<u64, String> {
     let t = text.trim();
     let (number, factor) = match t.char_indices().last() {
         Some((i, c)) if c.is_ascii_alphabetic() => {

@@ -1,8 +1,11 @@
 //! One module per command; each turns raw arguments into a resolved
 //! configuration, runs, and returns the process exit code.
 
+pub mod background;
 pub mod dump;
 pub mod load;
+pub mod lockbench;
+pub mod record;
 pub mod run;
 
 use std::process::ExitCode;
@@ -20,5 +23,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(args) => run::execute(args),
         Command::Dump(args) => dump::execute(args),
         Command::Load(args) => load::execute(args),
+        Command::Lockbench(args) => lockbench::execute(args),
+        Command::Record(args) => record::execute(args),
     }
 }

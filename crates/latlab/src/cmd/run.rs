@@ -7,10 +7,14 @@
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{bail, Context};
 
-use latlab_measure::engine::{self, MeasureConfig, Progress};
+use latlab_load::{LoadSpec, RunningLoad};
+use latlab_measure::engine::{self, LateHook, LateSample, MeasureConfig, Monitor, Progress};
 use latlab_measure::requirements::{self, Requirement};
 use latlab_measure::result::{RunContext, RunResult, RunSettings, Verdict};
 use latlab_measure::timer::TimerKind;
@@ -19,7 +23,9 @@ use latlab_report::{cyclictest, rt_tests, table};
 use latlab_rt::sched::{self, Policy};
 use latlab_rt::sysinfo::SystemInfo;
 use latlab_rt::{clock, dma, memory, privilege};
+use latlab_tracefs::{Capture, CaptureOptions, CaptureReport};
 
+use super::background::{self, LoadFlags};
 use super::EXIT_REQUIREMENT_FAILED;
 
 /// Arguments of `latlab run`.
@@ -97,6 +103,29 @@ pub struct RunArgs {
     /// No live view.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Background load.
+    #[command(flatten)]
+    pub load: LoadFlags,
+    /// Record kernel events while measuring into this trace-cmd .dat file (as root);
+    /// measurement threads mark every sample over --trace-threshold in the trace.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// Samples at or over this latency get a trace_marker line (cycle, intended and
+    /// actual wake-up) [default: --max-latency if given, else 100us].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub trace_threshold: Option<u64>,
+    /// Events to record with --trace (e.g. `sched`, `+syscalls`, `-kmem`) [default: latlab's
+    /// latency set: sched, irq, timer, irq_vectors, nmi, workqueue, kmem page alloc/free].
+    #[arg(long, value_name = "EVENTS", value_delimiter = ',')]
+    pub trace_events: Vec<String>,
+    /// With --trace: keep events only in the ring buffer and stop tracing at the first
+    /// sample over --trace-threshold (like cyclictest's breaktrace); the buffer, i.e.
+    /// what led up to it, is saved at the end. Costs nothing on disk until then.
+    #[arg(long, requires = "trace")]
+    pub flight_recorder: bool,
+    /// Ring-buffer size per CPU in KiB for --trace.
+    #[arg(long, value_name = "KB", requires = "trace")]
+    pub trace_buffer_kb: Option<u32>,
 }
 
 /// A run, fully resolved.
@@ -236,22 +265,31 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         eprintln!("latlab: warning: {warning}");
     }
 
+    let trace = match &args.trace {
+        Some(path) => Some(TraceSession::start(&args, path, &mut run.measure)?),
+        None => None,
+    };
+
     let started = clock::unix_time_s();
     let steal_before = latlab_rt::sysinfo::steal_ns_per_cpu();
-    let mut live = LiveView::new(!args.quiet && std::io::stderr().is_terminal(), &run.measure);
-    let output = engine::measure(&run.measure, |p| live.update(p))?;
-    live.finish();
-    let steal_after = latlab_rt::sysinfo::steal_ns_per_cpu();
-    run.settings.steal_ns = steal_after
-        .iter()
+    let mut monitor = RunMonitor {
+        live: LiveView::new(!args.quiet && std::io::stderr().is_terminal(), &run.measure),
+        flags: &args.load,
+        spec: args.load.spec(),
+        load: None,
+    };
+    let measured = engine::measure(&run.measure, &mut monitor);
+    monitor.live.finish();
+    // Stop the load and the trace before the summary, whatever happened to
+    // the measurement.
+    let load_report = monitor.load.take().map(background::stop).transpose();
+    let trace_report = trace.map(TraceSession::stop).transpose();
+    let output = measured?;
+    let load_report = load_report?;
+    let trace_report = trace_report?;
+    run.settings.steal_ns = latlab_rt::sysinfo::steal_ns_since(&steal_before)
+        .into_iter()
         .filter(|(cpu, _)| run.settings.cpus.contains(cpu))
-        .map(|&(cpu, after)| {
-            let before = steal_before
-                .iter()
-                .find(|(c, _)| *c == cpu)
-                .map_or(after, |&(_, b)| b);
-            (cpu, after.saturating_sub(before))
-        })
         .collect();
     if run.settings.mlocked {
         memory::unlock_all();
@@ -264,13 +302,35 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         system,
         warnings,
     };
-    let result = RunResult::assemble(&output, context, &run.requirements);
+    let mut result = RunResult::assemble(&output, context, &run.requirements);
+    if let Some(report) = &load_report {
+        result.load = Some(serde_json::to_value(report).context("serializing the load report")?);
+    }
+    if let Some(report) = &trace_report {
+        result.trace = Some(serde_json::to_value(report).context("serializing the trace report")?);
+    }
     let exit = if result.verdict == Verdict::Fail {
         EXIT_REQUIREMENT_FAILED
     } else {
         0
     };
     print!("{}", table::summary_table(&result));
+    if let Some(report) = &load_report {
+        print!("\nBackground load ({})\n{}", report.spec, report.table());
+    }
+    if let Some(report) = &trace_report {
+        println!(
+            "Trace: {} events ({} lost) written to {}{}",
+            report.total_events,
+            report.lost_events,
+            report.path.display(),
+            if report.flight_recorder {
+                " (flight recorder)"
+            } else {
+                ""
+            }
+        );
+    }
     if let Some(count) = output.samples_written {
         println!(
             "{count} samples logged to {}",
@@ -347,6 +407,93 @@ fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         return Err(e).with_context(|| format!("cannot write {}", path.display()));
     }
     Ok(())
+}
+
+/// A kernel trace recorded alongside the measurement.
+struct TraceSession {
+    capture: Capture,
+    path: PathBuf,
+}
+
+impl TraceSession {
+    /// Starts the capture and hooks the measurement threads to it: a
+    /// trace_marker line for every sample over the threshold and, in
+    /// flight-recorder mode, a freeze at the first one.
+    fn start(args: &RunArgs, path: &Path, measure: &mut MeasureConfig) -> anyhow::Result<Self> {
+        let options = CaptureOptions {
+            events: args.trace_events.clone(),
+            buffer_size_kb: args.trace_buffer_kb,
+            flight_recorder: args.flight_recorder,
+            ..CaptureOptions::default()
+        };
+        let capture = Capture::start(&options).context("starting the kernel trace (--trace)")?;
+        for note in capture.notes() {
+            eprintln!("latlab: trace: {note}");
+        }
+        let threshold = args
+            .trace_threshold
+            .or(args.max_latency)
+            .unwrap_or(DEFAULT_TRACE_THRESHOLD);
+        let marker = capture.marker();
+        let freezer = args.flight_recorder.then(|| capture.freezer());
+        let frozen = AtomicBool::new(false);
+        let hook: LateHook = Arc::new(move |sample: &LateSample| {
+            // Errors (tracing already frozen) are not the measurement's concern.
+            let _ = marker.write_sample(sample.cycle, sample.intended_ns, sample.actual_ns);
+            if let Some(freezer) = &freezer {
+                if !frozen.swap(true, Ordering::Relaxed) {
+                    let _ = freezer.freeze();
+                }
+            }
+        });
+        measure.late_hook = Some((threshold, hook));
+        Ok(TraceSession {
+            capture,
+            path: path.to_path_buf(),
+        })
+    }
+
+    fn stop(self) -> anyhow::Result<CaptureReport> {
+        self.capture
+            .stop(&self.path)
+            .with_context(|| format!("writing the trace to {}", self.path.display()))
+    }
+}
+
+/// Marker threshold for --trace without --trace-threshold or --max-latency.
+const DEFAULT_TRACE_THRESHOLD: u64 = 100_000;
+
+/// How long a background load runs before the first period is measured:
+/// its start-up (threads, files, sockets, first mappings) is not steady state.
+const LOAD_SETTLE: Duration = Duration::from_secs(1);
+
+/// Starts the load once the threads are ready, checks it and draws the live view.
+struct RunMonitor<'a> {
+    live: LiveView,
+    flags: &'a LoadFlags,
+    spec: Option<LoadSpec>,
+    load: Option<RunningLoad>,
+}
+
+impl Monitor for RunMonitor<'_> {
+    fn ready(&mut self) -> Result<Duration, String> {
+        match &self.spec {
+            Some(spec) => {
+                self.load = Some(self.flags.start(spec).map_err(|e| format!("{e:#}"))?);
+                Ok(LOAD_SETTLE)
+            }
+            None => Ok(Duration::ZERO),
+        }
+    }
+
+    fn progress(&mut self, progress: &Progress) -> Result<(), String> {
+        if let Some(load) = &self.load {
+            load.check()
+                .map_err(|e| format!("the background load failed while measuring: {e}"))?;
+        }
+        self.live.update(progress);
+        Ok(())
+    }
 }
 
 /// The progress line on a terminal: bar, elapsed/remaining, max per CPU.

@@ -1,0 +1,204 @@
+//! Thin, safe wrappers around the Linux system calls the locks need: clocks,
+//! futexes, thread ids and scheduling parameters.
+
+use std::cell::Cell;
+use std::sync::atomic::AtomicU32;
+
+/// Nanoseconds on `clock`.
+fn clock_ns(clock: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; the clock ids used here always exist on Linux.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Now on `CLOCK_MONOTONIC`, in nanoseconds: the clock release times are published on.
+pub fn monotonic_ns() -> u64 {
+    clock_ns(libc::CLOCK_MONOTONIC)
+}
+
+/// CPU time the calling thread has consumed (`CLOCK_THREAD_CPUTIME_ID`), in nanoseconds.
+/// Time the thread spends preempted or blocked does not advance it.
+pub fn thread_cpu_ns() -> u64 {
+    clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
+}
+
+/// A `timespec` for an absolute or relative time in nanoseconds.
+pub(crate) fn timespec(ns: u64) -> libc::timespec {
+    libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+    }
+}
+
+/// Sleeps until the absolute `CLOCK_MONOTONIC` time `deadline_ns` (returns at once if it has
+/// passed). Interruptions by signals resume the sleep.
+pub fn sleep_until(deadline_ns: u64) {
+    let ts = timespec(deadline_ns);
+    loop {
+        // SAFETY: `ts` is a valid timespec; a null remainder is allowed with TIMER_ABSTIME.
+        let rc = unsafe {
+            libc::clock_nanosleep(
+                libc::CLOCK_MONOTONIC,
+                libc::TIMER_ABSTIME,
+                &ts,
+                std::ptr::null_mut(),
+            )
+        };
+        if rc != libc::EINTR {
+            return;
+        }
+    }
+}
+
+/// Spins (without sleeping) until `CLOCK_MONOTONIC` has advanced by `ns`.
+pub fn busy_wall(ns: u64) {
+    let end = monotonic_ns() + ns;
+    while monotonic_ns() < end {
+        std::hint::spin_loop();
+    }
+}
+
+/// Spins until the calling thread has consumed `ns` of CPU time.
+pub fn busy_cpu(ns: u64) {
+    let end = thread_cpu_ns() + ns;
+    while thread_cpu_ns() < end {
+        std::hint::spin_loop();
+    }
+}
+
+thread_local! {
+    static TID: Cell<i32> = const { Cell::new(0) };
+}
+
+/// The kernel thread id of the calling thread (cached per thread).
+pub fn gettid() -> i32 {
+    TID.with(|cell| {
+        let cached = cell.get();
+        if cached != 0 {
+            return cached;
+        }
+        // SAFETY: gettid has no preconditions.
+        let tid = unsafe { libc::syscall(libc::SYS_gettid) } as i32;
+        cell.set(tid);
+        tid
+    })
+}
+
+fn errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+fn futex(word: &AtomicU32, op: i32, val: u32, timeout: *const libc::timespec, val3: u32) -> i64 {
+    // SAFETY: `word` is a valid, aligned u32 that lives for the call; the other pointer
+    // arguments are either null or point to a valid timespec.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            op | libc::FUTEX_PRIVATE_FLAG,
+            val,
+            timeout,
+            std::ptr::null::<u32>(),
+            val3,
+        )
+    }
+}
+
+/// Blocks while `*word == expected` (FUTEX_WAIT). Returns on wake-up, signal or a changed value.
+pub(crate) fn futex_wait(word: &AtomicU32, expected: u32) {
+    futex(word, libc::FUTEX_WAIT, expected, std::ptr::null(), 0);
+}
+
+/// Blocks while `*word == expected`, at most until the absolute `CLOCK_MONOTONIC` time
+/// `deadline_ns` (FUTEX_WAIT_BITSET, which takes an absolute monotonic timeout).
+pub(crate) fn futex_wait_until(word: &AtomicU32, expected: u32, deadline_ns: u64) {
+    let ts = timespec(deadline_ns);
+    futex(
+        word,
+        libc::FUTEX_WAIT_BITSET,
+        expected,
+        &ts,
+        libc::FUTEX_BITSET_MATCH_ANY as u32,
+    );
+}
+
+/// Wakes up to `count` threads blocked on `word`.
+pub(crate) fn futex_wake(word: &AtomicU32, count: i32) {
+    futex(word, libc::FUTEX_WAKE, count as u32, std::ptr::null(), 0);
+}
+
+/// FUTEX_LOCK_PI: blocks until the kernel hands the PI futex to the caller, boosting the
+/// owner to the caller's priority meanwhile. Returns the errno on failure.
+pub(crate) fn futex_lock_pi(word: &AtomicU32) -> Result<(), i32> {
+    if futex(word, libc::FUTEX_LOCK_PI, 0, std::ptr::null(), 0) == 0 {
+        Ok(())
+    } else {
+        Err(errno())
+    }
+}
+
+/// FUTEX_UNLOCK_PI: hands the PI futex to the highest-priority waiter. Returns the errno on
+/// failure.
+pub(crate) fn futex_unlock_pi(word: &AtomicU32) -> Result<(), i32> {
+    if futex(word, libc::FUTEX_UNLOCK_PI, 0, std::ptr::null(), 0) == 0 {
+        Ok(())
+    } else {
+        Err(errno())
+    }
+}
+
+/// A thread's scheduling policy and static priority.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SchedParams {
+    /// `SCHED_OTHER`, `SCHED_FIFO`, ... as the kernel numbers them.
+    pub policy: i32,
+    /// Static priority (0 for the normal policies).
+    pub priority: i32,
+}
+
+/// The calling thread's scheduling policy and priority.
+pub fn current_sched() -> SchedParams {
+    // SAFETY: querying the calling thread (pid 0) with a valid sched_param.
+    let policy = unsafe { libc::sched_getscheduler(0) };
+    let mut param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: as above.
+    unsafe { libc::sched_getparam(0, &mut param) };
+    SchedParams {
+        policy: policy & !libc::SCHED_RESET_ON_FORK,
+        priority: param.sched_priority,
+    }
+}
+
+/// Sets the calling thread's policy and priority. Returns the errno on failure.
+pub fn set_sched(params: SchedParams) -> Result<(), i32> {
+    let param = libc::sched_param {
+        sched_priority: params.priority,
+    };
+    // SAFETY: changing the calling thread (pid 0) with a valid sched_param.
+    if unsafe { libc::sched_setscheduler(0, params.policy, &param) } == 0 {
+        Ok(())
+    } else {
+        Err(errno())
+    }
+}
+
+/// Pins the calling thread to `cpu`. Returns the errno on failure.
+pub fn pin_to_cpu(cpu: usize) -> Result<(), i32> {
+    // SAFETY: cpu_set_t is plain data; CPU_SET bounds-checks against its size.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if cpu >= 8 * std::mem::size_of::<libc::cpu_set_t>() {
+            return Err(libc::EINVAL);
+        }
+        libc::CPU_SET(cpu, &mut set);
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0 {
+            Ok(())
+        } else {
+            Err(errno())
+        }
+    }
+}

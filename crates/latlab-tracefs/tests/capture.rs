@@ -1,0 +1,360 @@
+//! Captures on the real tracefs of this machine. Needs root; skips (with the
+//! reason) otherwise, unless LATLAB_REQUIRE_PRIVILEGE=1 turns that into a failure.
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use latlab_tracefs::{
+    instance_owner, latlab_instances, Capture, CaptureOptions, Tracefs, TracefsError,
+};
+
+/// Captures run one at a time: the machine has few CPUs and we compare counts.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn require(what: &str, ok: bool, fix: &str) -> bool {
+    if ok {
+        return true;
+    }
+    if std::env::var("LATLAB_REQUIRE_PRIVILEGE").as_deref() == Ok("1") {
+        panic!("{what} is required (LATLAB_REQUIRE_PRIVILEGE=1): {fix}");
+    }
+    eprintln!("SKIP: {what} missing: {fix}");
+    false
+}
+
+fn privileged() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    require(
+        "root (tracefs access)",
+        root,
+        "run the tests as root (sudo -E cargo test)",
+    )
+}
+
+fn have_trace_cmd() -> bool {
+    let ok = Command::new("trace-cmd").arg("--version").output().is_ok();
+    require("trace-cmd", ok, "apt-get install trace-cmd")
+}
+
+fn top_level_set_event() -> String {
+    let tracefs = Tracefs::discover().expect("tracefs");
+    std::fs::read_to_string(tracefs.path("set_event")).expect("read set_event")
+}
+
+/// After each test: no instance of this process remains and the top-level
+/// event list is what it was before (empty unless another tool uses it).
+fn assert_clean(before_set_event: &str) {
+    let tracefs = Tracefs::discover().expect("tracefs");
+    let me = std::process::id();
+    let mine: Vec<String> = latlab_instances(&tracefs)
+        .unwrap()
+        .into_iter()
+        .filter(|n| instance_owner(n) == Some(me))
+        .collect();
+    assert!(mine.is_empty(), "instances left behind: {mine:?}");
+    let after = top_level_set_event();
+    assert_eq!(after, before_set_event, "top-level events changed");
+    if before_set_event.trim().is_empty() {
+        assert!(
+            after.trim().is_empty(),
+            "events enabled at top level: {after}"
+        );
+    }
+}
+
+/// Runs `trace-cmd report` and returns (events, stderr). Lines that are not
+/// events (`cpus=`, `CPU:n [N EVENTS DROPPED]`) are not counted.
+fn trace_cmd_report(path: &Path) -> (Vec<String>, String) {
+    let out = Command::new("trace-cmd")
+        .arg("report")
+        .arg(path)
+        .output()
+        .expect("run trace-cmd");
+    assert!(
+        out.status.success(),
+        "trace-cmd report failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let events = text
+        .lines()
+        .filter(|l| {
+            !l.starts_with("cpus=") && !l.contains("EVENTS DROPPED") && !l.trim().is_empty()
+        })
+        .map(str::to_string)
+        .collect();
+    (events, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+fn opts(events: &[&str]) -> CaptureOptions {
+    CaptureOptions {
+        events: events.iter().map(|s| s.to_string()).collect(),
+        kallsyms: false,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn instance_is_created_configured_and_removed() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !privileged() {
+        return;
+    }
+    let before = top_level_set_event();
+    let capture = Capture::start(&opts(&["sched"])).unwrap();
+    let tracefs = Tracefs::discover().unwrap();
+    let dir = tracefs.path("instances").join(capture.instance_name());
+    assert!(dir.is_dir(), "instance {} missing", dir.display());
+    assert_eq!(
+        std::fs::read_to_string(dir.join("events/sched/sched_switch/enable"))
+            .unwrap()
+            .trim(),
+        "1"
+    );
+    assert!(std::fs::read_to_string(dir.join("trace_clock"))
+        .unwrap()
+        .contains("[mono]"));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("tracing_on"))
+            .unwrap()
+            .trim(),
+        "1"
+    );
+    let out = tempfile::tempdir().unwrap();
+    let report = capture.stop(&out.path().join("t.dat")).unwrap();
+    assert!(!dir.exists(), "instance {} not removed", dir.display());
+    assert!(report.file_bytes > 0);
+    assert_clean(&before);
+}
+
+#[test]
+fn error_in_start_leaves_no_instance() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !privileged() {
+        return;
+    }
+    let before = top_level_set_event();
+    match Capture::start(&opts(&["nosuchsystem:nosuchevent"])) {
+        Err(TracefsError::NoEvents { missing, available }) => {
+            assert!(missing.contains("nosuchevent"));
+            assert!(
+                available.exists(),
+                "the error points at a missing file: {}",
+                available.display()
+            );
+        }
+        other => panic!("expected NoEvents, got {other:?}"),
+    }
+    assert_clean(&before);
+}
+
+#[test]
+fn error_in_stop_leaves_no_instance() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !privileged() {
+        return;
+    }
+    let before = top_level_set_event();
+    let capture = Capture::start(&opts(&["sched"])).unwrap();
+    let err = capture
+        .stop(Path::new("/nonexistent-dir-latlab/t.dat"))
+        .unwrap_err();
+    assert!(err.to_string().contains("/nonexistent-dir-latlab"), "{err}");
+    assert_clean(&before);
+}
+
+#[test]
+fn recording_matches_trace_cmd_and_carries_markers() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !privileged() || !have_trace_cmd() {
+        return;
+    }
+    let before = top_level_set_event();
+    let capture = Capture::start(&opts(&["sched", "timer"])).unwrap();
+    let marker = capture.marker();
+    let m2 = marker.clone();
+    let writer = std::thread::spawn(move || {
+        for i in 0..5u64 {
+            m2.write_sample(i, 1_000 * i, 1_000 * i + 70).unwrap();
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    });
+    let status = Command::new("sleep").arg("0.2").status().unwrap();
+    assert!(status.success());
+    writer.join().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.dat");
+    let report = capture.stop(&path).unwrap();
+    // A marker clone outliving the capture writes into /dev/null, not into a removed instance.
+    marker.write(b"after stop").unwrap();
+    let (events, stderr) = trace_cmd_report(&path);
+    assert!(
+        !stderr.to_lowercase().contains("error"),
+        "trace-cmd complained: {stderr}"
+    );
+    assert_eq!(
+        events.len() as u64,
+        report.total_events,
+        "trace-cmd and latlab disagree"
+    );
+    assert!(
+        events.iter().any(|l| l.contains("sched_switch:")),
+        "no sched_switch event"
+    );
+    assert!(events
+        .iter()
+        .any(|l| l.contains("sleep") && l.contains("sched_switch:")));
+    let markers = events
+        .iter()
+        .filter(|l| l.contains("latlab: cycle="))
+        .count();
+    assert_eq!(markers, 5, "marker lines missing");
+    assert!(events
+        .iter()
+        .any(|l| l.contains("latlab: cycle=3 intended=3000 actual=3070 latency=70")));
+    assert_eq!(
+        report.lost_events, 0,
+        "events lost in a 0.2 s recording: {report:?}"
+    );
+    assert_clean(&before);
+}
+
+#[test]
+fn flight_recorder_snapshots_keep_the_ring_buffer() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !privileged() || !have_trace_cmd() {
+        return;
+    }
+    let before = top_level_set_event();
+    let mut o = opts(&["sched", "timer"]);
+    o.flight_recorder = true;
+    o.buffer_size_kb = Some(64);
+    let mut capture = Capture::start(&o).unwrap();
+    assert!(capture.is_flight_recorder());
+    let marker = capture.marker();
+    for i in 0..3 {
+        marker.write_sample(i, 10, 20).unwrap();
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let snap = dir.path().join("snap.dat");
+    let r1 = capture.snapshot_to(&snap).unwrap();
+    assert!(r1.flight_recorder);
+    let (events, _) = trace_cmd_report(&snap);
+    assert_eq!(events.len() as u64, r1.total_events);
+    assert_eq!(
+        events
+            .iter()
+            .filter(|l| l.contains("latlab: cycle="))
+            .count(),
+        3
+    );
+    // After a snapshot, recording goes on and the next file has only new events.
+    marker.write(b"second window").unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    let end = dir.path().join("end.dat");
+    let r2 = capture.stop(&end).unwrap();
+    let (events2, _) = trace_cmd_report(&end);
+    assert_eq!(events2.len() as u64, r2.total_events);
+    assert!(events2.iter().any(|l| l.contains("second window")));
+    assert!(!events2.iter().any(|l| l.contains("latlab: cycle=")));
+    assert_clean(&before);
+}
+
+#[test]
+fn streaming_capture_refuses_snapshots() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !privileged() {
+        return;
+    }
+    let before = top_level_set_event();
+    let mut capture = Capture::start(&opts(&["sched"])).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    assert!(matches!(
+        capture.snapshot_to(&dir.path().join("x.dat")),
+        Err(TracefsError::WrongMode(_))
+    ));
+    drop(capture);
+    assert_clean(&before);
+}
+
+#[test]
+fn stale_instances_of_dead_processes_are_removed_live_ones_kept() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !privileged() {
+        return;
+    }
+    let before = top_level_set_event();
+    let tracefs = Tracefs::discover().unwrap();
+    // A pid that just died.
+    let mut child = Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let stale = tracefs.path("instances").join(format!("latlab-{dead}-7"));
+    let live = tracefs.path("instances").join("latlab-1-test");
+    std::fs::create_dir(&stale).unwrap();
+    std::fs::create_dir(&live).unwrap();
+    let capture = Capture::start(&opts(&["sched"]));
+    let live_kept = live.is_dir();
+    let _ = std::fs::remove_dir(&live);
+    let capture = capture.unwrap();
+    assert!(
+        !stale.exists(),
+        "stale instance of dead pid {dead} not removed"
+    );
+    assert!(live_kept, "instance of live pid 1 was removed");
+    assert!(capture
+        .notes()
+        .iter()
+        .any(|n| n.contains(&format!("latlab-{dead}-7"))));
+    drop(capture);
+    assert_clean(&before);
+}
+
+#[test]
+fn freezer_stops_tracing_so_the_snapshot_ends_at_the_trigger() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !privileged() || !have_trace_cmd() {
+        return;
+    }
+    let before = top_level_set_event();
+    let mut o = opts(&["sched"]);
+    o.flight_recorder = true;
+    let mut capture = Capture::start(&o).unwrap();
+    let marker = capture.marker();
+    let freezer = capture.freezer();
+    // The "measurement thread": marks the trigger and freezes right away.
+    std::thread::spawn(move || {
+        marker.write(b"before trigger").unwrap();
+        marker.write_sample(42, 1_000, 900_000).unwrap();
+        freezer.freeze().unwrap();
+        // While tracing is off the kernel refuses marker writes (EBADF).
+        assert!(marker.write(b"after trigger").is_err());
+    })
+    .join()
+    .unwrap();
+    assert!(capture.is_frozen());
+    std::thread::sleep(Duration::from_millis(50));
+    let dir = tempfile::tempdir().unwrap();
+    let snap = dir.path().join("trigger.dat");
+    let report = capture.snapshot_to(&snap).unwrap();
+    assert!(
+        !capture.is_frozen(),
+        "tracing not resumed after the snapshot"
+    );
+    let (events, _) = trace_cmd_report(&snap);
+    assert_eq!(events.len() as u64, report.total_events);
+    let last = events.last().expect("events");
+    assert!(
+        last.contains("latlab: cycle=42"),
+        "snapshot does not end at the trigger: {last}"
+    );
+    assert!(!events.iter().any(|l| l.contains("after trigger")));
+    let freezer = capture.freezer();
+    capture.stop(&dir.path().join("end.dat")).unwrap();
+    freezer.freeze().unwrap(); // harmless after stop
+    assert_clean(&before);
+}

@@ -1,0 +1,54 @@
+//! Background-load flags shared by the commands that measure under load
+//! (`run`, and any other measuring command that flattens [`LoadFlags`]).
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use latlab_load::{LoadOptions, LoadReport, LoadSpec, RunningLoad};
+
+/// `--load`, `--load-cmd` and their settings.
+#[derive(Debug, Clone, clap::Args)]
+pub struct LoadFlags {
+    /// Background load while measuring: none, light (= none, the Moblin "light" case),
+    /// full (cpu+io+net+mem on every CPU), or kinds such as `cpu:2,io:1,net:1`
+    /// (kinds: cpu, io, net, udp, mem, syscall, ipc).
+    #[arg(long, value_name = "SPEC")]
+    pub load: Option<LoadSpec>,
+    /// Run this shell command as (part of) the load, e.g. "stress-ng --cpu 2";
+    /// it is stopped with its whole process group at the end.
+    #[arg(long, value_name = "COMMAND")]
+    pub load_cmd: Option<String>,
+    /// Most disk space the io load may use.
+    #[arg(long, value_name = "BYTES", default_value = "256M", value_parser = super::load::parse_size)]
+    pub load_disk_cap: u64,
+    /// Directory for the io load's temporary files [default: the system temp dir].
+    #[arg(long, value_name = "DIR")]
+    pub load_temp_dir: Option<PathBuf>,
+}
+
+impl LoadFlags {
+    /// The load asked for, `None` when there is none.
+    pub fn spec(&self) -> Option<LoadSpec> {
+        let mut spec = self.load.clone().unwrap_or_else(LoadSpec::none);
+        if let Some(cmd) = &self.load_cmd {
+            spec = spec.with_command(cmd.clone());
+        }
+        (!spec.is_empty()).then_some(spec)
+    }
+
+    /// Starts the load (after the measurement threads are ready).
+    pub fn start(&self, spec: &LoadSpec) -> anyhow::Result<RunningLoad> {
+        let defaults = LoadOptions::default();
+        let options = LoadOptions {
+            disk_cap_bytes: self.load_disk_cap,
+            temp_root: self.load_temp_dir.clone().unwrap_or(defaults.temp_root),
+            ..defaults
+        };
+        RunningLoad::start(spec, &options).context("starting the background load")
+    }
+}
+
+/// Stops a load and returns its report (or the error that killed it).
+pub fn stop(load: RunningLoad) -> anyhow::Result<LoadReport> {
+    load.stop().context("the background load failed")
+}

@@ -1,0 +1,348 @@
+//! `latlab record`: capture kernel events into a trace-cmd `.dat` file.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use latlab_tracefs::{Capture, CaptureOptions, CaptureReport, EVENT_SETS};
+
+/// Arguments of `latlab record`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Event sets (defaults marked *): run `latlab record --list-events`.\n\
+Examples:\n  latlab record -- ./my-app --arg\n  latlab record --duration 10s --events +syscalls\n  \
+latlab record --flight-recorder --duration 1h   # save with `kill -USR1 <pid>`"
+)]
+pub struct RecordArgs {
+    /// Output file (trace-cmd .dat version 6).
+    #[arg(short, long, default_value = "latlab.dat")]
+    pub output: PathBuf,
+    /// Events: set names (sched, irq, timer, ...), `system:event`, `system:*`;
+    /// `+X` adds to the defaults, `-X` removes. Repeat or separate with commas.
+    #[arg(short, long, value_delimiter = ',', allow_hyphen_values = true)]
+    pub events: Vec<String>,
+    /// Ring-buffer size per CPU in KiB (default: the kernel's, usually 1408).
+    #[arg(long, value_name = "KB", value_parser = clap::value_parser!(u32).range(1..))]
+    pub buffer_size: Option<u32>,
+    /// Record for this long (e.g. 500ms, 10s, 2m); without a command and
+    /// without --duration, record until Ctrl-C.
+    #[arg(short, long, value_parser = parse_duration)]
+    pub duration: Option<Duration>,
+    /// Keep events only in the ring buffer and write them when SIGUSR1
+    /// arrives (to FILE-1.dat, FILE-2.dat, ...) and at the end (to FILE).
+    #[arg(long)]
+    pub flight_recorder: bool,
+    /// Do not store /proc/kallsyms (smaller file; function addresses stay numbers).
+    #[arg(long)]
+    pub no_kallsyms: bool,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// List the event sets and exit.
+    #[arg(long)]
+    pub list_events: bool,
+    /// The command to trace (after `--`).
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+/// Parses `500ms`, `10s`, `2m`, `1h`, `250us`; a bare number is seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration like 10s or 500ms"))?;
+    let secs = match unit {
+        "" | "s" => v,
+        "ms" => v / 1e3,
+        "us" => v / 1e6,
+        "ns" => v / 1e9,
+        "m" | "min" => v * 60.0,
+        "h" => v * 3600.0,
+        _ => {
+            return Err(format!(
+                "unknown unit `{unit}` in `{s}` (use ns, us, ms, s, m, h)"
+            ))
+        }
+    };
+    if !secs.is_finite() || secs <= 0.0 {
+        return Err(format!("duration `{s}` must be positive"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+static STOP: AtomicBool = AtomicBool::new(false);
+static SNAPSHOT: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_stop(_sig: libc::c_int) {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+extern "C" fn on_snapshot(_sig: libc::c_int) {
+    SNAPSHOT.store(true, Ordering::SeqCst);
+}
+
+fn install(sig: libc::c_int, handler: extern "C" fn(libc::c_int)) -> anyhow::Result<()> {
+    // SAFETY: the handlers only store to atomics (async-signal-safe); the
+    // sigaction struct is fully initialised.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = handler as usize;
+        sa.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut sa.sa_mask);
+        if libc::sigaction(sig, &sa, std::ptr::null_mut()) != 0 {
+            return Err(std::io::Error::last_os_error()).context("installing a signal handler");
+        }
+    }
+    Ok(())
+}
+
+fn snapshot_path(out: &Path, n: u32) -> PathBuf {
+    let stem = out
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let ext = out
+        .extension()
+        .map(|e| format!(".{}", e.to_string_lossy()))
+        .unwrap_or_default();
+    out.with_file_name(format!("{stem}-{n}{ext}"))
+}
+
+/// Runs the recording.
+pub fn execute(args: RecordArgs) -> anyhow::Result<ExitCode> {
+    if args.list_events {
+        for set in EVENT_SETS {
+            let mark = if set.default { "*" } else { " " };
+            println!("{mark} {:<12} {}", set.name, set.about);
+            println!("    {}", set.events.join(" "));
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.flight_recorder && args.command.is_empty() && args.duration.is_none() {
+        eprintln!(
+            "latlab: flight recorder runs until Ctrl-C; `kill -USR1 {}` saves a snapshot",
+            std::process::id()
+        );
+    }
+    let temp_dir = args
+        .output
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let opts = CaptureOptions {
+        events: args.events.clone(),
+        buffer_size_kb: args.buffer_size,
+        flight_recorder: args.flight_recorder,
+        temp_dir: Some(temp_dir),
+        kallsyms: !args.no_kallsyms,
+    };
+    check_writable(&args.output)?;
+    install(libc::SIGINT, on_stop)?;
+    install(libc::SIGTERM, on_stop)?;
+    install(libc::SIGUSR1, on_snapshot)?;
+
+    let mut capture = Capture::start(&opts).context("starting the capture")?;
+    for note in capture.notes() {
+        eprintln!("latlab: note: {note}");
+    }
+    if !capture.missing_events().is_empty() {
+        eprintln!(
+            "latlab: warning: not on this kernel, skipped: {}",
+            capture.missing_events().join(", ")
+        );
+    }
+
+    let mut child = match args.command.split_first() {
+        Some((prog, rest)) => Some(
+            std::process::Command::new(prog)
+                .args(rest)
+                .spawn()
+                .with_context(|| format!("starting `{prog}`"))?,
+        ),
+        None => None,
+    };
+    let deadline = args.duration.map(|d| Instant::now() + d);
+    let mut child_status = None;
+    let mut snapshots = 0u32;
+    let mut forwarded: Option<Instant> = None;
+    loop {
+        if let Some(c) = child.as_mut() {
+            if let Some(status) = c.try_wait().context("waiting for the command")? {
+                child_status = Some(status);
+                break;
+            }
+        }
+        if STOP.load(Ordering::SeqCst) {
+            match (child.as_mut(), forwarded) {
+                // Ctrl-C reaches the command too; a `kill -INT` of latlab alone is passed on.
+                (Some(c), None) => {
+                    // SAFETY: plain kill(2) on our own child.
+                    unsafe { libc::kill(c.id() as libc::pid_t, libc::SIGINT) };
+                    forwarded = Some(Instant::now());
+                }
+                // A command that ignores SIGINT is ended so the recording can stop.
+                (Some(c), Some(t)) if t.elapsed() > Duration::from_secs(2) => {
+                    child_status = terminate(c);
+                    break;
+                }
+                (Some(_), Some(_)) => {}
+                (None, _) => break,
+            }
+        }
+        if SNAPSHOT.swap(false, Ordering::SeqCst) {
+            if capture.is_flight_recorder() {
+                snapshots += 1;
+                let path = snapshot_path(&args.output, snapshots);
+                let report = capture.snapshot_to(&path).context("saving a snapshot")?;
+                eprintln!(
+                    "latlab: snapshot {}: {} events, {} overwritten",
+                    path.display(),
+                    report.total_events,
+                    report.lost_events
+                );
+            } else {
+                eprintln!("latlab: SIGUSR1 ignored: only --flight-recorder saves snapshots");
+            }
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            if let Some(c) = child.as_mut() {
+                child_status = terminate(c);
+            }
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let interrupted = STOP.load(Ordering::SeqCst);
+    let report = capture
+        .stop(&args.output)
+        .with_context(|| format!("writing {}", args.output.display()))?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print_summary(&report, interrupted);
+    }
+    if let Some(status) = child_status {
+        if !status.success() {
+            eprintln!("latlab: the traced command exited with {status}");
+        }
+    }
+    if report.lost_events > 0 && !report.flight_recorder {
+        eprintln!(
+            "latlab: warning: {} events were lost (ring-buffer overrun); use a larger \
+             --buffer-size or fewer --events",
+            report.lost_events
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Fails before recording, not after, when the output cannot be written.
+fn check_writable(out: &Path) -> anyhow::Result<()> {
+    if out.is_dir() {
+        anyhow::bail!("{} is a directory; give a file name with -o", out.display());
+    }
+    let mut probe = out.as_os_str().to_owned();
+    probe.push(".partial");
+    let probe = PathBuf::from(probe);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&probe)
+        .with_context(|| format!("cannot write next to {}; choose another -o", out.display()))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
+/// Ends the traced command when --duration is over: SIGTERM, then SIGKILL
+/// after two seconds.
+fn terminate(c: &mut std::process::Child) -> Option<std::process::ExitStatus> {
+    // SAFETY: plain kill(2) on our own child.
+    unsafe { libc::kill(c.id() as libc::pid_t, libc::SIGTERM) };
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(2) {
+        if let Ok(Some(status)) = c.try_wait() {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = c.kill();
+    c.wait().ok()
+}
+
+fn human_bytes(n: u64) -> String {
+    if n >= 1 << 20 {
+        format!("{:.1} MiB", n as f64 / f64::from(1 << 20))
+    } else {
+        format!("{:.1} KiB", n as f64 / 1024.0)
+    }
+}
+
+fn print_summary(r: &CaptureReport, interrupted: bool) {
+    println!(
+        "latlab record: wrote {} ({}) after {:.2} s{}; instance {}, clock {}, {} events enabled",
+        r.path.display(),
+        human_bytes(r.file_bytes),
+        r.duration_s,
+        if interrupted { " (interrupted)" } else { "" },
+        r.instance,
+        r.trace_clock,
+        r.events_enabled.len()
+    );
+    let lost_label = if r.flight_recorder {
+        "overwritten"
+    } else {
+        "lost"
+    };
+    println!(
+        "{:>5} {:>12} {:>12} {:>8}",
+        "CPU", "events", lost_label, "pages"
+    );
+    for c in &r.cpus {
+        println!(
+            "{:>5} {:>12} {:>12} {:>8}",
+            c.cpu, c.events, c.lost, c.pages
+        );
+    }
+    let pages: u64 = r.cpus.iter().map(|c| c.pages).sum();
+    println!(
+        "{:>5} {:>12} {:>12} {:>8}",
+        "all", r.total_events, r.lost_events, pages
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("10s").unwrap(), Duration::from_secs(10));
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert_eq!(parse_duration("1.5").unwrap(), Duration::from_millis(1500));
+        assert!(parse_duration("0s").is_err());
+        assert!(parse_duration("10x").is_err());
+        assert!(parse_duration("s").is_err());
+    }
+
+    #[test]
+    fn snapshot_names() {
+        assert_eq!(
+            snapshot_path(Path::new("out/latlab.dat"), 2),
+            PathBuf::from("out/latlab-2.dat")
+        );
+        assert_eq!(
+            snapshot_path(Path::new("trace"), 1),
+            PathBuf::from("trace-1")
+        );
+    }
+}

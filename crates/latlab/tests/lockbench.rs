@@ -1,0 +1,215 @@
+//! `latlab lockbench` driven through the real binary: the simulator, argument errors,
+//! and (as root) real SCHED_FIFO/SCHED_OTHER threads and Ctrl-C.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+fn latlab() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_latlab"))
+}
+
+/// The real-thread tests pin to the same CPU; two at once would measure each other.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Some(serializing guard) when the test may use real-time priority; otherwise the test
+/// is skipped with the reason and the fix, unless CI demands privileges.
+fn privileged(test: &str) -> Option<std::sync::MutexGuard<'static, ()>> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        return Some(ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner()));
+    }
+    let reason = format!(
+        "{test}: skipped: needs root for the SCHED_FIFO real-time task (run `sudo -E cargo test`, \
+         or grant CAP_SYS_NICE)"
+    );
+    if std::env::var("LATLAB_REQUIRE_PRIVILEGE").as_deref() == Ok("1") {
+        panic!("{reason}; LATLAB_REQUIRE_PRIVILEGE=1 makes this a failure");
+    }
+    eprintln!("{reason}");
+    None
+}
+
+fn read_json(path: &std::path::Path) -> Value {
+    let text = std::fs::read_to_string(path).expect("the JSON was written");
+    serde_json::from_str(&text).expect("valid JSON")
+}
+
+#[test]
+fn simulate_is_deterministic_and_prints_the_papers_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("sim.json");
+    let run = |extra: &[&str]| {
+        let out = latlab()
+            .args([
+                "lockbench",
+                "--simulate",
+                "--periods",
+                "1500",
+                "--seed",
+                "3",
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let first = run(&["--json", json.to_str().unwrap()]);
+    let second = run(&[]);
+    assert_eq!(first, second, "same seed, same table");
+    for figure in [
+        "847 µs",
+        "192 µs",
+        "197.14 µs",
+        "Sender slowdown",
+        "Worst w/ / w/o",
+    ] {
+        assert!(first.contains(figure), "missing {figure:?} in\n{first}");
+    }
+    let result = read_json(&json);
+    let worst = |run: &str| result[run]["latency"]["max"].as_u64().unwrap();
+    assert!(worst("with") * 4 < worst("without"), "{result}");
+    assert_eq!(result["config"]["periods"], 1500);
+    assert_eq!(result["without"]["refusals"], 0);
+}
+
+#[test]
+fn unknown_variant_is_an_error_that_lists_the_choices() {
+    let out = latlab()
+        .args(["lockbench", "--variants", "plain,fancy", "--duration", "1s"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("fancy") && stderr.contains("delayed-quantile"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn malformed_site_shape_is_rejected_with_the_syntax() {
+    let out = latlab()
+        .args(["lockbench", "--simulate", "--site", "send=9-3"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("LO-HI"), "{stderr}");
+}
+
+#[test]
+fn real_threads_compare_variants_and_write_the_throughput_series() {
+    let Some(_serial) = privileged("real_threads_compare_variants_and_write_the_throughput_series")
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("bench.json");
+    let out = latlab()
+        .args([
+            "lockbench",
+            "--duration",
+            "400ms",
+            "--warmup",
+            "200ms",
+            "--variants",
+            "plain,delayed-quantile",
+            "--json",
+        ])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("RT lock latency"), "{stdout}");
+    assert!(stdout.contains("goal delayed-quantile"), "{stdout}");
+    let report = read_json(&json);
+    let results = report["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    for r in results {
+        assert!(r["periods"].as_u64().unwrap() > 40, "{r}");
+        assert!(!r["throughput"].as_array().unwrap().is_empty(), "{r}");
+        assert!(r["lock"]["max"].as_u64().unwrap() >= r["lock"]["min"].as_u64().unwrap());
+    }
+    assert_eq!(results[1]["variant"], "delayed-quantile");
+    assert_eq!(report["goal"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn ctrl_c_prints_and_writes_what_was_measured() {
+    let Some(_serial) = privileged("ctrl_c_prints_and_writes_what_was_measured") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("partial.json");
+    let mut child = latlab()
+        .args([
+            "lockbench",
+            "--duration",
+            "60s",
+            "--warmup",
+            "0s",
+            "--variants",
+            "plain,pi",
+            "--json",
+        ])
+        .arg(&json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "Ctrl-C did not stop lockbench"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("interrupted"), "{stdout}");
+    let report = read_json(&json);
+    let results = report["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "only plain had started");
+    assert_eq!(results[0]["interrupted"], true);
+    assert!(results[0]["periods"].as_u64().unwrap() > 50);
+}
+
+#[test]
+fn require_goal_needs_the_variants_it_compares() {
+    let out = latlab()
+        .args([
+            "lockbench",
+            "--require-goal",
+            "--variants",
+            "plain,delayed-quantile",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("add pi to --variants"), "{stderr}");
+}
