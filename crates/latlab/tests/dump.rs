@@ -469,3 +469,48 @@ fn live_tracefs_trace_text_is_read() {
         .join(format!("instances/latlab-dump-test-{}", std::process::id()))
         .exists());
 }
+
+fn instances(root: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(root.join("instances"))
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+#[test]
+fn files_latlab_records_dump_like_trace_cmd_report() {
+    let Some(root) = tracefs().filter(|_| unsafe_is_root()) else {
+        let msg = "needs root and tracefs: run as root (tracefs is mounted at /sys/kernel/tracing)";
+        if require_privilege() {
+            panic!("{msg} (required because LATLAB_REQUIRE_PRIVILEGE=1)");
+        }
+        eprintln!("SKIP: {msg}");
+        return;
+    };
+    if missing_tool("trace-cmd", "trace-cmd") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("rec.dat");
+    let o = latlab(&["record", "-o", f.to_str().unwrap(), "--", "sleep", "0.2"]);
+    assert!(
+        o.status.success(),
+        "latlab record failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let (n, _) = compare_with_trace_cmd(&f);
+    assert!(n > 100, "only {n} events recorded");
+    // latlab record removed its instance; nothing of ours is left behind
+    let after = instances(&root);
+    assert!(
+        after
+            .iter()
+            .all(|i| before.contains(i) || !i.starts_with("latlab-")),
+        "left behind: {after:?}"
+    );
+}
