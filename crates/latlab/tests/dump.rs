@@ -521,6 +521,4 @@ fn files_latlab_records_dump_like_trace_cmd_report() {
             "instance {inst} left behind"
         );
     }
-}"
-    );
 }
