@@ -122,7 +122,10 @@ fn lisa_field_values_equal_trace_cmd_raw_output() {
     // Metadata: written by an older trace-cmd that puts the clock after the CPU table.
     let f = DatFile::open(&p).unwrap();
     assert_eq!(f.meta.clock(), Some("local"));
-    assert_eq!((f.meta.cpu_count, f.meta.long_size, f.meta.version), (6, 8, 6));
+    assert_eq!(
+        (f.meta.cpu_count, f.meta.long_size, f.meta.version),
+        (6, 8, 6)
+    );
     assert_eq!(f.meta.cpu_stats.len(), 6);
     if !have_trace_cmd() {
         return;
