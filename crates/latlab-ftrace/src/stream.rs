@@ -386,13 +386,21 @@ impl<'t> CpuStream<'t> {
     }
 
     #[inline]
-    fn advance(&mut self) -> Result<()> {
+    fn advance(&mut self, meta: &Meta) -> Result<()> {
         if let Some(&h) = self.heads.get(self.next) {
             self.next += 1;
             self.head = Some(h);
             return Ok(());
         }
-        self.advance_slow()
+        self.advance_slow().map_err(|e| Error::Cpu {
+            cpu: self.cpu,
+            buffer: meta
+                .buffers
+                .get(self.buffer)
+                .map(|b| b.name.clone())
+                .unwrap_or_default(),
+            source: Box::new(e),
+        })
     }
 
     fn advance_slow(&mut self) -> Result<()> {
@@ -495,13 +503,13 @@ impl<'t> Events<'t> {
         if !self.started {
             self.started = true;
             for i in 0..self.cpus.len() {
-                if let Err(e) = self.cpus[i].advance() {
+                if let Err(e) = self.cpus[i].advance(self.meta) {
                     return Some(Err(e));
                 }
             }
         }
         if let Some(i) = self.consumed.take() {
-            if let Err(e) = self.cpus[i].advance() {
+            if let Err(e) = self.cpus[i].advance(self.meta) {
                 return Some(Err(e));
             }
         }

@@ -43,7 +43,10 @@ fn decode_all(data: Vec<u8>) -> Result<usize, Error> {
 
 fn assert_positional(e: &Error) {
     let msg = e.to_string();
-    let ok = match e {
+    if let Error::Cpu { .. } = e {
+        assert!(msg.starts_with("CPU "), "{msg}");
+    }
+    let ok = match e.root() {
         Error::Truncated { .. } | Error::Corrupt { .. } | Error::Decompress { .. } => {
             msg.contains("byte offset")
         }
