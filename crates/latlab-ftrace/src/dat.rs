@@ -321,7 +321,6 @@ impl<'a> MetaParser<'a> {
         for cpu in 0..cpus {
             let offset = r.u64("CPU data offset")?;
             let size = r.u64("CPU data size")?;
-            self.check_range(offset, size, r.offset())?;
             v.push(CpuData {
                 cpu,
                 offset,
@@ -330,21 +329,6 @@ impl<'a> MetaParser<'a> {
             });
         }
         Ok(v)
-    }
-
-    fn check_range(&self, offset: u64, size: u64, at: u64) -> Result<()> {
-        let end = offset.checked_add(size);
-        match end {
-            Some(e) if e <= self.data.len() as u64 => Ok(()),
-            _ => Err(Error::Truncated {
-                offset: at,
-                what: "CPU data (offset+size past the end of the file)",
-                need: end
-                    .unwrap_or(u64::MAX)
-                    .saturating_sub(self.data.len() as u64)
-                    .max(1),
-            }),
-        }
     }
 
     fn parse_v6(&mut self, r: &mut Reader<'a>) -> Result<()> {
@@ -582,7 +566,6 @@ impl<'a> MetaParser<'a> {
                             let cpu = dr.u32("CPU id")?;
                             let offset = dr.u64("CPU data offset")?;
                             let size = dr.u64("CPU data size")?;
-                            self.check_range(offset, size, dr.offset())?;
                             cpus.push(CpuData {
                                 cpu,
                                 offset,

@@ -82,7 +82,7 @@ pub enum Error {
         msg: String,
     },
     /// A decoding error in one CPU's ring-buffer data.
-    #[error("CPU {cpu}{}: {source}", if buffer.is_empty() { String::new() } else { format!(" of instance {buffer:?}") })]
+    #[error("in the data of CPU {cpu}{}", if buffer.is_empty() { String::new() } else { format!(" of instance {buffer:?}") })]
     Cpu {
         /// The CPU whose data is bad.
         cpu: u32,

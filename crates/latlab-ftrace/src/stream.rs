@@ -200,6 +200,8 @@ struct CpuStream<'t> {
     /// An error met in the current page after the records in `heads`.
     page_error: Option<Error>,
     init_error: Option<Error>,
+    /// Reported once the data that is present has been decoded.
+    truncated: Option<Error>,
     lost: u64,
     lost_unknown: u64,
 }
@@ -209,11 +211,16 @@ impl<'t> CpuStream<'t> {
         let start = c.offset as usize;
         // trace-cmd counts a compressed CPU's size after its 4-byte chunk count.
         let extra = if c.compressed { 4 } else { 0 };
-        let end = start
-            .saturating_add(c.size as usize + extra)
-            .min(file.len());
+        let want_end = start.saturating_add(c.size as usize + extra);
+        let end = want_end.min(file.len());
         let data = &file[start.min(end)..end];
         let mut init_error = None;
+        // A truncated file: decode what is there, then report where it ends.
+        let truncated = (want_end > file.len()).then(|| Error::Truncated {
+            offset: file.len() as u64,
+            what: "CPU data (the file ends before the size its header gives)",
+            need: (want_end - file.len()) as u64,
+        });
         let src = if c.compressed {
             let comp = meta.compression.unwrap_or(Compression::Zstd);
             let chunks_left = if data.is_empty() {
@@ -260,6 +267,7 @@ impl<'t> CpuStream<'t> {
             next: 0,
             page_error: None,
             init_error,
+            truncated,
             lost: 0,
             lost_unknown: 0,
         }
@@ -279,6 +287,13 @@ impl<'t> CpuStream<'t> {
                 }
                 let start = *pos;
                 let len = page_size.min(data.len() - start);
+                if len < page_size {
+                    if let Some(e) = self.truncated.take() {
+                        // The file was cut inside this page.
+                        *pos = data.len();
+                        return Err(e);
+                    }
+                }
                 *pos += page_size;
                 (start, len, *base + start as u64)
             }
@@ -422,6 +437,9 @@ impl<'t> CpuStream<'t> {
                 Ok(true) => {}
                 Ok(false) => {
                     self.head = None;
+                    if let Some(e) = self.truncated.take() {
+                        return Err(e);
+                    }
                     return Ok(());
                 }
                 Err(e) => {

@@ -44,8 +44,9 @@ fn decode_all(data: Vec<u8>) -> Result<usize, Error> {
 fn assert_positional(e: &Error) {
     let msg = e.to_string();
     if let Error::Cpu { .. } = e {
-        assert!(msg.starts_with("CPU "), "{msg}");
+        assert!(msg.starts_with("in the data of CPU "), "{msg}");
     }
+    let msg = e.root().to_string();
     let ok = match e.root() {
         Error::Truncated { .. } | Error::Corrupt { .. } | Error::Decompress { .. } => {
             msg.contains("byte offset")

@@ -353,7 +353,15 @@ fn dump_dat(args: &DumpArgs, filter: &Filter, out: &mut impl Write) -> anyhow::R
     // passes writes larger than its own buffer straight through).
     let mut buf: Vec<u8> = Vec::with_capacity(1 << 20);
     while let Some(ev) = events.next_event() {
-        let ev = ev.with_context(|| format!("decoding {}", args.file.display()))?;
+        let ev = match ev {
+            Ok(ev) => ev,
+            Err(e) => {
+                // Print every event decoded before the bad spot, then the error.
+                out.write_all(&buf)?;
+                out.flush()?;
+                return Err(e).with_context(|| format!("decoding {}", args.file.display()));
+            }
+        };
         if ev.ts < filter.from || ev.ts > filter.to {
             continue;
         }
