@@ -298,7 +298,11 @@ fn truncated_file_is_an_error_naming_the_byte_offset() {
     assert!(err.contains("CPU 1"), "{err}");
     // Nothing decodable is lost: the events before the cut are printed first.
     let printed = String::from_utf8_lossy(&o.stdout);
-    assert!(event_lines(&printed).len() > 1000, "{} lines", event_lines(&printed).len());
+    assert!(
+        event_lines(&printed).len() > 1000,
+        "{} lines",
+        event_lines(&printed).len()
+    );
     let o = latlab(&["dump", "/nonexistent/trace.dat"]);
     assert_eq!(o.status.code(), Some(1));
 }
