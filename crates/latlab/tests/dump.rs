@@ -248,6 +248,10 @@ fn filters_select_the_matching_subset_and_stats_count_them() {
         .iter()
         .all(|l| ts_of(l) >= t0 - 1e-6 && ts_of(l) <= t1 + 1e-6));
     assert!(got.len() < all.len());
+    // an event the file has no format for is an error, not silence
+    let o = latlab(&["dump", f, "--events", "sched_swich"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("sched_swich"));
     // --stats counts what dump prints
     let stats = stdout_of(&["dump", f, "--stats"]);
     assert!(

@@ -275,6 +275,21 @@ fn dump_dat(args: &DumpArgs, filter: &Filter, out: &mut impl Write) -> anyhow::R
         .iter()
         .map(|e| filter.event_ok(&e.system, &e.name))
         .collect();
+    for (sys, name) in &filter.events {
+        let known = meta.events.iter().any(|e| {
+            (name == "*" || &e.name == name) && sys.as_deref().is_none_or(|s| s == e.system)
+        });
+        if !known {
+            let shown = sys
+                .as_ref()
+                .map(|s| format!("{s}:{name}"))
+                .unwrap_or_else(|| name.clone());
+            bail!(
+                "--events {shown}: {} has no such event format (see `latlab dump --stats` for the events it holds)",
+                args.file.display()
+            );
+        }
+    }
     let mut events = file.events().retain_cpus(|c| filter.cpu_ok(c));
     if args.stats {
         let mut per_event = vec![0u64; meta.events.len()];
