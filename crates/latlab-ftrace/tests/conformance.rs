@@ -87,6 +87,10 @@ fn compare(file: &Path) -> usize {
         }
     }
     assert_eq!(i, reference.len(), "{}: event count", file.display());
+    eprintln!(
+        "{}: {i} events, {compared} field values equal",
+        file.display()
+    );
     compared
 }
 
