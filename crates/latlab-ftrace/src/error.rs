@@ -81,6 +81,17 @@ pub enum Error {
         /// What is wrong.
         msg: String,
     },
+    /// A decoding error in one CPU's ring-buffer data.
+    #[error("in the data of CPU {cpu}{}", if buffer.is_empty() { String::new() } else { format!(" of instance {buffer:?}") })]
+    Cpu {
+        /// The CPU whose data is bad.
+        cpu: u32,
+        /// The instance (empty for the top-level buffer).
+        buffer: String,
+        /// What went wrong, with the byte offset.
+        #[source]
+        source: Box<Error>,
+    },
     /// An external program needed to read a format is missing or failed.
     #[error("{program}: {msg}")]
     Tool {
@@ -113,7 +124,24 @@ impl Error {
                 algo,
                 msg,
             },
+            Error::Cpu {
+                cpu,
+                buffer,
+                source,
+            } => Error::Cpu {
+                cpu,
+                buffer,
+                source: Box::new(source.at_base(base)),
+            },
             other => other,
+        }
+    }
+
+    /// The innermost error (through [`Error::Cpu`]).
+    pub fn root(&self) -> &Error {
+        match self {
+            Error::Cpu { source, .. } => source.root(),
+            e => e,
         }
     }
 }

@@ -63,9 +63,11 @@ pub mod render;
 pub mod stream;
 pub mod symbols;
 pub mod text;
+pub mod view;
 
 pub use dat::{DatFile, Meta};
 pub use endian::Endian;
 pub use error::{Error, Result};
-pub use stream::{Event, Events, OwnedEvent};
+pub use stream::{CommTracker, Event, Events, OwnedEvent};
 pub use text::TextEvent;
+pub use view::{for_each_event, EventView, TraceKind};

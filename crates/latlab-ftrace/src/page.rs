@@ -156,16 +156,6 @@ impl<'a> Records<'a> {
         self.ts
     }
 
-    /// Continues decoding `page` (bytes up to the commit) at `pos` with time base `ts`.
-    pub(crate) fn resume(page: &'a [u8], endian: Endian, pos: usize, ts: u64) -> Self {
-        Records {
-            data: page,
-            endian,
-            pos,
-            ts,
-        }
-    }
-
     fn word(&self, at: usize) -> Option<u32> {
         self.data
             .get(at..at + 4)

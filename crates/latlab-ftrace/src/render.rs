@@ -11,10 +11,69 @@ use std::collections::HashMap;
 
 use crate::dat::Meta;
 use crate::endian::Endian;
-use crate::format::{EventFormat, FieldKind, Value};
+use crate::format::{EventFormat, Field, FieldKind, Value};
 use crate::printf::{self, Arg, Ctx, Len, Num, Piece};
 use crate::printfmt::PrintFmt;
 use crate::stream::Event;
+
+/// Appends the decimal digits of `v`.
+#[inline]
+fn push_u64(out: &mut Vec<u8>, mut v: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&buf[i..]);
+}
+
+#[inline]
+fn push_i64(out: &mut Vec<u8>, v: i64) {
+    if v < 0 {
+        out.push(b'-');
+    }
+    push_u64(out, v.unsigned_abs());
+}
+
+/// Appends `v` zero-padded to `width` digits.
+#[inline]
+fn push_zero_padded(out: &mut Vec<u8>, v: u64, width: usize) {
+    out.extend(std::iter::repeat_n(b'0', width.saturating_sub(digits(v))));
+    push_u64(out, v);
+}
+
+fn digits(v: u64) -> usize {
+    let mut n = 1;
+    let mut v = v / 10;
+    while v > 0 {
+        n += 1;
+        v /= 10;
+    }
+    n
+}
+
+/// A pid-keyed map with a cheap hash (pids are small, well-spread integers).
+#[derive(Debug, Default, Clone, Copy)]
+struct PidHasher(u64);
+impl std::hash::Hasher for PidHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8 | b as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+    fn write_i32(&mut self, v: i32) {
+        self.0 = (v as u32 as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+type PidMap = HashMap<i32, String, std::hash::BuildHasherDefault<PidHasher>>;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Special {
@@ -31,6 +90,47 @@ enum Special {
 struct Compiled {
     special: Special,
     print: Result<PrintFmt, String>,
+    /// Fields a plugin reads, resolved once (see SWITCH_FIELDS, WAKEUP_FIELDS).
+    fields: Vec<Option<Field>>,
+}
+
+const SWITCH_FIELDS: [&str; 7] = [
+    "prev_pid",
+    "prev_comm",
+    "prev_prio",
+    "prev_state",
+    "next_pid",
+    "next_comm",
+    "next_prio",
+];
+const WAKEUP_FIELDS: [&str; 5] = ["pid", "comm", "prio", "success", "target_cpu"];
+
+/// A plugin's view of one record: its fields by slot.
+struct Rec<'a, 'f> {
+    data: &'a [u8],
+    endian: Endian,
+    fields: &'f [Option<Field>],
+}
+
+impl<'a> Rec<'a, '_> {
+    fn num(&self, slot: usize) -> Option<i64> {
+        self.fields
+            .get(slot)?
+            .as_ref()?
+            .value(self.data, self.endian)?
+            .as_i64()
+    }
+    fn str(&self, slot: usize) -> Option<&'a [u8]> {
+        match self
+            .fields
+            .get(slot)?
+            .as_ref()?
+            .value(self.data, self.endian)?
+        {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
 }
 
 /// Formats events like `trace-cmd report`. Keeps the state trace-cmd keeps:
@@ -40,8 +140,11 @@ struct Compiled {
 pub struct Renderer<'m> {
     meta: &'m Meta,
     compiled: Vec<Option<Compiled>>,
-    learned: HashMap<i32, String>,
+    /// Saved cmdlines plus comms learned from sched events (trace-cmd's rule:
+    /// a pid's first known comm sticks).
+    comms: PidMap,
     bprint_cache: HashMap<u64, Vec<Piece>>,
+    scratch: Vec<u8>,
 }
 
 fn special_for(f: &EventFormat) -> Special {
@@ -62,8 +165,9 @@ impl<'m> Renderer<'m> {
         Renderer {
             meta,
             compiled: (0..meta.events.len()).map(|_| None).collect(),
-            learned: HashMap::new(),
+            comms: meta.cmdlines.iter().map(|(k, v)| (*k, v.clone())).collect(),
             bprint_cache: HashMap::new(),
+            scratch: Vec::with_capacity(256),
         }
     }
 
@@ -79,25 +183,18 @@ impl<'m> Renderer<'m> {
         if pid == 0 {
             return "<idle>";
         }
-        if let Some(c) = self.meta.cmdlines.get(&pid) {
-            return c;
-        }
-        self.learned
-            .get(&pid)
-            .map(|s| s.as_str())
-            .unwrap_or("<...>")
+        self.comms.get(&pid).map(|s| s.as_str()).unwrap_or("<...>")
     }
 
     fn learn(&mut self, pid: i32, comm: &[u8]) {
-        if pid != 0 && !self.meta.cmdlines.contains_key(&pid) && !self.learned.contains_key(&pid) {
-            self.learned
+        if pid != 0 && !self.comms.contains_key(&pid) {
+            self.comms
                 .insert(pid, String::from_utf8_lossy(comm).into_owned());
         }
     }
 
     /// Appends one `trace-cmd report` line (with newline) for `ev` to `out`.
     pub fn line(&mut self, ev: &Event<'_>, out: &mut Vec<u8>) {
-        use std::io::Write;
         let buffer = &self.meta.buffers[ev.buffer].name;
         if !buffer.is_empty() {
             out.extend_from_slice(buffer.as_bytes());
@@ -105,18 +202,36 @@ impl<'m> Renderer<'m> {
         }
         let pid = ev.pid();
         // The info text is rendered first: plugins learn comms trace-cmd then prints.
-        let mut info = Vec::with_capacity(128);
+        let mut info = std::mem::take(&mut self.scratch);
+        info.clear();
         self.info(ev, &mut info);
         let comm = self.comm_of(pid);
         // trace-cmd rounds to the nearest microsecond.
         let us = ev.ts.saturating_add(500) / 1000;
         let (secs, usecs) = (us / 1_000_000, us % 1_000_000);
         let name = ev.name();
-        let _ = write!(
-            out,
-            "{comm:>16}-{pid:<5} [{:03}] {secs:5}.{usecs:06}: {name}:",
-            ev.cpu
-        );
+        // "{comm:>16}-{pid:<5} [{cpu:03}] {secs:5}.{usecs:06}: {name}:" without fmt.
+        let clen = comm.len();
+        out.extend(std::iter::repeat_n(b' ', 16usize.saturating_sub(clen)));
+        out.extend_from_slice(comm.as_bytes());
+        out.push(b'-');
+        let p0 = out.len();
+        push_i64(out, pid as i64);
+        let plen = out.len() - p0;
+        out.extend(std::iter::repeat_n(b' ', 5usize.saturating_sub(plen)));
+        out.extend_from_slice(b" [");
+        push_zero_padded(out, ev.cpu as u64, 3);
+        out.extend_from_slice(b"] ");
+        out.extend(std::iter::repeat_n(
+            b' ',
+            5usize.saturating_sub(digits(secs)),
+        ));
+        push_u64(out, secs);
+        out.push(b'.');
+        push_zero_padded(out, usecs, 6);
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(name.as_bytes());
+        out.push(b':');
         let pad = 20usize.saturating_sub(name.len());
         out.extend(std::iter::repeat_n(b' ', pad + 1));
         while info.last() == Some(&b'\n') {
@@ -124,6 +239,7 @@ impl<'m> Renderer<'m> {
         }
         out.extend_from_slice(&info);
         out.push(b'\n');
+        self.scratch = info;
     }
 
     /// Appends the event-specific text of `ev` (what follows `name:`).
@@ -139,6 +255,17 @@ impl<'m> Renderer<'m> {
             self.compiled[idx] = Some(Compiled {
                 special: special_for(format),
                 print: PrintFmt::compile(format, self.meta.long_size),
+                fields: match special_for(format) {
+                    Special::SchedSwitch => SWITCH_FIELDS
+                        .iter()
+                        .map(|n| format.field(n).cloned())
+                        .collect(),
+                    Special::SchedWakeup => WAKEUP_FIELDS
+                        .iter()
+                        .map(|n| format.field(n).cloned())
+                        .collect(),
+                    _ => Vec::new(),
+                },
             });
         }
         let special = self.compiled[idx]
@@ -146,8 +273,25 @@ impl<'m> Renderer<'m> {
             .map(|c| c.special)
             .unwrap_or(Special::None);
         match special {
-            Special::SchedSwitch => self.sched_switch(ev, out),
-            Special::SchedWakeup => self.sched_wakeup(ev, out),
+            Special::SchedSwitch | Special::SchedWakeup => {
+                let fields = match self.compiled[idx].as_mut() {
+                    Some(c) => std::mem::take(&mut c.fields),
+                    None => Vec::new(),
+                };
+                let rec = Rec {
+                    data: ev.data,
+                    endian: self.meta.endian,
+                    fields: &fields,
+                };
+                if special == Special::SchedSwitch {
+                    self.sched_switch(&rec, out);
+                } else {
+                    self.sched_wakeup(&rec, out);
+                }
+                if let Some(c) = self.compiled[idx].as_mut() {
+                    c.fields = fields;
+                }
+            }
             Special::HrtimerStart | Special::HrtimerExpireEntry => self.hrtimer(ev, special, out),
             Special::Bprint => self.bprint(ev, out),
             Special::Bputs => self.bputs(ev, out),
@@ -168,33 +312,24 @@ impl<'m> Renderer<'m> {
         }
     }
 
-    fn num(ev: &Event<'_>, name: &str) -> Option<i64> {
-        ev.i64(name)
-    }
-
-    fn comm_field<'e>(ev: &Event<'e>, name: &str) -> Option<&'e [u8]> {
-        match ev.field(name)? {
-            Value::Str(s) => Some(s),
-            _ => None,
-        }
-    }
-
-    fn sched_switch(&mut self, ev: &Event<'_>, out: &mut Vec<u8>) {
-        use std::io::Write;
-        let Some(prev_pid) = Self::num(ev, "prev_pid") else {
+    fn sched_switch(&mut self, ev: &Rec<'_, '_>, out: &mut Vec<u8>) {
+        let Some(prev_pid) = ev.num(0) else {
             out.push(b'!');
             return;
         };
-        if let Some(c) = Self::comm_field(ev, "prev_comm") {
+        if let Some(c) = ev.str(1) {
             out.extend_from_slice(c);
             out.push(b':');
             self.learn(prev_pid as i32, c);
         }
-        let _ = write!(out, "{prev_pid} ");
-        if let Some(p) = Self::num(ev, "prev_prio") {
-            let _ = write!(out, "[{}] ", p as i32);
+        push_i64(out, prev_pid);
+        out.push(b' ');
+        if let Some(p) = ev.num(2) {
+            out.push(b'[');
+            push_i64(out, p as i32 as i64);
+            out.extend_from_slice(b"] ");
         }
-        if let Some(state) = Self::num(ev, "prev_state") {
+        if let Some(state) = ev.num(3) {
             let states = b"SDTtZXxW";
             let state = state as i32;
             let mut found = false;
@@ -212,41 +347,46 @@ impl<'m> Renderer<'m> {
             }
         }
         out.extend_from_slice(b" ==> ");
-        let Some(next_pid) = Self::num(ev, "next_pid") else {
+        let Some(next_pid) = ev.num(4) else {
             out.push(b'!');
             return;
         };
-        if let Some(c) = Self::comm_field(ev, "next_comm") {
+        if let Some(c) = ev.str(5) {
             out.extend_from_slice(c);
             out.push(b':');
             self.learn(next_pid as i32, c);
         }
-        let _ = write!(out, "{next_pid}");
-        if let Some(p) = Self::num(ev, "next_prio") {
-            let _ = write!(out, " [{}]", p as i32);
+        push_i64(out, next_pid);
+        if let Some(p) = ev.num(6) {
+            out.extend_from_slice(b" [");
+            push_i64(out, p as i32 as i64);
+            out.push(b']');
         }
     }
 
-    fn sched_wakeup(&mut self, ev: &Event<'_>, out: &mut Vec<u8>) {
-        use std::io::Write;
-        let Some(pid) = Self::num(ev, "pid") else {
+    fn sched_wakeup(&mut self, ev: &Rec<'_, '_>, out: &mut Vec<u8>) {
+        let Some(pid) = ev.num(0) else {
             out.push(b'!');
             return;
         };
-        if let Some(c) = Self::comm_field(ev, "comm") {
+        if let Some(c) = ev.str(1) {
             out.extend_from_slice(c);
             out.push(b':');
             self.learn(pid as i32, c);
         }
-        let _ = write!(out, "{pid}");
-        if let Some(p) = Self::num(ev, "prio") {
-            let _ = write!(out, " [{p}]");
+        push_i64(out, pid);
+        if let Some(p) = ev.num(2) {
+            out.extend_from_slice(b" [");
+            push_i64(out, p);
+            out.push(b']');
         }
-        if let Some(s) = Self::num(ev, "success") {
-            let _ = write!(out, " success={s}");
+        if let Some(s) = ev.num(3) {
+            out.extend_from_slice(b" success=");
+            push_i64(out, s);
         }
-        if let Some(c) = ev.u64("target_cpu") {
-            let _ = write!(out, " CPU:{c:03}");
+        if let Some(c) = ev.num(4) {
+            out.extend_from_slice(b" CPU:");
+            push_zero_padded(out, c as u64, 3);
         }
     }
 

@@ -9,7 +9,7 @@ use crate::dat::{Compression, CpuData, Meta};
 use crate::endian::Endian;
 use crate::error::{Error, Result};
 use crate::format::{EventFormat, Value};
-use crate::page::{Missed, Page, Records};
+use crate::page::{Missed, Page};
 
 /// One event, borrowing its payload from the stream.
 #[derive(Debug, Clone, Copy)]
@@ -192,11 +192,16 @@ struct CpuStream<'t> {
     page: Option<(usize, usize)>,
     /// File offset of the current page (for errors).
     page_at: u64,
-    rec_pos: usize,
-    rec_ts: u64,
     pending_missed: Missed,
     head: Option<Head>,
+    /// Records of the current page, decoded at once; `next` is the next to yield.
+    heads: Vec<Head>,
+    next: usize,
+    /// An error met in the current page after the records in `heads`.
+    page_error: Option<Error>,
     init_error: Option<Error>,
+    /// Reported once the data that is present has been decoded.
+    truncated: Option<Error>,
     lost: u64,
     lost_unknown: u64,
 }
@@ -206,11 +211,16 @@ impl<'t> CpuStream<'t> {
         let start = c.offset as usize;
         // trace-cmd counts a compressed CPU's size after its 4-byte chunk count.
         let extra = if c.compressed { 4 } else { 0 };
-        let end = start
-            .saturating_add(c.size as usize + extra)
-            .min(file.len());
+        let want_end = start.saturating_add(c.size as usize + extra);
+        let end = want_end.min(file.len());
         let data = &file[start.min(end)..end];
         let mut init_error = None;
+        // A truncated file: decode what is there, then report where it ends.
+        let truncated = (want_end > file.len()).then(|| Error::Truncated {
+            offset: file.len() as u64,
+            what: "CPU data (the file ends before the size its header gives)",
+            need: (want_end - file.len()) as u64,
+        });
         let src = if c.compressed {
             let comp = meta.compression.unwrap_or(Compression::Zstd);
             let chunks_left = if data.is_empty() {
@@ -251,11 +261,13 @@ impl<'t> CpuStream<'t> {
             src,
             page: None,
             page_at: c.offset,
-            rec_pos: 0,
-            rec_ts: 0,
             pending_missed: Missed::None,
             head: None,
+            heads: Vec::with_capacity(256),
+            next: 0,
+            page_error: None,
             init_error,
+            truncated,
             lost: 0,
             lost_unknown: 0,
         }
@@ -275,6 +287,13 @@ impl<'t> CpuStream<'t> {
                 }
                 let start = *pos;
                 let len = page_size.min(data.len() - start);
+                if len < page_size {
+                    if let Some(e) = self.truncated.take() {
+                        // The file was cut inside this page.
+                        *pos = data.len();
+                        return Err(e);
+                    }
+                }
                 *pos += page_size;
                 (start, len, *base + start as u64)
             }
@@ -342,61 +361,89 @@ impl<'t> CpuStream<'t> {
                 };
             }
         }
-        self.rec_pos = page.data_offset();
-        self.rec_ts = page.timestamp;
+        self.heads.clear();
+        self.next = 0;
+        let bytes = page.committed();
+        for r in page.records() {
+            match r {
+                Ok(r) => {
+                    let off = r.data.as_ptr() as usize - bytes.as_ptr() as usize;
+                    self.heads.push(Head {
+                        ts: r.timestamp,
+                        start: start + off,
+                        end: start + off + r.data.len(),
+                        missed: Missed::None,
+                    });
+                }
+                Err(e) => {
+                    self.page_error = Some(e.at_base(at));
+                    break;
+                }
+            }
+        }
+        if let Some(h) = self.heads.first_mut() {
+            h.missed = std::mem::take(&mut self.pending_missed);
+        }
         self.page = Some((start, committed));
         Ok(true)
     }
 
-    fn advance(&mut self) -> Result<()> {
+    fn kill(&mut self) {
+        self.head = None;
+        self.page = None;
+        self.heads.clear();
+        self.next = 0;
+        self.src = Src::Plain {
+            data: &[],
+            base: 0,
+            pos: 0,
+        };
+    }
+
+    #[inline]
+    fn advance(&mut self, meta: &Meta) -> Result<()> {
+        if let Some(&h) = self.heads.get(self.next) {
+            self.next += 1;
+            self.head = Some(h);
+            return Ok(());
+        }
+        self.advance_slow().map_err(|e| Error::Cpu {
+            cpu: self.cpu,
+            buffer: meta
+                .buffers
+                .get(self.buffer)
+                .map(|b| b.name.clone())
+                .unwrap_or_default(),
+            source: Box::new(e),
+        })
+    }
+
+    fn advance_slow(&mut self) -> Result<()> {
         if let Some(e) = self.init_error.take() {
-            self.head = None;
+            self.kill();
             return Err(e);
         }
         loop {
-            if let Some((start, len)) = self.page {
-                let bytes = &src_bytes(&self.src)[start..start + len];
-                let mut recs = Records::resume(bytes, self.endian, self.rec_pos, self.rec_ts);
-                match recs.next() {
-                    Some(Ok(r)) => {
-                        let off = r.data.as_ptr() as usize - bytes.as_ptr() as usize;
-                        let head = Head {
-                            ts: r.timestamp,
-                            start: start + off,
-                            end: start + off + r.data.len(),
-                            missed: std::mem::take(&mut self.pending_missed),
-                        };
-                        self.rec_pos = recs.position();
-                        self.rec_ts = recs.timestamp();
-                        self.head = Some(head);
-                        return Ok(());
-                    }
-                    Some(Err(e)) => {
-                        self.head = None;
-                        self.page = None;
-                        self.src = Src::Plain {
-                            data: &[],
-                            base: 0,
-                            pos: 0,
-                        };
-                        return Err(e.at_base(self.page_at));
-                    }
-                    None => self.page = None,
-                }
+            if let Some(&h) = self.heads.get(self.next) {
+                self.next += 1;
+                self.head = Some(h);
+                return Ok(());
+            }
+            if let Some(e) = self.page_error.take() {
+                self.kill();
+                return Err(e);
             }
             match self.next_page() {
                 Ok(true) => {}
                 Ok(false) => {
                     self.head = None;
+                    if let Some(e) = self.truncated.take() {
+                        return Err(e);
+                    }
                     return Ok(());
                 }
                 Err(e) => {
-                    self.head = None;
-                    self.src = Src::Plain {
-                        data: &[],
-                        base: 0,
-                        pos: 0,
-                    };
+                    self.kill();
                     return Err(e);
                 }
             }
@@ -474,13 +521,13 @@ impl<'t> Events<'t> {
         if !self.started {
             self.started = true;
             for i in 0..self.cpus.len() {
-                if let Err(e) = self.cpus[i].advance() {
+                if let Err(e) = self.cpus[i].advance(self.meta) {
                     return Some(Err(e));
                 }
             }
         }
         if let Some(i) = self.consumed.take() {
-            if let Err(e) = self.cpus[i].advance() {
+            if let Err(e) = self.cpus[i].advance(self.meta) {
                 return Some(Err(e));
             }
         }
@@ -515,5 +562,79 @@ impl<'t> Events<'t> {
             format: self.meta.event(id),
             meta: self.meta,
         }))
+    }
+}
+
+/// An [`Iterator`] over copies of the events (see [`Events::into_owned`]).
+#[derive(Debug)]
+pub struct OwnedEvents<'t>(Events<'t>);
+
+impl Iterator for OwnedEvents<'_> {
+    type Item = Result<OwnedEvent>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.0.next_event().map(|r| r.map(|e| e.to_owned_event()))
+    }
+}
+
+impl<'t> Events<'t> {
+    /// A plain iterator that copies each event out (one allocation per event;
+    /// [`Events::next_event`] avoids it).
+    pub fn into_owned(self) -> OwnedEvents<'t> {
+        OwnedEvents(self)
+    }
+}
+
+/// Task names over time: starts from the file's saved cmdlines and follows
+/// the comms that sched events carry (the latest one wins, so a task that
+/// calls `exec` changes name mid-trace, unlike `trace-cmd report`'s
+/// first-name-sticks rule that [`crate::render::Renderer`] reproduces).
+#[derive(Debug, Clone, Default)]
+pub struct CommTracker {
+    comms: std::collections::HashMap<i32, String>,
+}
+
+impl CommTracker {
+    /// Starts from the saved cmdlines of `meta`.
+    pub fn new(meta: &Meta) -> Self {
+        CommTracker {
+            comms: meta.cmdlines.clone(),
+        }
+    }
+
+    fn set(&mut self, pid: Option<i64>, comm: Option<Cow<'_, str>>) {
+        if let (Some(pid), Some(comm)) = (pid, comm) {
+            if pid > 0
+                && !comm.is_empty()
+                && self.comms.get(&(pid as i32)).map(|c| c.as_str()) != Some(&comm)
+            {
+                self.comms.insert(pid as i32, comm.into_owned());
+            }
+        }
+    }
+
+    /// Learns from `ev` (sched_switch, sched_waking/wakeup/wakeup_new,
+    /// sched_process_fork, task_rename).
+    pub fn observe(&mut self, ev: &Event<'_>) {
+        match ev.name() {
+            "sched_switch" => {
+                self.set(ev.i64("prev_pid"), ev.str("prev_comm"));
+                self.set(ev.i64("next_pid"), ev.str("next_comm"));
+            }
+            "sched_waking" | "sched_wakeup" | "sched_wakeup_new" | "sched_migrate_task" => {
+                self.set(ev.i64("pid"), ev.str("comm"))
+            }
+            "sched_process_fork" => self.set(ev.i64("child_pid"), ev.str("child_comm")),
+            "task_rename" => self.set(ev.i64("pid"), ev.str("newcomm")),
+            _ => {}
+        }
+    }
+
+    /// The latest known name of `pid` (`<idle>` for 0, `<...>` when unknown).
+    pub fn comm(&self, pid: i32) -> &str {
+        if pid == 0 {
+            return "<idle>";
+        }
+        self.comms.get(&pid).map(|s| s.as_str()).unwrap_or("<...>")
     }
 }

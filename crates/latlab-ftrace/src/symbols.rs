@@ -3,15 +3,53 @@
 use std::collections::HashMap;
 
 /// Addresses to function names, from the text of `/proc/kallsyms`.
+///
+/// The text is kept and parsed on the first lookup, so readers that never
+/// print a symbol (`latlab dump --stats`) do not pay for 5 MB of symbols.
 #[derive(Debug, Clone, Default)]
 pub struct Kallsyms {
+    raw: Vec<u8>,
+    table: std::sync::OnceLock<SymTable>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct SymTable {
     addrs: Vec<u64>,
     names: Vec<String>,
 }
 
 impl Kallsyms {
-    /// Parses `ADDR TYPE NAME [MODULE]` lines; malformed lines are skipped.
+    /// Keeps `ADDR TYPE NAME [MODULE]` lines for lookup (malformed lines are skipped).
     pub fn parse(text: &[u8]) -> Self {
+        Kallsyms {
+            raw: text.to_vec(),
+            table: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn table(&self) -> &SymTable {
+        self.table.get_or_init(|| SymTable::parse(&self.raw))
+    }
+
+    /// Number of symbols.
+    pub fn len(&self) -> usize {
+        self.table().addrs.len()
+    }
+
+    /// Whether the table is empty.
+    pub fn is_empty(&self) -> bool {
+        self.table().addrs.is_empty()
+    }
+
+    /// The function containing `addr` and its start address. Like trace-cmd, an
+    /// address past the last symbol matches only that symbol's exact address.
+    pub fn lookup(&self, addr: u64) -> Option<(&str, u64)> {
+        self.table().lookup(addr)
+    }
+}
+
+impl SymTable {
+    fn parse(text: &[u8]) -> Self {
         let mut pairs: Vec<(u64, String)> = Vec::new();
         for line in text.split(|&b| b == b'\n') {
             let line = String::from_utf8_lossy(line);
@@ -26,22 +64,10 @@ impl Kallsyms {
         }
         pairs.sort_by_key(|p| p.0);
         let (addrs, names) = pairs.into_iter().unzip();
-        Kallsyms { addrs, names }
+        SymTable { addrs, names }
     }
 
-    /// Number of symbols.
-    pub fn len(&self) -> usize {
-        self.addrs.len()
-    }
-
-    /// Whether the table is empty.
-    pub fn is_empty(&self) -> bool {
-        self.addrs.is_empty()
-    }
-
-    /// The function containing `addr` and its start address. Like trace-cmd, an
-    /// address past the last symbol matches only that symbol's exact address.
-    pub fn lookup(&self, addr: u64) -> Option<(&str, u64)> {
+    fn lookup(&self, addr: u64) -> Option<(&str, u64)> {
         let i = match self.addrs.binary_search(&addr) {
             Ok(mut i) => {
                 while i + 1 < self.addrs.len() && self.addrs[i + 1] == addr {

@@ -43,7 +43,11 @@ fn decode_all(data: Vec<u8>) -> Result<usize, Error> {
 
 fn assert_positional(e: &Error) {
     let msg = e.to_string();
-    let ok = match e {
+    if let Error::Cpu { .. } = e {
+        assert!(msg.starts_with("in the data of CPU "), "{msg}");
+    }
+    let msg = e.root().to_string();
+    let ok = match e.root() {
         Error::Truncated { .. } | Error::Corrupt { .. } | Error::Decompress { .. } => {
             msg.contains("byte offset")
         }
@@ -436,4 +440,9 @@ fn lost_events_are_reported_on_the_next_event() {
     assert_eq!(second.ts, 2_000_000_000);
     assert!(ev.next_event().is_none());
     assert_eq!(ev.lost().counted, 17);
+    // The owned iterator yields the same events.
+    let owned: Vec<_> = f.events().into_owned().collect::<Result<_, _>>().unwrap();
+    assert_eq!(owned.len(), 2);
+    assert_eq!(owned[1].view(&f.meta).i64("target_cpu"), Some(1));
+    assert_eq!(owned[1].missed, latlab_ftrace::page::Missed::Count(17));
 }

@@ -248,6 +248,10 @@ fn filters_select_the_matching_subset_and_stats_count_them() {
         .iter()
         .all(|l| ts_of(l) >= t0 - 1e-6 && ts_of(l) <= t1 + 1e-6));
     assert!(got.len() < all.len());
+    // an event the file has no format for is an error, not silence
+    let o = latlab(&["dump", f, "--events", "sched_swich"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("sched_swich"));
     // --stats counts what dump prints
     let stats = stdout_of(&["dump", f, "--stats"]);
     assert!(
@@ -295,6 +299,14 @@ fn truncated_file_is_an_error_naming_the_byte_offset() {
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("byte offset"), "{err}");
+    assert!(err.contains("CPU 1"), "{err}");
+    // Nothing decodable is lost: the events before the cut are printed first.
+    let printed = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        event_lines(&printed).len() > 1000,
+        "{} lines",
+        event_lines(&printed).len()
+    );
     let o = latlab(&["dump", "/nonexistent/trace.dat"]);
     assert_eq!(o.status.code(), Some(1));
 }
@@ -468,4 +480,57 @@ fn live_tracefs_trace_text_is_read() {
     assert!(!root
         .join(format!("instances/latlab-dump-test-{}", std::process::id()))
         .exists());
+}
+
+fn instances(root: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(root.join("instances"))
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+#[test]
+fn files_latlab_records_dump_like_trace_cmd_report() {
+    let Some(root) = tracefs().filter(|_| unsafe_is_root()) else {
+        let msg = "needs root and tracefs: run as root (tracefs is mounted at /sys/kernel/tracing)";
+        if require_privilege() {
+            panic!("{msg} (required because LATLAB_REQUIRE_PRIVILEGE=1)");
+        }
+        eprintln!("SKIP: {msg}");
+        return;
+    };
+    if missing_tool("trace-cmd", "trace-cmd") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("rec.dat");
+    let o = latlab(&["record", "-o", f.to_str().unwrap(), "--", "sleep", "0.2"]);
+    assert!(
+        o.status.success(),
+        "latlab record failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let (n, _) = compare_with_trace_cmd(&f);
+    assert!(n > 100, "only {n} events recorded");
+    // latlab record names its instance in its report and removed it
+    let report = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let inst = report
+        .split_whitespace()
+        .find(|w| w.starts_with("latlab-"))
+        .map(|w| w.trim_end_matches([',', ';']).to_string());
+    if let Some(inst) = inst {
+        assert!(
+            !instances(&root).contains(&inst),
+            "instance {inst} left behind"
+        );
+    }
 }

@@ -275,6 +275,21 @@ fn dump_dat(args: &DumpArgs, filter: &Filter, out: &mut impl Write) -> anyhow::R
         .iter()
         .map(|e| filter.event_ok(&e.system, &e.name))
         .collect();
+    for (sys, name) in &filter.events {
+        let known = meta.events.iter().any(|e| {
+            (name == "*" || &e.name == name) && sys.as_deref().is_none_or(|s| s == e.system)
+        });
+        if !known {
+            let shown = sys
+                .as_ref()
+                .map(|s| format!("{s}:{name}"))
+                .unwrap_or_else(|| name.clone());
+            bail!(
+                "--events {shown}: {} has no such event format (see `latlab dump --stats` for the events it holds)",
+                args.file.display()
+            );
+        }
+    }
     let mut events = file.events().retain_cpus(|c| filter.cpu_ok(c));
     if args.stats {
         let mut per_event = vec![0u64; meta.events.len()];
@@ -349,9 +364,19 @@ fn dump_dat(args: &DumpArgs, filter: &Filter, out: &mut impl Write) -> anyhow::R
     }
     writeln!(out, "cpus={}", meta.cpu_count)?;
     let mut r = Renderer::new(meta);
-    let mut line = Vec::with_capacity(256);
+    // Lines go into one large buffer written in big chunks (the BufWriter
+    // passes writes larger than its own buffer straight through).
+    let mut buf: Vec<u8> = Vec::with_capacity(1 << 20);
     while let Some(ev) = events.next_event() {
-        let ev = ev.with_context(|| format!("decoding {}", args.file.display()))?;
+        let ev = match ev {
+            Ok(ev) => ev,
+            Err(e) => {
+                // Print every event decoded before the bad spot, then the error.
+                out.write_all(&buf)?;
+                out.flush()?;
+                return Err(e).with_context(|| format!("decoding {}", args.file.display()));
+            }
+        };
         if ev.ts < filter.from || ev.ts > filter.to {
             continue;
         }
@@ -362,19 +387,22 @@ fn dump_dat(args: &DumpArgs, filter: &Filter, out: &mut impl Write) -> anyhow::R
         } else if !filter.events.is_empty() {
             continue;
         }
-        line.clear();
         match ev.missed {
             latlab_ftrace::page::Missed::None => {}
             latlab_ftrace::page::Missed::Unknown => {
-                writeln!(out, "CPU:{} [EVENTS DROPPED]", ev.cpu)?;
+                writeln!(buf, "CPU:{} [EVENTS DROPPED]", ev.cpu)?;
             }
             latlab_ftrace::page::Missed::Count(n) => {
-                writeln!(out, "CPU:{} [{n} EVENTS DROPPED]", ev.cpu)?;
+                writeln!(buf, "CPU:{} [{n} EVENTS DROPPED]", ev.cpu)?;
             }
         }
-        r.line(&ev, &mut line);
-        out.write_all(&line)?;
+        r.line(&ev, &mut buf);
+        if buf.len() >= (1 << 20) - 8192 {
+            out.write_all(&buf)?;
+            buf.clear();
+        }
     }
+    out.write_all(&buf)?;
     Ok(())
 }
 
