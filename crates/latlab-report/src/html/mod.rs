@@ -485,6 +485,50 @@ fn summary_row(h: &mut String, name: &str, cycles: u64, missed: u64, s: &Summary
     );
 }
 
+/// The `latlab run --explain` results: what the latency of the late
+/// windows was made of (bars), and the causes ranked with their advice.
+fn render_explain(h: &mut String, explain: &Value) {
+    let late = explain["late"].as_u64().unwrap_or(0);
+    let periods = explain["periods"].as_u64().unwrap_or(0);
+    let _ = writeln!(
+        h,
+        "<h3>Why wake-ups were late (latlab explain)</h3><p>{late} late of {periods} periods \
+         (late: over {}).</p>",
+        format_ns(explain["threshold_ns"].as_u64().unwrap_or(0))
+    );
+    if let Some(categories) = explain["categories"].as_array() {
+        h.push_str("<table class=\"explain\"><tr><th class=\"l\">latency of late windows</th><th>share</th><th class=\"l\"></th></tr>\n");
+        for c in categories {
+            let share = c["share"].as_f64().unwrap_or(0.0) * 100.0;
+            let _ = writeln!(
+                h,
+                "<tr><td class=\"l\">{}</td><td>{share:.1} %</td><td class=\"l\">\
+                 <div class=\"bar\" style=\"width:{:.1}px\"></div></td></tr>",
+                escape(c["category"].as_str().unwrap_or("?")),
+                share * 3.0
+            );
+        }
+        h.push_str("</table>\n");
+    }
+    if let Some(causes) = explain["causes"].as_array() {
+        h.push_str("<ol class=\"causes\">\n");
+        for c in causes.iter().take(10) {
+            let _ = writeln!(
+                h,
+                "<li><b>{}</b><br>in {} late and {} normal windows; {} in late windows \
+                 ({:.0} % of their latency)<br><i>{}</i></li>",
+                escape(c["description"].as_str().unwrap_or("?")),
+                c["late_windows"].as_u64().unwrap_or(0),
+                c["normal_windows"].as_u64().unwrap_or(0),
+                format_ns(c["late_ns"].as_u64().unwrap_or(0)),
+                c["share"].as_f64().unwrap_or(0.0) * 100.0,
+                escape(c["recommendation"].as_str().unwrap_or(""))
+            );
+        }
+        h.push_str("</ol>\n");
+    }
+}
+
 fn render_run(h: &mut String, id: &str, label: &str, run: &RunResult) {
     let s = &run.settings;
     let _ = writeln!(
@@ -591,6 +635,9 @@ fn render_run(h: &mut String, id: &str, label: &str, run: &RunResult) {
             }
             h.push_str("</ul>\n");
         }
+    }
+    if let Some(explain) = &run.explain {
+        render_explain(h, explain);
     }
     render_system(h, run);
     if let Some(trace) = &run.trace {

@@ -229,3 +229,32 @@ fn a_run_without_samples_renders() {
         "no change against a zero baseline"
     );
 }
+
+#[test]
+fn explain_results_are_drawn_as_bars_and_ranked_causes() {
+    let mut run = sample_result();
+    run.explain = Some(serde_json::json!({
+        "late": 3, "periods": 1000, "threshold_ns": 100_000,
+        "categories": [
+            {"category": "softirq", "share": 0.75},
+            {"category": "unexplained", "share": 0.25}
+        ],
+        "causes": [{
+            "description": "softirq NET_RX <ran first>",
+            "late_windows": 3, "normal_windows": 1, "late_ns": 450_000, "share": 0.75,
+            "recommendation": "threaded NAPI"
+        }]
+    }));
+    let html = render(&[entry("board", run)], "t");
+    assert!(
+        html.contains("Why wake-ups were late"),
+        "no explain section"
+    );
+    assert!(html.contains("3 late of 1000 periods"));
+    assert!(html.contains("width:225.0px"), "a 75 % bar");
+    // Text from the trace is escaped.
+    assert!(html.contains("softirq NET_RX &lt;ran first&gt;"));
+    assert!(html.contains("450 us in late windows (75 % of their latency)"));
+    // Without an explanation there is no such section.
+    assert!(!render(&[entry("board", sample_result())], "t").contains("Why wake-ups were late"));
+}
