@@ -2,6 +2,9 @@
 //! root and tracefs; they skip (with the reason) otherwise, unless
 //! LATLAB_REQUIRE_PRIVILEGE=1.
 
+mod common;
+use common::{latlab, require};
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -12,17 +15,6 @@ use serde_json::Value;
 /// Recording tests share the two CPUs: one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-fn require(what: &str, ok: bool, fix: &str) -> bool {
-    if ok {
-        return true;
-    }
-    if std::env::var("LATLAB_REQUIRE_PRIVILEGE").as_deref() == Ok("1") {
-        panic!("{what} is required (LATLAB_REQUIRE_PRIVILEGE=1): {fix}");
-    }
-    eprintln!("SKIP: {what} missing: {fix}");
-    false
-}
-
 fn privileged() -> bool {
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
@@ -31,10 +23,6 @@ fn privileged() -> bool {
         root,
         "run the tests as root (sudo -E cargo test)",
     )
-}
-
-fn latlab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_latlab"))
 }
 
 fn explain_json(trace: &Path, extra: &[&str]) -> Value {

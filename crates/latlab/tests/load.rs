@@ -1,12 +1,11 @@
 //! `latlab load` driven as a real process: normal exit, errors, SIGINT, SIGKILL.
 
+mod common;
+use common::latlab;
+
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn latlab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_latlab"))
-}
 
 /// Processes whose command line contains `marker` (the test's load command).
 fn processes_with(marker: &str) -> Vec<String> {

@@ -1,14 +1,13 @@
 //! `latlab lockbench` driven through the real binary: the simulator, argument errors,
 //! and (as root) real SCHED_FIFO/SCHED_OTHER threads and Ctrl-C.
 
-use std::process::{Command, Stdio};
+mod common;
+use common::latlab;
+
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-
-fn latlab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_latlab"))
-}
 
 /// The real-thread tests pin to the same CPU; two at once would measure each other.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -16,19 +15,7 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// Some(serializing guard) when the test may use real-time priority; otherwise the test
 /// is skipped with the reason and the fix, unless CI demands privileges.
 fn privileged(test: &str) -> Option<std::sync::MutexGuard<'static, ()>> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
-        return Some(ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner()));
-    }
-    let reason = format!(
-        "{test}: skipped: needs root for the SCHED_FIFO real-time task (run `sudo -E cargo test`, \
-         or grant CAP_SYS_NICE)"
-    );
-    if std::env::var("LATLAB_REQUIRE_PRIVILEGE").as_deref() == Ok("1") {
-        panic!("{reason}; LATLAB_REQUIRE_PRIVILEGE=1 makes this a failure");
-    }
-    eprintln!("{reason}");
-    None
+    common::root(test).then(|| ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
 fn read_json(path: &std::path::Path) -> Value {

@@ -1,6 +1,9 @@
 //! `latlab record` driven as a real binary on the real tracefs. Needs root;
 //! skips (with the reason) otherwise, unless LATLAB_REQUIRE_PRIVILEGE=1.
 
+mod common;
+use common::{latlab, require};
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
@@ -9,17 +12,6 @@ use std::time::{Duration, Instant};
 static SERIAL: Mutex<()> = Mutex::new(());
 
 const TRACEFS: &str = "/sys/kernel/tracing";
-
-fn require(what: &str, ok: bool, fix: &str) -> bool {
-    if ok {
-        return true;
-    }
-    if std::env::var("LATLAB_REQUIRE_PRIVILEGE").as_deref() == Ok("1") {
-        panic!("{what} is required (LATLAB_REQUIRE_PRIVILEGE=1): {fix}");
-    }
-    eprintln!("SKIP: {what} missing: {fix}");
-    false
-}
 
 fn privileged() -> bool {
     // SAFETY: geteuid has no preconditions.
@@ -34,10 +26,6 @@ fn privileged() -> bool {
 fn have_trace_cmd() -> bool {
     let ok = Command::new("trace-cmd").arg("--version").output().is_ok();
     require("trace-cmd", ok, "apt-get install trace-cmd")
-}
-
-fn latlab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_latlab"))
 }
 
 fn set_event() -> String {

@@ -1,13 +1,12 @@
 //! `latlab report` driven through the real binary on results of real
 //! `latlab run`s, and the report opened in a real headless Chromium.
 
+mod common;
+use common::latlab;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
-
-fn latlab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_latlab"))
-}
 
 /// Where this test binary keeps its results and the screenshot.
 fn work_dir() -> PathBuf {

@@ -1,33 +1,14 @@
 //! `latlab respond` driven through the real binary: a real forked responder
 //! at SCHED_FIFO, real ptys, pipes, eventfds, sockets and signals.
 
+mod common;
+use common::{latlab, root};
+
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::Duration;
 
 use serde_json::Value;
-
-fn latlab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_latlab"))
-}
-
-/// True when the test may use real-time priority. Without it the test is
-/// skipped with the reason and the fix, unless CI demands privileges.
-fn privileged(test: &str) -> bool {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
-        return true;
-    }
-    let reason = format!(
-        "{test}: skipped: needs root for SCHED_FIFO and mlock (run `sudo -E cargo test`, \
-         or grant CAP_SYS_NICE and CAP_IPC_LOCK)"
-    );
-    if std::env::var("LATLAB_REQUIRE_PRIVILEGE").as_deref() == Ok("1") {
-        panic!("{reason}; LATLAB_REQUIRE_PRIVILEGE=1 makes this a failure");
-    }
-    eprintln!("{reason}");
-    false
-}
 
 /// Options that let a test run without privileges (SCHED_OTHER).
 const UNPRIVILEGED: [&str; 4] = [
@@ -86,7 +67,7 @@ fn check_plausible(channel: &str, result: &Value, events: u64) {
 
 #[test]
 fn every_emulated_channel_measures_at_sched_fifo() {
-    if !privileged("every_emulated_channel_measures_at_sched_fifo") {
+    if !root("every_emulated_channel_measures_at_sched_fifo") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -357,7 +338,7 @@ fn sigterm_to_the_whole_process_group_still_writes_results() {
 
 #[test]
 fn saved_result_is_stored_in_the_history() {
-    if !privileged("saved_result_is_stored_in_the_history") {
+    if !root("saved_result_is_stored_in_the_history") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

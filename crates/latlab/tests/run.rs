@@ -1,33 +1,14 @@
 //! `latlab run` driven through the real binary: real SCHED_FIFO threads,
 //! real timers, real files and signals.
 
+mod common;
+use common::{latlab, root};
+
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::Duration;
 
 use serde_json::Value;
-
-fn latlab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_latlab"))
-}
-
-/// True when the test may use real-time priority. Without it the test is
-/// skipped with the reason and the fix, unless CI demands privileges.
-fn privileged(test: &str) -> bool {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
-        return true;
-    }
-    let reason = format!(
-        "{test}: skipped: needs root for SCHED_FIFO and mlock (run `sudo -E cargo test`, \
-         or grant CAP_SYS_NICE and CAP_IPC_LOCK)"
-    );
-    if std::env::var("LATLAB_REQUIRE_PRIVILEGE").as_deref() == Ok("1") {
-        panic!("{reason}; LATLAB_REQUIRE_PRIVILEGE=1 makes this a failure");
-    }
-    eprintln!("{reason}");
-    false
-}
 
 fn run_json(dir: &Path, args: &[&str]) -> (Output, Value) {
     let (output, value, _) = run_json_pid(dir, args);
@@ -110,42 +91,42 @@ fn check_timer(timer: &str, cpus: &str) {
 
 #[test]
 fn clock_nanosleep_runs_on_every_cpu() {
-    if privileged("clock_nanosleep_runs_on_every_cpu") {
+    if root("clock_nanosleep_runs_on_every_cpu") {
         check_timer("clock-nanosleep", "0-1");
     }
 }
 
 #[test]
 fn nanosleep_runs() {
-    if privileged("nanosleep_runs") {
+    if root("nanosleep_runs") {
         check_timer("nanosleep", "0");
     }
 }
 
 #[test]
 fn itimer_runs_on_one_cpu() {
-    if privileged("itimer_runs_on_one_cpu") {
+    if root("itimer_runs_on_one_cpu") {
         check_timer("itimer", "1");
     }
 }
 
 #[test]
 fn posix_timer_runs_on_every_cpu() {
-    if privileged("posix_timer_runs_on_every_cpu") {
+    if root("posix_timer_runs_on_every_cpu") {
         check_timer("posix-timer", "0-1");
     }
 }
 
 #[test]
 fn timerfd_runs_on_every_cpu() {
-    if privileged("timerfd_runs_on_every_cpu") {
+    if root("timerfd_runs_on_every_cpu") {
         check_timer("timerfd", "0-1");
     }
 }
 
 #[test]
 fn rtc_runs_or_names_the_missing_device() {
-    if !privileged("rtc_runs_or_names_the_missing_device") {
+    if !root("rtc_runs_or_names_the_missing_device") {
         return;
     }
     if Path::new("/dev/rtc0").exists() {
@@ -213,7 +194,7 @@ fn itimer_on_two_cpus_is_refused_with_the_alternative() {
 
 #[test]
 fn violated_requirement_exits_2_with_the_verdict_in_words() {
-    if !privileged("violated_requirement_exits_2_with_the_verdict_in_words") {
+    if !root("violated_requirement_exits_2_with_the_verdict_in_words") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -262,7 +243,7 @@ fn violated_requirement_exits_2_with_the_verdict_in_words() {
 
 #[test]
 fn every_output_format_is_written_and_consistent() {
-    if !privileged("every_output_format_is_written_and_consistent") {
+    if !root("every_output_format_is_written_and_consistent") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -360,7 +341,7 @@ fn every_output_format_is_written_and_consistent() {
 
 #[test]
 fn ctrl_c_mid_run_still_writes_a_complete_result() {
-    if !privileged("ctrl_c_mid_run_still_writes_a_complete_result") {
+    if !root("ctrl_c_mid_run_still_writes_a_complete_result") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -392,7 +373,7 @@ fn ctrl_c_mid_run_still_writes_a_complete_result() {
 
 #[test]
 fn unprivileged_user_gets_the_named_fix() {
-    if !privileged("unprivileged_user_gets_the_named_fix") {
+    if !root("unprivileged_user_gets_the_named_fix") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -469,7 +450,7 @@ fn bad_arguments_are_named() {
 
 #[test]
 fn load_runs_alongside_and_its_throughput_is_in_the_result() {
-    if !privileged("load_runs_alongside_and_its_throughput_is_in_the_result") {
+    if !root("load_runs_alongside_and_its_throughput_is_in_the_result") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -498,7 +479,7 @@ fn load_runs_alongside_and_its_throughput_is_in_the_result() {
 
 #[test]
 fn failing_load_command_stops_the_run_with_a_clear_error() {
-    if !privileged("failing_load_command_stops_the_run_with_a_clear_error") {
+    if !root("failing_load_command_stops_the_run_with_a_clear_error") {
         return;
     }
     let output = latlab()
@@ -542,7 +523,7 @@ fn marker_lines(trace: &Path) -> usize {
 
 #[test]
 fn trace_marks_every_sample_over_the_threshold() {
-    if !privileged("trace_marks_every_sample_over_the_threshold") {
+    if !root("trace_marks_every_sample_over_the_threshold") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -578,7 +559,7 @@ fn trace_marks_every_sample_over_the_threshold() {
 
 #[test]
 fn flight_recorder_freezes_at_the_first_late_sample() {
-    if !privileged("flight_recorder_freezes_at_the_first_late_sample") {
+    if !root("flight_recorder_freezes_at_the_first_late_sample") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -612,7 +593,7 @@ fn flight_recorder_freezes_at_the_first_late_sample() {
 fn itimer_with_trace_is_not_killed_by_sigalrm() {
     // Regression: trace reader threads started before SIGALRM was blocked
     // took the itimer's signal and the process died ("Alarm clock").
-    if !privileged("itimer_with_trace_is_not_killed_by_sigalrm") {
+    if !root("itimer_with_trace_is_not_killed_by_sigalrm") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -644,7 +625,7 @@ fn itimer_with_trace_is_not_killed_by_sigalrm() {
 
 #[test]
 fn explain_records_and_explains_the_late_wakeups_of_the_run() {
-    if !privileged("explain_records_and_explains_the_late_wakeups_of_the_run") {
+    if !root("explain_records_and_explains_the_late_wakeups_of_the_run") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
