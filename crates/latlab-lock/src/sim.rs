@@ -869,6 +869,14 @@ mod tests {
     }
 
     #[test]
+    fn table_snapshot() {
+        // The rendered table of a short seeded run: any change to the model, the
+        // generator or the layout shows up here.
+        let c = compare(&short(1)).unwrap();
+        insta::assert_snapshot!(render_table(&c));
+    }
+
+    #[test]
     fn minimum_latency_is_the_interrupt_plus_a_context_switch() {
         let cfg = short(3);
         let run = simulate(&cfg, true).unwrap();

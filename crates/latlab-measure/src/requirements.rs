@@ -6,8 +6,11 @@
 use serde::{Deserialize, Serialize};
 
 use crate::histogram::Histogram;
+use crate::period::PeriodSummary;
 use crate::result::{ThreadResult, Verdict};
+use crate::stats::Summary;
 use crate::units::{format_ns, parse_duration, parse_fraction};
+use crate::worst::WorstSample;
 
 /// One requirement.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -136,27 +139,70 @@ pub struct RequirementOutcome {
     pub details: Vec<String>,
 }
 
-/// Checks every requirement against every thread.
+/// One labelled set of samples that requirements are checked against: a
+/// measurement thread of `latlab run` (`CPU1`), or one latency of
+/// `latlab respond` (`one-way`, `round-trip`).
+#[derive(Debug, Clone, Copy)]
+pub struct Subject<'a> {
+    /// How failures name it, e.g. `CPU1`.
+    pub label: &'a str,
+    /// Its summary figures.
+    pub latency: &'a Summary,
+    /// Its histogram (for percentiles the summary does not keep).
+    pub histogram: &'a Histogram,
+    /// Its worst samples, largest first.
+    pub worst: &'a [WorstSample],
+    /// What a sample's index is called in failures (`cycle`, `event`).
+    pub index_name: &'a str,
+    /// Period accuracy, when the subject is periodic; period requirements
+    /// do not apply to a subject without one.
+    pub period: Option<&'a PeriodSummary>,
+}
+
+/// Checks every requirement against every thread of `latlab run`.
 pub fn evaluate(requirements: &[Requirement], threads: &[ThreadResult]) -> Vec<RequirementOutcome> {
+    let labels: Vec<String> = threads.iter().map(|t| format!("CPU{}", t.cpu)).collect();
+    let subjects: Vec<Subject<'_>> = threads
+        .iter()
+        .zip(&labels)
+        .map(|(t, label)| Subject {
+            label,
+            latency: &t.latency,
+            histogram: &t.histogram,
+            worst: &t.worst,
+            index_name: "cycle",
+            period: Some(&t.period),
+        })
+        .collect();
+    evaluate_subjects(requirements, &subjects)
+}
+
+/// Checks every requirement against every subject.
+pub fn evaluate_subjects(
+    requirements: &[Requirement],
+    subjects: &[Subject<'_>],
+) -> Vec<RequirementOutcome> {
+    let overall_max = subjects.iter().map(|t| t.latency.max).max().unwrap_or(0);
     requirements
         .iter()
         .map(|requirement| {
             let mut failures = Vec::new();
             let mut worst_seen = String::new();
-            for t in threads {
+            for t in subjects {
                 match requirement {
                     Requirement::MaxLatency { limit_ns } => {
                         let max = t.latency.max;
                         if max > *limit_ns {
-                            let cycle = t.worst.first().map(|w| w.cycle).unwrap_or(0);
+                            let index = t.worst.first().map(|w| w.cycle).unwrap_or(0);
                             failures.push(format!(
-                                "FAIL: CPU{} max {} > {} (cycle {cycle})",
-                                t.cpu,
+                                "FAIL: {} max {} > {} ({} {index})",
+                                t.label,
                                 format_ns(max),
-                                format_ns(*limit_ns)
+                                format_ns(*limit_ns),
+                                t.index_name
                             ));
                         }
-                        worst_seen = format!("max {}", format_ns(max.max(threads_max(threads))));
+                        worst_seen = format!("max {}", format_ns(max.max(overall_max)));
                     }
                     Requirement::Percentile {
                         percentile,
@@ -165,8 +211,8 @@ pub fn evaluate(requirements: &[Requirement], threads: &[ThreadResult]) -> Vec<R
                         let value = percentile_of(t, *percentile);
                         if value > *limit_ns {
                             failures.push(format!(
-                                "FAIL: CPU{} p{percentile} {} > {}",
-                                t.cpu,
+                                "FAIL: {} p{percentile} {} > {}",
+                                t.label,
                                 format_ns(value),
                                 format_ns(*limit_ns)
                             ));
@@ -176,17 +222,18 @@ pub fn evaluate(requirements: &[Requirement], threads: &[ThreadResult]) -> Vec<R
                         tolerance,
                         min_share,
                     } => {
-                        let share = t.period.share_within;
+                        let Some(period) = t.period else { continue };
+                        let share = period.share_within;
                         if share + 1e-12 < *min_share {
                             failures.push(format!(
-                                "FAIL: CPU{} {:.4}% of periods within +-{}% (need {}%), \
+                                "FAIL: {} {:.4}% of periods within +-{}% (need {}%), \
                                  {} outside, worst deviation {:+.1} us",
-                                t.cpu,
+                                t.label,
                                 share * 100.0,
                                 tolerance * 100.0,
                                 min_share * 100.0,
-                                t.period.count - t.period.within_tolerance,
-                                extreme_deviation(t) as f64 / 1e3
+                                period.count - period.within_tolerance,
+                                extreme_deviation(period) as f64 / 1e3
                             ));
                         }
                     }
@@ -223,21 +270,59 @@ pub fn verdict(outcomes: &[RequirementOutcome]) -> Verdict {
     }
 }
 
-fn threads_max(threads: &[ThreadResult]) -> u64 {
-    threads.iter().map(|t| t.latency.max).max().unwrap_or(0)
-}
-
-fn percentile_of(t: &ThreadResult, p: f64) -> u64 {
+fn percentile_of(t: &Subject<'_>, p: f64) -> u64 {
     t.latency
         .percentile(p)
-        .or_else(|| Histogram::value_at_percentile(&t.histogram, p))
+        .or_else(|| Histogram::value_at_percentile(t.histogram, p))
         .unwrap_or(0)
 }
 
-fn extreme_deviation(t: &ThreadResult) -> i64 {
-    if t.period.max_deviation_ns.unsigned_abs() >= t.period.min_deviation_ns.unsigned_abs() {
-        t.period.max_deviation_ns
+fn extreme_deviation(period: &PeriodSummary) -> i64 {
+    if period.max_deviation_ns.unsigned_abs() >= period.min_deviation_ns.unsigned_abs() {
+        period.max_deviation_ns
     } else {
-        t.period.min_deviation_ns
+        period.min_deviation_ns
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::Stats;
+    use crate::worst::WorstSamples;
+
+    #[test]
+    fn subjects_without_period_are_named_by_label_and_index_name() {
+        let mut stats = Stats::new();
+        let mut worst = WorstSamples::new(4);
+        for (i, ns) in [10_000u64, 55_000, 20_000].into_iter().enumerate() {
+            stats.record(ns);
+            worst.offer(WorstSample {
+                latency_ns: ns,
+                cycle: i as u64,
+                intended_ns: 0,
+                offset_s: 0.0,
+                cpu: 1,
+            });
+        }
+        let summary = stats.summary();
+        let subject = Subject {
+            label: "one-way",
+            latency: &summary,
+            histogram: stats.histogram(),
+            worst: worst.as_slice(),
+            index_name: "event",
+            period: None,
+        };
+        let outcomes = evaluate_subjects(&profile("moblin-ivi").unwrap(), &[subject]);
+        assert_eq!(
+            outcomes[0].details,
+            vec!["FAIL: one-way max 55.0 us > 40.0 us (event 1)".to_string()]
+        );
+        assert!(
+            outcomes[1].passed,
+            "no period: the period requirement does not apply"
+        );
+        assert_eq!(verdict(&outcomes), Verdict::Fail);
     }
 }

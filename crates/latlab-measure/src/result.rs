@@ -58,6 +58,9 @@ pub struct RunResult {
     /// Kernel trace recorded alongside (`--trace`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<serde_json::Value>,
+    /// The explanation of the late wake-ups (`--explain`), as `latlab explain --json` writes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<serde_json::Value>,
 }
 
 /// The settings of a run.
@@ -197,6 +200,7 @@ impl RunResult {
             threads,
             load: None,
             trace: None,
+            explain: None,
         }
     }
 }

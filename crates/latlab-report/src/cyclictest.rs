@@ -13,6 +13,8 @@ use std::fmt::Write;
 
 use latlab_measure::histogram::Histogram;
 use latlab_measure::result::RunResult;
+use latlab_measure::stats::Summary;
+use latlab_measure::worst::WorstSample;
 
 /// Most rows written (100 ms of 1 us buckets); larger samples count as overflows.
 pub const MAX_ROWS: usize = 100_000;
@@ -33,14 +35,39 @@ pub fn per_microsecond(histogram: &Histogram, rows: usize) -> (Vec<u64>, u64) {
     (counts, overflow)
 }
 
-/// Renders the histogram file.
+/// Renders the histogram file of `latlab run`: one column per thread.
 pub fn histogram_text(result: &RunResult) -> String {
-    let max_us = (result.overall.latency.max / 1000) as usize;
-    let rows = (max_us + 1).clamp(MIN_ROWS, MAX_ROWS);
-    let per_thread: Vec<(Vec<u64>, u64)> = result
+    let columns: Vec<HistogramColumn<'_>> = result
         .threads
         .iter()
-        .map(|t| per_microsecond(&t.histogram, rows))
+        .map(|t| HistogramColumn {
+            histogram: &t.histogram,
+            latency: &t.latency,
+            worst: &t.worst,
+        })
+        .collect();
+    histogram_text_columns(&columns)
+}
+
+/// One column of the histogram file (a thread in cyclictest's terms).
+#[derive(Debug, Clone, Copy)]
+pub struct HistogramColumn<'a> {
+    /// The samples.
+    pub histogram: &'a Histogram,
+    /// Their summary (min/avg/max lines).
+    pub latency: &'a Summary,
+    /// The worst samples, for the overflow cycle numbers.
+    pub worst: &'a [WorstSample],
+}
+
+/// Renders the histogram file for any set of columns.
+pub fn histogram_text_columns(columns: &[HistogramColumn<'_>]) -> String {
+    let overall_max = columns.iter().map(|c| c.latency.max).max().unwrap_or(0);
+    let max_us = (overall_max / 1000) as usize;
+    let rows = (max_us + 1).clamp(MIN_ROWS, MAX_ROWS);
+    let per_thread: Vec<(Vec<u64>, u64)> = columns
+        .iter()
+        .map(|t| per_microsecond(t.histogram, rows))
         .collect();
     let mut out = String::with_capacity(rows * (8 + 7 * per_thread.len()));
     out.push_str("# Histogram\n");
@@ -66,8 +93,7 @@ pub fn histogram_text(result: &RunResult) -> String {
     line(
         &mut out,
         "Min Latencies",
-        result
-            .threads
+        columns
             .iter()
             .map(|t| format!("{:05}", t.latency.min / 1000))
             .collect(),
@@ -75,8 +101,7 @@ pub fn histogram_text(result: &RunResult) -> String {
     line(
         &mut out,
         "Avg Latencies",
-        result
-            .threads
+        columns
             .iter()
             .map(|t| format!("{:05}", (t.latency.mean / 1000.0) as u64))
             .collect(),
@@ -84,8 +109,7 @@ pub fn histogram_text(result: &RunResult) -> String {
     line(
         &mut out,
         "Max Latencies",
-        result
-            .threads
+        columns
             .iter()
             .map(|t| format!("{:05}", t.latency.max / 1000))
             .collect(),
@@ -96,7 +120,7 @@ pub fn histogram_text(result: &RunResult) -> String {
         per_thread.iter().map(|(_, o)| format!("{o:05}")).collect(),
     );
     out.push_str("# Histogram Overflow at cycle number:\n");
-    for (i, t) in result.threads.iter().enumerate() {
+    for (i, t) in columns.iter().enumerate() {
         let limit_ns = rows as u64 * 1000;
         let cycles: Vec<String> = t
             .worst

@@ -3,7 +3,8 @@
 //!
 //! - [`table`]: the terminal summary of `latlab run`;
 //! - [`cyclictest`]: cyclictest's `-h` histogram text, for tools that plot it;
-//! - [`rt_tests`]: rt-tests' `--json` format.
+//! - [`rt_tests`]: rt-tests' `--json` format;
+//! - [`html`]: the self-contained HTML report with SVG plots.
 //!
 //! ```
 //! use latlab_report::table::us;
@@ -11,6 +12,7 @@
 //! ```
 
 pub mod cyclictest;
+pub mod html;
 pub mod rt_tests;
 pub mod table;
 

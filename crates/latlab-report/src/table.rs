@@ -1,10 +1,14 @@
-//! The terminal summary of a run.
+//! The terminal summary of a run, and the blocks (latency table, worst
+//! samples, verdict) other commands such as `latlab respond` share.
 
 use std::fmt::Write;
 
+use latlab_measure::requirements::RequirementOutcome;
 use latlab_measure::result::{RunResult, Verdict};
 use latlab_measure::stats::Summary;
 use latlab_measure::units::format_ns;
+use latlab_measure::worst::WorstSample;
+use latlab_rt::sysinfo::SystemInfo;
 
 /// How many worst samples the summary lists.
 const WORST_SHOWN: usize = 5;
@@ -39,6 +43,43 @@ pub fn summary_table(result: &RunResult) -> String {
             ""
         }
     );
+    system_line(&mut out, sys);
+    out.push('\n');
+    out.push_str("Wake-up latency (us)\n");
+    let labels: Vec<String> = result.threads.iter().map(|t| t.cpu.to_string()).collect();
+    let mut rows: Vec<LatencyRow<'_>> = result
+        .threads
+        .iter()
+        .zip(&labels)
+        .map(|(t, label)| LatencyRow {
+            label,
+            latency: &t.latency,
+            extra: Some(t.missed_periods),
+        })
+        .collect();
+    if result.threads.len() > 1 {
+        rows.push(LatencyRow {
+            label: "all",
+            latency: &result.overall.latency,
+            extra: Some(result.overall.missed_periods),
+        });
+    }
+    latency_table(&mut out, ("CPU", 4), Some("missed"), &rows);
+    out.push('\n');
+    period_block(&mut out, result);
+    worst_block(&mut out, "Worst samples", &result.overall.worst, "cycle");
+    verdict_block(
+        &mut out,
+        result.verdict,
+        &result.requirements,
+        "try --max-latency 1ms or --profile emblix-class2",
+    );
+    out
+}
+
+/// Appends the one-line description of the machine (kernel, preemption,
+/// HZ, clocksource, VM).
+pub fn system_line(out: &mut String, sys: &SystemInfo) {
     let _ = writeln!(
         out,
         "kernel {} | preemption {} | HZ {} | clocksource {} | {}",
@@ -50,59 +91,60 @@ pub fn summary_table(result: &RunResult) -> String {
             .as_ref()
             .map_or("bare metal".to_string(), |v| format!("VM: {v}"))
     );
-    out.push('\n');
-    out.push_str("Wake-up latency (us)\n");
-    let _ = writeln!(
-        out,
-        "{:>4} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>7}",
-        "CPU",
-        "samples",
-        "min",
-        "mean",
-        "stddev",
-        "p50",
-        "p90",
-        "p99",
-        "p99.9",
-        "p99.99",
-        "max",
-        "missed"
-    );
-    for t in &result.threads {
-        latency_row(&mut out, &t.cpu.to_string(), &t.latency, t.missed_periods);
-    }
-    if result.threads.len() > 1 {
-        latency_row(
-            &mut out,
-            "all",
-            &result.overall.latency,
-            result.overall.missed_periods,
-        );
-    }
-    out.push('\n');
-    period_block(&mut out, result);
-    worst_block(&mut out, result);
-    verdict_block(&mut out, result);
-    out
 }
 
-fn latency_row(out: &mut String, label: &str, l: &Summary, missed: u64) {
-    let _ = writeln!(
+/// One row of a latency table.
+#[derive(Debug, Clone, Copy)]
+pub struct LatencyRow<'a> {
+    /// First column, e.g. the CPU or `one-way`.
+    pub label: &'a str,
+    /// The figures of the row.
+    pub latency: &'a Summary,
+    /// The last, optional count column (`missed` periods, `lost` events).
+    pub extra: Option<u64>,
+}
+
+/// Appends a latency table in microseconds: a header, then one row per
+/// entry. `label` is the first column's header and width; `extra` names
+/// the optional count column.
+pub fn latency_table(
+    out: &mut String,
+    label: (&str, usize),
+    extra: Option<&str>,
+    rows: &[LatencyRow<'_>],
+) {
+    let (header, width) = label;
+    let _ = write!(
         out,
-        "{:>4} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>7}",
-        label,
-        l.count,
-        us(l.min),
-        format!("{:.1}", l.mean / 1e3),
-        format!("{:.1}", l.stddev / 1e3),
-        us(l.p50),
-        us(l.p90),
-        us(l.p99),
-        us(l.p99_9),
-        us(l.p99_99),
-        us(l.max),
-        missed
+        "{:>width$} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9}",
+        header, "samples", "min", "mean", "stddev", "p50", "p90", "p99", "p99.9", "p99.99", "max",
     );
+    if let Some(extra) = extra {
+        let _ = write!(out, " {extra:>7}");
+    }
+    out.push('\n');
+    for row in rows {
+        let l = row.latency;
+        let _ = write!(
+            out,
+            "{:>width$} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9}",
+            row.label,
+            l.count,
+            us(l.min),
+            format!("{:.1}", l.mean / 1e3),
+            format!("{:.1}", l.stddev / 1e3),
+            us(l.p50),
+            us(l.p90),
+            us(l.p99),
+            us(l.p99_9),
+            us(l.p99_99),
+            us(l.max),
+        );
+        if let (Some(_), Some(value)) = (extra, row.extra) {
+            let _ = write!(out, " {value:>7}");
+        }
+        out.push('\n');
+    }
 }
 
 fn period_block(out: &mut String, result: &RunResult) {
@@ -144,15 +186,17 @@ fn period_block(out: &mut String, result: &RunResult) {
     out.push('\n');
 }
 
-fn worst_block(out: &mut String, result: &RunResult) {
-    if result.overall.worst.is_empty() {
+/// Appends the five worst samples under `title`; `index_name` names a
+/// sample's index (`cycle`, `event`).
+pub fn worst_block(out: &mut String, title: &str, worst: &[WorstSample], index_name: &str) {
+    if worst.is_empty() {
         return;
     }
-    out.push_str("Worst samples\n");
-    for (rank, w) in result.overall.worst.iter().take(WORST_SHOWN).enumerate() {
+    let _ = writeln!(out, "{title}");
+    for (rank, w) in worst.iter().take(WORST_SHOWN).enumerate() {
         let _ = writeln!(
             out,
-            "{:>4}. CPU{:<3} {:>10}  cycle {:<10} at {:.3} s",
+            "{:>4}. CPU{:<3} {:>10}  {index_name} {:<10} at {:.3} s",
             rank + 1,
             w.cpu,
             format_ns(w.latency_ns),
@@ -163,21 +207,29 @@ fn worst_block(out: &mut String, result: &RunResult) {
     out.push('\n');
 }
 
-fn verdict_block(out: &mut String, result: &RunResult) {
-    match result.verdict {
-        Verdict::None => out
-            .push_str("No requirement given (try --max-latency 1ms or --profile emblix-class2).\n"),
+/// Appends the verdict and each requirement's outcome; `hint` suggests
+/// requirements when none was given.
+pub fn verdict_block(
+    out: &mut String,
+    verdict: Verdict,
+    outcomes: &[RequirementOutcome],
+    hint: &str,
+) {
+    match verdict {
+        Verdict::None => {
+            let _ = writeln!(out, "No requirement given ({hint}).");
+        }
         Verdict::Pass | Verdict::Fail => {
             let _ = writeln!(
                 out,
                 "Verdict: {}",
-                if result.verdict == Verdict::Pass {
+                if verdict == Verdict::Pass {
                     "PASS"
                 } else {
                     "FAIL"
                 }
             );
-            for outcome in &result.requirements {
+            for outcome in outcomes {
                 for line in &outcome.details {
                     let _ = writeln!(out, "  {line}");
                 }

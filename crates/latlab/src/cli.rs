@@ -21,10 +21,23 @@ pub enum Command {
     Run(crate::cmd::run::RunArgs),
     /// Print the events of a trace one per line, like `trace-cmd report`.
     Dump(crate::cmd::dump::DumpArgs),
+    /// Name why a periodic timer task woke up late, from a kernel trace (the KTAS analysis).
+    Explain(crate::cmd::explain::ExplainArgs),
     /// Run a background load (cpu, io, net, udp, mem, syscall, ipc, a command) alone and report its throughput.
     Load(crate::cmd::load::LoadArgs),
     /// Compare delayed locking with plain, PI and ceiling locks (real threads, or --simulate).
     Lockbench(crate::cmd::lockbench::LockbenchArgs),
     /// Capture kernel events (tracefs) into a trace-cmd .dat file.
     Record(crate::cmd::record::RecordArgs),
+    /// Write results as one self-contained HTML report with plots; several results are compared.
+    Report(crate::cmd::report::ReportArgs),
+    /// List the results kept in the history database (every `latlab run` is stored there).
+    History(crate::cmd::history::HistoryArgs),
+    /// Write the comparison report of results from the history, by id.
+    Compare(crate::cmd::compare::CompareArgs),
+    /// Run one of the papers' experiments on this machine and write its comparison report.
+    Scenario(crate::cmd::scenario::ScenarioArgs),
+    /// Response latency to an external event: stimulus to responder wake-up and answer
+    /// (pty/serial, pipe, eventfd, socket, UDP, signal; real serial and GPIO).
+    Respond(crate::cmd::respond::RespondArgs),
 }

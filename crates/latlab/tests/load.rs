@@ -261,3 +261,25 @@ fn a_load_failing_mid_run_is_an_error_that_leaves_no_process() {
         processes_with(&mark)
     );
 }
+
+#[test]
+fn cpus_option_confines_the_load_instead_of_panicking() {
+    // Regression: `--cpus 0` made clap panic ("Mismatch between definition
+    // and access of `cpus`") because the field was an Option<Vec<usize>>.
+    let out = Command::new(env!("CARGO_BIN_EXE_latlab"))
+        .args(["load", "cpu:1", "--cpus", "0", "--duration", "300ms"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("cpu"));
+    let bad = Command::new(env!("CARGO_BIN_EXE_latlab"))
+        .args(["load", "cpu:1", "--cpus", "x", "--duration", "300ms"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("invalid CPU list"));
+}

@@ -213,3 +213,40 @@ fn require_goal_needs_the_variants_it_compares() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("add pi to --variants"), "{stderr}");
 }
+
+#[test]
+fn background_load_runs_through_the_benchmark_and_is_reported() {
+    let Some(_serial) = privileged("background_load_runs_through_the_benchmark_and_is_reported")
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("bench.json");
+    let out = latlab()
+        .args([
+            "lockbench",
+            "--duration",
+            "300ms",
+            "--warmup",
+            "100ms",
+            "--rounds",
+            "1",
+        ])
+        .args(["--variants", "plain", "--load", "syscall:1", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("Background load (syscall:1)"), "{stdout}");
+    let report = read_json(&json);
+    assert_eq!(report["schema"], "latlab.lockbench");
+    assert!(report["started_at"].as_str().unwrap().ends_with('Z'));
+    let syscall = &report["load"]["kinds"][0];
+    assert_eq!(syscall["kind"], "syscall");
+    assert!(syscall["total"].as_u64().unwrap() > 0, "{syscall}");
+}

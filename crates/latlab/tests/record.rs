@@ -495,18 +495,29 @@ fn leftovers_of_a_killed_recording_are_removed_by_the_next_one() {
         wait_for_instance(dead),
         "instance latlab-{dead} never appeared"
     );
+    // The instance appears before the capture's temp dir: wait for both, or
+    // a kill in between leaves no temp dir to clean (seen in CI).
+    let temp_dir_exists = || {
+        std::fs::read_dir(dir.path()).unwrap().flatten().any(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(&format!(".latlab-capture-{dead}-"))
+        })
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !temp_dir_exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
     victim.kill().unwrap(); // SIGKILL: no cleanup can run
     victim.wait().unwrap();
     let stale = Path::new(TRACEFS)
         .join("instances")
         .join(format!("latlab-{dead}"));
     assert!(stale.exists(), "expected a leftover instance after SIGKILL");
-    let temp_left = std::fs::read_dir(dir.path()).unwrap().flatten().any(|e| {
-        e.file_name()
-            .to_string_lossy()
-            .starts_with(&format!(".latlab-capture-{dead}-"))
-    });
-    assert!(temp_left, "expected a leftover temp dir after SIGKILL");
+    assert!(
+        temp_dir_exists(),
+        "expected a leftover temp dir after SIGKILL"
+    );
 
     let res = latlab()
         .args([

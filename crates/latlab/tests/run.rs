@@ -271,7 +271,14 @@ fn every_output_format_is_written_and_consistent() {
         .current_dir(d)
         .args(["run", "--quiet", "--cpus", "0-1", "--loops", "300"])
         .args(["--histogram-text", "hist.txt", "--rt-tests-json", "rt.json"])
-        .args(["--samples", "samples.bin", "--output-dir", "results"])
+        .args([
+            "--samples",
+            "samples.bin",
+            "--output-dir",
+            "results",
+            "--db",
+            "history.sqlite",
+        ])
         .output()
         .unwrap();
     assert!(
@@ -322,6 +329,29 @@ fn every_output_format_is_written_and_consistent() {
     assert_eq!(rt["num_threads"], 2);
     assert_eq!(rt["thread"]["0"]["cycles"], 300);
     assert_eq!(rt["file_version"], 1);
+
+    // The saved result is also in the history database.
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("Stored in the history as id 1"), "{stdout}");
+    let history = latlab()
+        .current_dir(d)
+        .args(["history", "--db", "history.sqlite"])
+        .output()
+        .unwrap();
+    assert!(
+        history.status.success(),
+        "{}",
+        String::from_utf8_lossy(&history.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&history.stdout)
+            .lines()
+            .filter(|l| l.trim_start().starts_with("1 "))
+            .count(),
+        1,
+        "{}",
+        String::from_utf8_lossy(&history.stdout)
+    );
 
     // samples: 16-byte header + 16 bytes per sample
     let size = std::fs::metadata(d.join("samples.bin")).unwrap().len();
@@ -576,4 +606,74 @@ fn flight_recorder_freezes_at_the_first_late_sample() {
     // Tracing stopped at the first sample: its marker is the only one.
     assert_eq!(marker_lines(&trace), 1);
     assert!(instance_removed(pid), "instance latlab-{pid} left behind");
+}
+
+#[test]
+fn itimer_with_trace_is_not_killed_by_sigalrm() {
+    // Regression: trace reader threads started before SIGALRM was blocked
+    // took the itimer's signal and the process died ("Alarm clock").
+    if !privileged("itimer_with_trace_is_not_killed_by_sigalrm") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("itimer.dat");
+    let (output, result, pid) = run_json_pid(
+        dir.path(),
+        &[
+            "--cpus",
+            "0",
+            "--timer",
+            "itimer",
+            "--interval",
+            "100us",
+            "--loops",
+            "2000",
+            "--trace",
+            trace.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        output.status.success(),
+        "{:?}: {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(result["overall"]["cycles"], 2000);
+    assert!(instance_removed(pid));
+}
+
+#[test]
+fn explain_records_and_explains_the_late_wakeups_of_the_run() {
+    if !privileged("explain_records_and_explains_the_late_wakeups_of_the_run") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (output, result, pid) = run_json_pid(
+        dir.path(),
+        &[
+            "--cpus",
+            "0",
+            "--loops",
+            "500",
+            "--explain",
+            "--trace-threshold",
+            "1ns",
+        ],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let explain = &result["explain"];
+    // Every sample is at or over 1 ns, so every detected period is late.
+    let late = explain["late"].as_u64().expect("explanation in the result");
+    assert!(late > 100, "{late} late periods of 500");
+    assert!(!explain["causes"].as_array().unwrap().is_empty());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("latlab-cpu0"), "{stdout}");
+    // The temporary trace is gone, and so is the tracefs instance.
+    let temp = std::env::temp_dir().join(format!("latlab-run-{pid}.dat"));
+    assert!(!temp.exists());
+    assert!(instance_removed(pid));
 }

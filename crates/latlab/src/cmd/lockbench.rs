@@ -104,6 +104,9 @@ pub struct LockbenchArgs {
     /// Write the results (with the background throughput over time) as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Background load from the loads issue, running through all variants (real threads only).
+    #[command(flatten)]
+    pub load: super::background::LoadFlags,
 }
 
 fn parse_shape(text: &str) -> Result<HoldShape, String> {
@@ -111,9 +114,15 @@ fn parse_shape(text: &str) -> Result<HoldShape, String> {
         .map_err(|e: latlab_lock::LockError| e.to_string())
 }
 
-/// The JSON document of a real-thread run.
+/// The JSON document of a real-thread run (schema `latlab.lockbench`, version 1).
 #[derive(Debug, Serialize)]
 struct BenchReport<'a> {
+    /// Always `"latlab.lockbench"`.
+    schema: &'static str,
+    /// Version of this document's shape.
+    schema_version: u32,
+    /// Start, UTC, `YYYY-MM-DDTHH:MM:SSZ`.
+    started_at: String,
     /// The machine.
     system: &'a SystemInfo,
     /// The command line.
@@ -124,6 +133,9 @@ struct BenchReport<'a> {
     results: &'a [VariantResult],
     /// The issue's goal, per delayed variant.
     goal: Vec<bench::GoalCheck>,
+    /// The background load's report (`--load`), when one ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    load: Option<latlab_load::LoadReport>,
 }
 
 /// Runs the command.
@@ -158,9 +170,15 @@ pub fn execute(args: LockbenchArgs) -> anyhow::Result<ExitCode> {
     if !mlocked {
         eprintln!("latlab: warning: memory not locked; page faults may show up as latency");
     }
+    let started = latlab_rt::clock::unix_time_s();
+    let load = match args.load.spec() {
+        Some(spec) => Some(args.load.start(&spec)?),
+        None => None,
+    };
     let outcome = bench::run(&cfg, &variants, &latlab_rt::stop::requested, &mut |what| {
         eprintln!("latlab lockbench: {what}")
     });
+    let load_report = load.map(super::background::stop).transpose()?;
     if mlocked {
         memory::unlock_all();
     }
@@ -170,8 +188,15 @@ pub fn execute(args: LockbenchArgs) -> anyhow::Result<ExitCode> {
     };
     if !results.is_empty() {
         print!("{}", bench::render_table(&cfg, &results));
+        if let Some(report) = &load_report {
+            print!("\nBackground load ({})\n{}", report.spec, report.table());
+        }
         if let Some(path) = &args.json {
             let report = BenchReport {
+                schema: "latlab.lockbench",
+                schema_version: 1,
+                started_at: latlab_rt::clock::format_utc(started),
+                load: load_report.clone(),
                 system: &system,
                 command_line: std::env::args().collect(),
                 config: &cfg,

@@ -2,11 +2,17 @@
 //! configuration, runs, and returns the process exit code.
 
 pub mod background;
+pub mod compare;
 pub mod dump;
+pub mod explain;
+pub mod history;
 pub mod load;
 pub mod lockbench;
 pub mod record;
+pub mod report;
+pub mod respond;
 pub mod run;
+pub mod scenario;
 
 use std::process::ExitCode;
 
@@ -22,8 +28,14 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run::execute(args),
         Command::Dump(args) => dump::execute(args),
+        Command::Explain(args) => explain::execute(args),
         Command::Load(args) => load::execute(args),
         Command::Lockbench(args) => lockbench::execute(args),
         Command::Record(args) => record::execute(args),
+        Command::Report(args) => report::execute(args),
+        Command::History(args) => history::execute(args),
+        Command::Compare(args) => compare::execute(args),
+        Command::Scenario(args) => scenario::execute(args),
+        Command::Respond(args) => respond::execute(args),
     }
 }

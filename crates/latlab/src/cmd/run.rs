@@ -94,9 +94,15 @@ pub struct RunArgs {
     /// Directory for `<timestamp>/result.json`.
     #[arg(long, default_value = "latlab-results", value_name = "DIR")]
     pub output_dir: PathBuf,
-    /// Do not write `<output-dir>/<timestamp>/result.json`.
+    /// Do not write `<output-dir>/<timestamp>/result.json` (nor store it in the history).
     #[arg(long)]
     pub no_save: bool,
+    /// The history database the saved result is also stored in.
+    #[command(flatten)]
+    pub history: crate::cmd::history::DbArgs,
+    /// Do not store the saved result in the history database.
+    #[arg(long)]
+    pub no_history: bool,
     /// Measure even without real-time priority or memory locking (the result is marked).
     #[arg(long)]
     pub allow_unprivileged: bool,
@@ -123,8 +129,13 @@ pub struct RunArgs {
     /// what led up to it, is saved at the end. Costs nothing on disk until then.
     #[arg(long, requires = "trace")]
     pub flight_recorder: bool,
+    /// Record kernel events while measuring (into --trace FILE, or a temporary file) and
+    /// explain the late wake-ups at the end (the KTAS analysis of `latlab explain`, with
+    /// --trace-threshold as the lateness threshold).
+    #[arg(long)]
+    pub explain: bool,
     /// Ring-buffer size per CPU in KiB for --trace.
-    #[arg(long, value_name = "KB", requires = "trace")]
+    #[arg(long, value_name = "KB")]
     pub trace_buffer_kb: Option<u32>,
 }
 
@@ -220,6 +231,11 @@ fn resolve(args: &RunArgs) -> anyhow::Result<Resolved> {
 /// Runs the measurement.
 pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     let mut run = resolve(&args)?;
+    if run.measure.timer == TimerKind::Itimer {
+        // SIGALRM is process-directed: block it before any thread (trace
+        // readers, loads) exists, so only the measurement thread takes it.
+        latlab_measure::timer::block_signal(libc::SIGALRM);
+    }
     latlab_rt::stop::install()?;
     let system = SystemInfo::gather();
     let mut warnings = system.pitfalls();
@@ -265,7 +281,11 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         eprintln!("latlab: warning: {warning}");
     }
 
-    let trace = match &args.trace {
+    // --explain without --trace records into a temporary file, removed after.
+    let temporary_trace = (args.explain && args.trace.is_none())
+        .then(|| std::env::temp_dir().join(format!("latlab-run-{}.dat", std::process::id())));
+    let trace_path = args.trace.clone().or_else(|| temporary_trace.clone());
+    let trace = match &trace_path {
         Some(path) => Some(TraceSession::start(&args, path, &mut run.measure)?),
         None => None,
     };
@@ -309,6 +329,16 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(report) = &trace_report {
         result.trace = Some(serde_json::to_value(report).context("serializing the trace report")?);
     }
+    let explained = match (&trace_report, args.explain) {
+        (Some(report), true) => explain_trace(&args, &report.path, &result.settings.steal_ns),
+        _ => None,
+    };
+    if let Some(path) = &temporary_trace {
+        let _ = std::fs::remove_file(path);
+    }
+    if let Some(report) = &explained {
+        result.explain = Some(serde_json::to_value(report).context("serializing the explanation")?);
+    }
     let exit = if result.verdict == Verdict::Fail {
         EXIT_REQUIREMENT_FAILED
     } else {
@@ -318,7 +348,10 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(report) = &load_report {
         print!("\nBackground load ({})\n{}", report.spec, report.table());
     }
-    if let Some(report) = &trace_report {
+    if let Some(report) = &explained {
+        print!("\n{}", report.render_text());
+    }
+    if let (Some(report), None) = (&trace_report, &temporary_trace) {
         println!(
             "Trace: {} events ({} lost) written to {}{}",
             report.total_events,
@@ -352,6 +385,13 @@ fn write_outputs(args: &RunArgs, result: &RunResult, started: f64, exit: u8) -> 
         let path = dir.join("result.json");
         write_file(&path, json.as_bytes())?;
         println!("Result written to {}", path.display());
+        if !args.no_history {
+            if let Some(id) = crate::cmd::history::record(result, &args.history) {
+                println!(
+                    "Stored in the history as id {id} (`latlab history`, `latlab compare {id} ID`)"
+                );
+            }
+        }
     }
     if let Some(path) = &args.json {
         write_file(path, json.as_bytes())?;
@@ -372,7 +412,7 @@ fn write_outputs(args: &RunArgs, result: &RunResult, started: f64, exit: u8) -> 
 }
 
 /// `<base>/<stamp>`, or `<stamp>-2`, `-3`... when taken.
-fn unique_dir(base: &Path, stamp: &str) -> anyhow::Result<PathBuf> {
+pub(crate) fn unique_dir(base: &Path, stamp: &str) -> anyhow::Result<PathBuf> {
     std::fs::create_dir_all(base).with_context(|| {
         format!(
             "cannot create {} (choose another --output-dir)",
@@ -397,7 +437,7 @@ fn unique_dir(base: &Path, stamp: &str) -> anyhow::Result<PathBuf> {
 
 /// Writes a file via a temporary sibling and a rename, so a full disk or a
 /// crash never leaves a half-written result where a complete one was expected.
-fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     let tmp = path.with_extension("tmp-latlab");
     let result = std::fs::File::create(&tmp)
         .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
@@ -430,10 +470,7 @@ impl TraceSession {
         for note in capture.notes() {
             eprintln!("latlab: trace: {note}");
         }
-        let threshold = args
-            .trace_threshold
-            .or(args.max_latency)
-            .unwrap_or(DEFAULT_TRACE_THRESHOLD);
+        let threshold = trace_threshold(args);
         let marker = capture.marker();
         let freezer = args.flight_recorder.then(|| capture.freezer());
         let frozen = AtomicBool::new(false);
@@ -458,6 +495,36 @@ impl TraceSession {
             .stop(&self.path)
             .with_context(|| format!("writing the trace to {}", self.path.display()))
     }
+}
+
+/// Runs the KTAS analysis on the run's own trace: its measurement threads,
+/// late meaning at or over the marker threshold. A failure is a warning: the
+/// measurement stands without it.
+fn explain_trace(
+    args: &RunArgs,
+    trace: &Path,
+    steal_ns: &[(usize, u64)],
+) -> Option<latlab_explain::Report> {
+    let options = latlab_explain::Options {
+        comms: vec!["latlab-cpu*".into()],
+        threshold: latlab_explain::Threshold::Ns(trace_threshold(args).saturating_sub(1)),
+        steal_ns: steal_ns.to_vec(),
+        ..latlab_explain::Options::default()
+    };
+    match latlab_explain::explain_file(trace, &options) {
+        Ok(report) => Some(report),
+        Err(err) => {
+            eprintln!("latlab: warning: --explain could not analyse the trace: {err}");
+            None
+        }
+    }
+}
+
+/// The latency at or over which a sample is marked in the trace and counts as late.
+fn trace_threshold(args: &RunArgs) -> u64 {
+    args.trace_threshold
+        .or(args.max_latency)
+        .unwrap_or(DEFAULT_TRACE_THRESHOLD)
 }
 
 /// Marker threshold for --trace without --trace-threshold or --max-latency.

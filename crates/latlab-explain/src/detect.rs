@@ -1,0 +1,317 @@
+//! Detection layer: the periods of periodic timer tasks, found from the
+//! trace itself.
+//!
+//! A period starts at the timer's intended expiry and ends when the woken
+//! task is switched in. For every `hrtimer_expire_entry` the intended expiry
+//! is the last armed soft expiry of that hrtimer (`hrtimer_start`; for a
+//! timer re-armed without a traced start, the previous expiry plus the last
+//! interval). Its place on the trace clock is the expire event's timestamp
+//! minus the timer's own `now - softexpires`, so any trace clock works. A
+//! `sched_waking`/`sched_wakeup` logged inside the callback ties the timer
+//! to the task it wakes (clock_nanosleep, timerfd and itimer/SIGALRM all do
+//! this), and the next `sched_switch` to that task ends the period.
+
+use latlab_measure::stats::{Stats, Summary};
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use crate::model::{FastMap, Kind, Rec};
+
+/// How a period was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PeriodSource {
+    /// hrtimer expiry, wake-up and context switch events.
+    Hrtimer,
+    /// A latlab `trace_marker` sample line (late samples only).
+    Marker,
+}
+
+/// One activation of a periodic task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Period {
+    /// The task.
+    pub pid: i32,
+    /// Intended wake-up (trace clock ns).
+    pub intended: u64,
+    /// `hrtimer_expire_entry` (the timer interrupt), trace clock ns.
+    pub expire: Option<u64>,
+    /// `sched_waking` (or `sched_wakeup`) of the task.
+    pub wake: Option<u64>,
+    /// The moment the task runs (its `sched_switch`, or the marker's actual time).
+    pub run: u64,
+    /// CPU the timer fired on.
+    pub timer_cpu: u32,
+    /// CPU the task ran on.
+    pub cpu: u32,
+    /// Index of the event that ended the period (position in the trace).
+    pub position: u64,
+    /// How it was found.
+    pub source: PeriodSource,
+}
+
+impl Period {
+    /// Wake-up latency: from the intended time to the moment the task runs.
+    pub fn latency(&self) -> u64 {
+        self.run.saturating_sub(self.intended)
+    }
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct TimerState {
+    armed: Option<u64>,
+    last: Option<u64>,
+    interval: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct InExpire {
+    entry: u64,
+    intended: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Pending {
+    intended: u64,
+    expire: u64,
+    wake: u64,
+    timer_cpu: u32,
+}
+
+/// Streaming period detector (feed it every event in time order).
+#[derive(Debug, Default)]
+pub struct Detector {
+    timers: FastMap<u64, TimerState>,
+    in_expire: Vec<Option<InExpire>>,
+    current: Vec<i32>,
+    pending: FastMap<i32, Pending>,
+    /// Periods found, in the order they ended.
+    pub periods: Vec<Period>,
+    /// Events seen.
+    pub events: u64,
+    /// First and last timestamps.
+    pub span: Option<(u64, u64)>,
+}
+
+fn slot<T: Default + Clone>(v: &mut Vec<T>, cpu: u32) -> &mut T {
+    let i = cpu as usize;
+    if i >= v.len() {
+        v.resize(i + 1, T::default());
+    }
+    &mut v[i]
+}
+
+impl Detector {
+    /// A fresh detector.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Feeds one event.
+    pub fn push(&mut self, r: &Rec) {
+        let position = self.events;
+        self.events += 1;
+        self.span = Some(match self.span {
+            None => (r.ts, r.ts),
+            Some((a, b)) => (a.min(r.ts), b.max(r.ts)),
+        });
+        if r.cpu == u32::MAX {
+            return;
+        }
+        match r.kind {
+            Kind::HrtimerStart { timer, soft, .. } => {
+                self.timers.entry(timer).or_default().armed = Some(soft);
+            }
+            Kind::HrtimerExpireEntry { timer, now } => {
+                let t = self.timers.entry(timer).or_default();
+                let intended_clock = match (t.armed.take(), t.last, t.interval) {
+                    (Some(a), _, _) => Some(a),
+                    (None, Some(last), Some(iv)) if iv > 0 => {
+                        // Re-armed in the callback (hrtimer_forward): step
+                        // whole intervals up to the expiry.
+                        let mut next = last + iv;
+                        if let Some(now) = now {
+                            if now > next {
+                                next += (now - next) / iv * iv;
+                            }
+                        }
+                        Some(next)
+                    }
+                    _ => None,
+                };
+                if let Some(i) = intended_clock {
+                    if let Some(last) = t.last {
+                        if i > last {
+                            t.interval = Some(i - last);
+                        }
+                    }
+                    t.last = Some(i);
+                }
+                let intended = intended_clock.map(|i| match now {
+                    Some(now) => r.ts.saturating_sub(now.saturating_sub(i)),
+                    // No `now`: assume the trace clock is the timer's clock
+                    // when the two are close, else assume no delay.
+                    None if i.abs_diff(r.ts) < 1_000_000_000 => i.min(r.ts),
+                    None => r.ts,
+                });
+                *slot(&mut self.in_expire, r.cpu) = Some(InExpire {
+                    entry: r.ts,
+                    intended,
+                });
+            }
+            Kind::HrtimerExpireExit { .. } => {
+                *slot(&mut self.in_expire, r.cpu) = None;
+            }
+            Kind::Wake {
+                pid,
+                target_cpu,
+                waking,
+            } => {
+                let ctx = *slot(&mut self.in_expire, r.cpu);
+                let _ = (target_cpu, waking);
+                match (ctx, self.pending.get(&pid)) {
+                    (Some(InExpire { entry, .. }), Some(p)) if p.expire == entry => {}
+                    (
+                        Some(InExpire {
+                            entry,
+                            intended: Some(intended),
+                        }),
+                        _,
+                    ) if pid > 0 => {
+                        self.pending.insert(
+                            pid,
+                            Pending {
+                                intended,
+                                expire: entry,
+                                wake: r.ts,
+                                timer_cpu: r.cpu,
+                            },
+                        );
+                    }
+                    _ => {}
+                }
+            }
+            Kind::Switch { next_pid, .. } => {
+                *slot(&mut self.current, r.cpu) = next_pid;
+                if let Some(p) = self.pending.remove(&next_pid) {
+                    self.periods.push(Period {
+                        pid: next_pid,
+                        intended: p.intended,
+                        expire: Some(p.expire),
+                        wake: Some(p.wake),
+                        run: r.ts,
+                        timer_cpu: p.timer_cpu,
+                        cpu: r.cpu,
+                        position,
+                        source: PeriodSource::Hrtimer,
+                    });
+                }
+            }
+            Kind::Marker {
+                intended, actual, ..
+            } => {
+                let pid = if r.pid >= 0 {
+                    r.pid
+                } else {
+                    *slot(&mut self.current, r.cpu)
+                };
+                // The marker is written right after `actual`: place the
+                // period on the trace clock from the marker's own timestamp.
+                let lat = actual.saturating_sub(intended);
+                self.periods.push(Period {
+                    pid,
+                    intended: r.ts.saturating_sub(lat),
+                    expire: None,
+                    wake: None,
+                    run: r.ts,
+                    timer_cpu: r.cpu,
+                    cpu: r.cpu,
+                    position,
+                    source: PeriodSource::Marker,
+                });
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A task that woke periodically from a timer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TaskSummary {
+    /// Task id.
+    pub pid: i32,
+    /// Task name.
+    pub comm: String,
+    /// Periods found (timer wake-ups).
+    pub periods: u64,
+    /// Median time between intended wake-ups (ns).
+    pub median_interval_ns: u64,
+    /// Fraction of intervals within 10 % of the median (1.0 = perfectly periodic).
+    pub regularity: f64,
+    /// Latency percentiles over its periods (ns).
+    pub latency: Summary,
+    /// Whether the periods came from latlab trace_marker lines.
+    pub from_markers: bool,
+}
+
+/// The `p`-th percentile (0-100, nearest rank) of sorted values.
+pub fn percentile(sorted: &[u64], p: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// Latency statistics of periods, computed by latlab-measure (the one
+/// place latlab computes min/mean/percentiles/max).
+pub fn latency_summary<'a>(periods: impl IntoIterator<Item = &'a Period>) -> Summary {
+    let mut stats = Stats::new();
+    for p in periods {
+        stats.record(p.latency());
+    }
+    stats.summary()
+}
+
+/// Groups periods by task and measures how periodic each task is.
+pub fn summarize_tasks(periods: &[Period], comm: impl Fn(i32) -> String) -> Vec<TaskSummary> {
+    let mut by: HashMap<i32, Vec<&Period>> = HashMap::new();
+    for p in periods {
+        by.entry(p.pid).or_default().push(p);
+    }
+    let mut out: Vec<TaskSummary> = by
+        .into_iter()
+        .map(|(pid, ps)| {
+            let mut iv: Vec<u64> = ps
+                .windows(2)
+                .map(|w| w[1].intended.saturating_sub(w[0].intended))
+                .collect();
+            iv.sort_unstable();
+            let median = percentile(&iv, 50.0);
+            let regular = iv
+                .iter()
+                .filter(|&&v| v.abs_diff(median) * 10 <= median)
+                .count();
+            TaskSummary {
+                pid,
+                comm: comm(pid),
+                periods: ps.len() as u64,
+                median_interval_ns: median,
+                regularity: if iv.is_empty() {
+                    0.0
+                } else {
+                    regular as f64 / iv.len() as f64
+                },
+                latency: latency_summary(ps.iter().copied()),
+                from_markers: ps.iter().all(|p| p.source == PeriodSource::Marker),
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        let sa = a.periods as f64 * a.regularity;
+        let sb = b.periods as f64 * b.regularity;
+        sb.total_cmp(&sa).then(a.pid.cmp(&b.pid))
+    });
+    out
+}

@@ -1,0 +1,381 @@
+//! The report: the result of the three layers, serialisable as JSON, and its
+//! terminal rendering.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::analyze::{CategoryRow, CauseRow, EventRow, Part};
+use crate::detect::TaskSummary;
+use crate::error::{ExplainError, Result};
+use crate::model::Names;
+use crate::separate::Window;
+use latlab_measure::stats::Summary;
+
+/// One row of the paper's Table 1.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PeriodRow {
+    /// Period index of its task (1-based).
+    pub index: u64,
+    /// The task.
+    pub pid: i32,
+    /// Latency (ns).
+    pub latency_ns: u64,
+    /// Running count of late periods, for late ones.
+    pub late_count: Option<u64>,
+    /// Intended wake-up (trace clock ns).
+    pub intended_ns: u64,
+    /// CPU it ran on.
+    pub cpu: u32,
+    /// Index of the event that ended the period (position in the trace).
+    pub position: u64,
+}
+
+/// A late window and its decomposition.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WindowReport {
+    /// Running count of late periods (matches Table 1's `late_count`).
+    pub late_index: u64,
+    /// The task.
+    pub pid: i32,
+    /// `comm:pid`.
+    pub task: String,
+    /// CPU the task ran on.
+    pub cpu: u32,
+    /// CPU the timer fired on.
+    pub timer_cpu: u32,
+    /// Intended wake-up (trace clock ns).
+    pub start_ns: u64,
+    /// When the task ran.
+    pub end_ns: u64,
+    /// Total latency (ns) = sum of `parts`.
+    pub latency_ns: u64,
+    /// Timer interrupt delay: expiry to hrtimer_expire_entry (ns).
+    pub timer_irq_delay_ns: Option<u64>,
+    /// Events in the window.
+    pub events: u64,
+    /// Events left out (window too large).
+    pub dropped_events: u64,
+    /// The decomposition, largest first.
+    pub parts: Vec<Part>,
+}
+
+impl WindowReport {
+    pub(crate) fn new(w: &Window, parts: &[Part], names: &Names) -> Self {
+        WindowReport {
+            late_index: 0,
+            pid: w.p.pid,
+            task: format!("{}:{}", names.comm(w.p.pid), w.p.pid),
+            cpu: w.p.cpu,
+            timer_cpu: w.p.timer_cpu,
+            start_ns: w.p.intended,
+            end_ns: w.p.run,
+            latency_ns: w.p.latency(),
+            timer_irq_delay_ns: w.p.expire.map(|x| x.saturating_sub(w.p.intended)),
+            events: w.events.len() as u64,
+            dropped_events: w.dropped,
+            parts: parts.to_vec(),
+        }
+    }
+}
+
+/// Everything `latlab explain` found. This is the `--json` schema.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    /// The trace analysed.
+    pub trace: String,
+    /// Its format.
+    pub format: String,
+    /// Events in the trace.
+    pub events: u64,
+    /// Events lost while recording (counted).
+    pub lost_events: u64,
+    /// Pages flagged as having lost an unknown number of events.
+    pub lost_pages: u64,
+    /// Time span of the trace (ns).
+    pub span_ns: u64,
+    /// Every task that woke from a timer, most periodic first.
+    pub tasks_found: Vec<TaskSummary>,
+    /// The tasks analysed.
+    pub selected: Vec<TaskSummary>,
+    /// How they were chosen.
+    pub selection: String,
+    /// The threshold as given (`p99`, `100 us`).
+    pub threshold: String,
+    /// The threshold in ns.
+    pub threshold_ns: u64,
+    /// Periods of the selected tasks.
+    pub periods: u64,
+    /// Late periods (latency above the threshold).
+    pub late: u64,
+    /// Latency statistics over all periods of the selected tasks.
+    pub latency: Summary,
+    /// Normal windows analysed as the baseline.
+    pub baseline_windows: u64,
+    /// Late windows analysed.
+    pub late_windows: u64,
+    /// The paper's Table 1: every period, late ones with a running count.
+    pub table1: Vec<PeriodRow>,
+    /// The paper's Table 2: events per window, normal vs late.
+    pub table2: Vec<EventRow>,
+    /// Late-window latency by cause category, largest first.
+    pub categories: Vec<CategoryRow>,
+    /// Causes ranked by the latency they add beyond their normal share.
+    pub causes: Vec<CauseRow>,
+    /// The worst late windows with their decomposition.
+    pub windows: Vec<WindowReport>,
+    /// Steal time per CPU given as evidence (ns).
+    pub steal_ns: Vec<(usize, u64)>,
+    /// Warnings about the trace.
+    pub notes: Vec<String>,
+}
+
+/// `12.3 us` style.
+pub(crate) use latlab_measure::units::format_ns as fmt_ns;
+
+fn secs(ns: u64) -> String {
+    let us = ns.saturating_add(500) / 1000;
+    format!("{}.{:06}", us / 1_000_000, us % 1_000_000)
+}
+
+impl Report {
+    /// The terminal report.
+    pub fn render_text(&self) -> String {
+        let mut o = String::new();
+        let _ = writeln!(o, "trace: {} ({})", self.trace, self.format);
+        let _ = writeln!(
+            o,
+            "events: {}, span {}, lost {}{}",
+            self.events,
+            fmt_ns(self.span_ns),
+            self.lost_events,
+            if self.lost_pages > 0 {
+                format!(" (+{} page(s) with an unknown number)", self.lost_pages)
+            } else {
+                String::new()
+            }
+        );
+        let _ = writeln!(o, "\nperiodic timer tasks found:");
+        if self.tasks_found.is_empty() {
+            let _ = writeln!(o, "  none");
+        }
+        for t in self.tasks_found.iter().take(10) {
+            let _ = writeln!(
+                o,
+                "  {:>24}  {:>7} periods  every {:>9}  regular {:>3.0}%  latency p50 {:>9} max {:>9}{}",
+                format!("{}:{}", t.comm, t.pid),
+                t.periods,
+                fmt_ns(t.median_interval_ns),
+                t.regularity * 100.0,
+                fmt_ns(t.latency.p50),
+                fmt_ns(t.latency.max),
+                if t.from_markers { "  (trace_marker)" } else { "" }
+            );
+        }
+        if self.tasks_found.len() > 10 {
+            let _ = writeln!(o, "  ... {} more", self.tasks_found.len() - 10);
+        }
+        let names: Vec<String> = self
+            .selected
+            .iter()
+            .map(|t| format!("{}:{}", t.comm, t.pid))
+            .collect();
+        let _ = writeln!(
+            o,
+            "\nanalysed: {} ({})",
+            if names.is_empty() {
+                "nothing".into()
+            } else {
+                names.join(", ")
+            },
+            self.selection
+        );
+        let _ = writeln!(
+            o,
+            "periods: {}, late: {} (threshold {} = {}); latency min {} p50 {} p99 {} max {}",
+            self.periods,
+            self.late,
+            self.threshold,
+            fmt_ns(self.threshold_ns),
+            fmt_ns(self.latency.min),
+            fmt_ns(self.latency.p50),
+            fmt_ns(self.latency.p99),
+            fmt_ns(self.latency.max)
+        );
+        let late_rows: Vec<_> = self
+            .table1
+            .iter()
+            .filter(|r| r.late_count.is_some())
+            .collect();
+        if !late_rows.is_empty() {
+            let _ = writeln!(o, "\nTable 1: late periods (detection)");
+            let _ = writeln!(
+                o,
+                "  {:>8} {:>8} {:>12} {:>6} {:>4} {:>17} {:>10}",
+                "period", "pid", "latency", "late#", "cpu", "intended (s)", "event#"
+            );
+            for r in late_rows.iter().take(20) {
+                let _ = writeln!(
+                    o,
+                    "  {:>8} {:>8} {:>12} {:>6} {:>4} {:>17} {:>10}",
+                    r.index,
+                    r.pid,
+                    fmt_ns(r.latency_ns),
+                    r.late_count.unwrap_or(0),
+                    r.cpu,
+                    secs(r.intended_ns),
+                    r.position
+                );
+            }
+            if late_rows.len() > 20 {
+                let _ = writeln!(
+                    o,
+                    "  ... {} more late periods (--json has all)",
+                    late_rows.len() - 20
+                );
+            }
+        }
+        if !self.table2.is_empty() {
+            let _ = writeln!(
+                o,
+                "\nTable 2: events per window, {} normal vs {} late windows",
+                self.baseline_windows, self.late_windows
+            );
+            let _ = writeln!(
+                o,
+                "  {:<28} {:>9} {:>9} {:>11} {:>11}",
+                "event", "normal", "late", "normal/win", "late/win"
+            );
+            for r in self.table2.iter().take(15) {
+                let _ = writeln!(
+                    o,
+                    "  {:<28} {:>9} {:>9} {:>11.2} {:>11.2}",
+                    r.event, r.normal, r.late, r.normal_per_window, r.late_per_window
+                );
+            }
+        }
+        if !self.categories.is_empty() {
+            let _ = writeln!(o, "\nlate-window latency by category:");
+            for c in &self.categories {
+                let _ = writeln!(
+                    o,
+                    "  {:<24} {:>5.1}%  {:>10}  in {}/{} late, {}/{} normal windows (normal mean {})",
+                    c.category,
+                    c.share * 100.0,
+                    fmt_ns(c.late_ns),
+                    c.late_windows,
+                    self.late_windows,
+                    c.normal_windows,
+                    self.baseline_windows,
+                    fmt_ns(c.mean_normal_ns)
+                );
+            }
+        }
+        if !self.causes.is_empty() {
+            let _ = writeln!(o, "\ncauses, ranked by latency beyond their normal share:");
+            for (i, c) in self.causes.iter().enumerate().take(10) {
+                let _ = writeln!(
+                    o,
+                    "  {}. {}\n     in {}/{} late and {}/{} normal windows; {} in late windows ({:.0}% of their latency), mean {} late vs {} normal",
+                    i + 1,
+                    c.description,
+                    c.late_windows,
+                    self.late_windows,
+                    c.normal_windows,
+                    self.baseline_windows,
+                    fmt_ns(c.late_ns),
+                    c.share * 100.0,
+                    fmt_ns(c.mean_late_ns),
+                    fmt_ns(c.mean_normal_ns)
+                );
+                if !c.related_events.is_empty() {
+                    let ev: Vec<String> = c
+                        .related_events
+                        .iter()
+                        .map(|(n, k)| format!("{n} x{k}"))
+                        .collect();
+                    let _ = writeln!(o, "     its events in late windows: {}", ev.join(", "));
+                }
+                let _ = writeln!(o, "     -> {}", c.recommendation);
+            }
+        }
+        if !self.windows.is_empty() {
+            let _ = writeln!(o, "\nworst late windows (latency = sum of parts):");
+            for w in self.windows.iter().take(5) {
+                let _ = writeln!(
+                    o,
+                    "  late #{} {} on CPU {} at {} s: {}",
+                    w.late_index,
+                    w.task,
+                    w.cpu,
+                    secs(w.start_ns),
+                    fmt_ns(w.latency_ns)
+                );
+                for p in &w.parts {
+                    let _ = writeln!(o, "    {:>12}  {}", fmt_ns(p.ns), p.cause.describe());
+                }
+            }
+        }
+        if !self.steal_ns.is_empty() {
+            let s: Vec<String> = self
+                .steal_ns
+                .iter()
+                .map(|(c, n)| format!("cpu{c} {}", fmt_ns(*n)))
+                .collect();
+            let _ = writeln!(
+                o,
+                "\nsteal time during the run (hypervisor): {}",
+                s.join(", ")
+            );
+        }
+        for n in &self.notes {
+            let _ = writeln!(o, "\nnote: {n}");
+        }
+        o
+    }
+}
+
+/// Writes each late window's events as text, with its decomposition on top.
+pub(crate) fn dump_windows(
+    dir: &Path,
+    windows: &[Window],
+    parts: &[Vec<Part>],
+    names: &Names,
+) -> Result<()> {
+    let io = |source| ExplainError::Io {
+        what: "cannot write window dump in",
+        path: dir.to_path_buf(),
+        source,
+    };
+    std::fs::create_dir_all(dir).map_err(io)?;
+    let mut k = 0;
+    let mut order: Vec<usize> = (0..windows.len()).filter(|&i| windows[i].late).collect();
+    order.sort_by_key(|&i| windows[i].p.intended);
+    for i in order {
+        k += 1;
+        let w = &windows[i];
+        let mut head = format!(
+            "# late window {k}: {}:{} on CPU {} (timer CPU {}), intended {} s, ran {} s, latency {} ns\n",
+            names.comm(w.p.pid),
+            w.p.pid,
+            w.p.cpu,
+            w.p.timer_cpu,
+            secs(w.p.intended),
+            secs(w.p.run),
+            w.p.latency()
+        );
+        for p in &parts[i] {
+            let _ = writeln!(head, "#   {:>12} ns  {}", p.ns, p.cause.describe());
+        }
+        let mut bytes = head.into_bytes();
+        bytes.extend_from_slice(&w.text);
+        let path = dir.join(format!("window-{k:05}.txt"));
+        std::fs::write(&path, bytes).map_err(|source| ExplainError::Io {
+            what: "cannot write window dump",
+            path,
+            source,
+        })?;
+    }
+    Ok(())
+}

@@ -1,0 +1,644 @@
+//! Synthetic event sequences with a known answer for every cause category.
+
+use crate::model::{Kind, Names, Rec};
+use crate::{explain, Cause, Options, Records, Report, Threshold};
+
+const ME: i32 = 42;
+const OTHER: i32 = 7;
+const PERIOD: u64 = 1_000_000;
+
+/// Builds a trace of a task (pid 42, "rt") on CPU 0 sleeping on hrtimer 1
+/// every 1 ms, with a normal task (pid 7, "hog") as the other runner.
+struct Builder {
+    names: Names,
+    recs: Vec<Rec>,
+    me: &'static str,
+}
+
+impl Builder {
+    fn new() -> Self {
+        let mut b = Builder {
+            names: Names::new(),
+            recs: Vec::new(),
+            me: "rt",
+        };
+        b.switch(0, 0, ME, OTHER, 120);
+        b
+    }
+
+    fn ev(&mut self, ts: u64, cpu: u32, kind: Kind, name: &str) {
+        let name = self.names.intern(name);
+        self.recs.push(Rec {
+            ts,
+            cpu,
+            pid: -1,
+            name,
+            kind,
+        });
+    }
+
+    fn comm(&mut self, pid: i32) -> u32 {
+        let n = match pid {
+            0 => "swapper/0".to_string(),
+            ME => self.me.to_string(),
+            OTHER => "hog".to_string(),
+            p => format!("task{p}"),
+        };
+        self.names.intern(&n)
+    }
+
+    fn switch(&mut self, ts: u64, cpu: u32, prev: i32, next: i32, next_prio: i32) {
+        let (prev_comm, next_comm) = (self.comm(prev), self.comm(next));
+        self.names.set_comm(prev, prev_comm);
+        self.names.set_comm(next, next_comm);
+        self.ev(
+            ts,
+            cpu,
+            Kind::Switch {
+                prev_pid: prev,
+                prev_runnable: prev != ME,
+                next_pid: next,
+                next_prio,
+                next_comm,
+                prev_comm,
+            },
+            "sched_switch",
+        );
+    }
+
+    /// Period `k`: timer armed, fires `irq_delay` late, wakes the task at
+    /// +1 us after the interrupt, exits at +2 us; `between` adds events
+    /// after the interrupt; the task runs at `run` (absolute) and sleeps 5
+    /// us later, returning the CPU to `back_to`.
+    fn period(
+        &mut self,
+        k: u64,
+        irq_delay: u64,
+        between: impl FnOnce(&mut Self, u64),
+        run: Option<u64>,
+        back_to: i32,
+    ) -> u64 {
+        let t = k * PERIOD;
+        self.ev(
+            t - 900_000,
+            0,
+            Kind::HrtimerStart {
+                timer: 1,
+                soft: t,
+                expires: t,
+            },
+            "hrtimer_start",
+        );
+        let x = t + irq_delay;
+        self.ev(
+            x,
+            0,
+            Kind::HrtimerExpireEntry {
+                timer: 1,
+                now: Some(x),
+            },
+            "hrtimer_expire_entry",
+        );
+        self.ev(
+            x + 1_000,
+            0,
+            Kind::Wake {
+                pid: ME,
+                target_cpu: 0,
+                waking: true,
+            },
+            "sched_waking",
+        );
+        self.ev(
+            x + 2_000,
+            0,
+            Kind::HrtimerExpireExit { timer: 1 },
+            "hrtimer_expire_exit",
+        );
+        between(self, x + 2_000);
+        let run = run.unwrap_or(x + 3_000);
+        let cur = self.current(0);
+        self.switch(run, 0, cur, ME, 9);
+        self.switch(run + 5_000, 0, ME, back_to, 120);
+        run - t
+    }
+
+    fn current(&self, cpu: u32) -> i32 {
+        self.recs
+            .iter()
+            .rev()
+            .find_map(|r| match r.kind {
+                Kind::Switch { next_pid, .. } if r.cpu == cpu => Some(next_pid),
+                _ => None,
+            })
+            .unwrap_or(-1)
+    }
+
+    /// Ten normal periods (latency 3 us) then the special one as period 11.
+    fn normal_then(
+        mut self,
+        irq_delay: u64,
+        between: impl FnOnce(&mut Self, u64),
+        run: Option<u64>,
+        fill_gap: bool,
+    ) -> (Report, u64) {
+        for k in 1..=10 {
+            self.period(k, 0, |_, _| {}, None, OTHER);
+            if fill_gap {
+                // The hog logs something between periods.
+                self.ev(k * PERIOD + 500_000, 0, Kind::Other, "sys_enter");
+            }
+        }
+        let lat = self.period(11, irq_delay, between, run, OTHER);
+        let opts = Options {
+            threshold: Threshold::Ns(10_000),
+            ..Options::default()
+        };
+        let report = explain(&Records { recs: self.recs }, self.names, &opts).unwrap();
+        (report, lat)
+    }
+}
+
+fn check(report: &Report, lat: u64) -> &crate::WindowReport {
+    assert_eq!(report.periods, 11, "{report:#?}");
+    assert_eq!(report.late, 1);
+    let w = &report.windows[0];
+    assert_eq!(w.latency_ns, lat);
+    let sum: u64 = w.parts.iter().map(|p| p.ns).sum();
+    assert_eq!(
+        sum, lat,
+        "decomposition must add up to the ns: {:#?}",
+        w.parts
+    );
+    w
+}
+
+fn ns_of(w: &crate::WindowReport, f: impl Fn(&Cause) -> bool) -> u64 {
+    w.parts.iter().filter(|p| f(&p.cause)).map(|p| p.ns).sum()
+}
+
+#[test]
+fn softirq_between_wakeup_and_switch_is_named_by_vector() {
+    let (r, lat) = Builder::new().normal_then(
+        0,
+        |b, t| {
+            b.ev(t + 100, 0, Kind::SoftirqEntry { vec: 3 }, "softirq_entry");
+            b.ev(t + 80_100, 0, Kind::SoftirqExit { vec: 3 }, "softirq_exit");
+            b.ev(
+                t + 80_200,
+                0,
+                Kind::SoftirqEntry { vec: 2 },
+                "softirq_entry",
+            );
+            b.ev(t + 90_200, 0, Kind::SoftirqExit { vec: 2 }, "softirq_exit");
+        },
+        Some(11 * PERIOD + 95_000),
+        false,
+    );
+    let w = check(&r, lat);
+    assert_eq!(
+        ns_of(
+            w,
+            |c| matches!(c, Cause::Softirq { vector } if vector == "NET_RX")
+        ),
+        80_000
+    );
+    assert_eq!(
+        ns_of(
+            w,
+            |c| matches!(c, Cause::Softirq { vector } if vector == "NET_TX")
+        ),
+        10_000
+    );
+    assert_eq!(
+        r.causes[0].cause,
+        Cause::Softirq {
+            vector: "NET_RX".into()
+        }
+    );
+    assert!(r.causes[0].recommendation.contains("threaded NAPI"));
+    assert_eq!(r.causes[0].late_windows, 1);
+    assert_eq!(r.causes[0].normal_windows, 0);
+    // Table 2: softirq_entry only in the late window.
+    let row = r
+        .table2
+        .iter()
+        .find(|e| e.event == "softirq_entry")
+        .unwrap();
+    assert_eq!((row.normal, row.late), (0, 2));
+}
+
+#[test]
+fn silent_timer_interrupt_delay_is_reported_as_such() {
+    // Nothing logged on the CPU between expiry and the interrupt.
+    let (r, lat) = Builder::new().normal_then(300_000, |_, _| {}, None, false);
+    let w = check(&r, lat);
+    assert_eq!(w.timer_irq_delay_ns, Some(300_000));
+    assert_eq!(ns_of(w, |c| matches!(c, Cause::SilentGap { .. })), 300_000);
+    assert_eq!(r.causes[0].cause.category(), "silent_gap");
+    assert!(r.causes[0].recommendation.contains("pin the vCPUs"));
+}
+
+#[test]
+fn steal_time_is_given_as_evidence_for_silent_gaps() {
+    let mut b = Builder::new();
+    for k in 1..=10 {
+        b.period(k, 0, |_, _| {}, None, OTHER);
+    }
+    b.period(11, 300_000, |_, _| {}, None, OTHER);
+    let opts = Options {
+        threshold: Threshold::Ns(10_000),
+        steal_ns: vec![(0, 12_500_000), (1, 0)],
+        ..Options::default()
+    };
+    let r = explain(&Records { recs: b.recs }, b.names, &opts).unwrap();
+    let gap = &r.causes[0];
+    assert_eq!(gap.cause.category(), "silent_gap");
+    assert!(
+        gap.recommendation.contains("stole cpu0 12.5 ms"),
+        "{}",
+        gap.recommendation
+    );
+    assert!(r.render_text().contains("steal time during the run"));
+}
+
+#[test]
+fn timer_irq_delay_with_events_names_the_task() {
+    // The hog logs an event inside the gap, so the CPU was not silent.
+    let mut b = Builder::new();
+    for k in 1..=10 {
+        b.period(k, 0, |_, _| {}, None, OTHER);
+    }
+    b.ev(11 * PERIOD + 50_000, 0, Kind::Other, "mm_page_alloc");
+    let lat = b.period(11, 200_000, |_, _| {}, None, OTHER);
+    let opts = Options {
+        threshold: Threshold::Ns(10_000),
+        ..Options::default()
+    };
+    let r = explain(&Records { recs: b.recs }, b.names, &opts).unwrap();
+    let w = check(&r, lat);
+    assert_eq!(
+        ns_of(
+            w,
+            |c| matches!(c, Cause::TimerIrqDelay { task } if task == "hog:7")
+        ),
+        200_000
+    );
+    let top = &r.causes[0];
+    assert_eq!(top.related_events[0].0, "mm_page_alloc");
+    assert!(top.recommendation.contains("mlock"));
+}
+
+#[test]
+fn irq_handler_before_the_wakeup_is_named() {
+    let mut b = Builder::new();
+    for k in 1..=10 {
+        b.period(k, 0, |_, _| {}, None, OTHER);
+    }
+    let t = 11 * PERIOD;
+    let eth = b.names.intern("eth0");
+    b.ev(
+        t - 10_000,
+        0,
+        Kind::IrqEntry { irq: 30, name: eth },
+        "irq_handler_entry",
+    );
+    b.ev(t + 60_000, 0, Kind::IrqExit { irq: 30 }, "irq_handler_exit");
+    let lat = b.period(11, 61_000, |_, _| {}, None, OTHER);
+    let r = explain(
+        &Records { recs: b.recs },
+        b.names,
+        &Options {
+            threshold: Threshold::Ns(10_000),
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let w = check(&r, lat);
+    assert_eq!(
+        ns_of(
+            w,
+            |c| matches!(c, Cause::IrqHandler { name } if name == "eth0")
+        ),
+        60_000
+    );
+    // After the handler: 1 us with interrupts still off in hog.
+    assert_eq!(
+        ns_of(w, |c| matches!(c, Cause::TimerIrqDelay { .. })),
+        1_000
+    );
+    // Inside the interrupt: 1 us to the wake-up, 1 us more in the callback.
+    assert_eq!(ns_of(w, |c| *c == Cause::HrtimerInterrupt), 2_000);
+}
+
+#[test]
+fn other_rt_task_that_ran_first_is_named_with_priority() {
+    let (r, lat) = Builder::new().normal_then(
+        0,
+        |b, t| {
+            // An RT task (pid 99, prio 1) takes the CPU before ours.
+            b.switch(t + 1_000, 0, OTHER, 99, 1);
+            b.switch(t + 51_000, 0, 99, OTHER, 120);
+        },
+        Some(11 * PERIOD + 55_000),
+        false,
+    );
+    let w = check(&r, lat);
+    assert_eq!(
+        ns_of(
+            w,
+            |c| matches!(c, Cause::OtherTask { task, prio: 1 } if task == "task99:99")
+        ),
+        50_000
+    );
+    assert!(r.causes[0].description.contains("real-time task task99:99"));
+}
+
+#[test]
+fn current_task_holding_the_cpu_is_non_preemptible_kernel() {
+    let (r, lat) = Builder::new().normal_then(
+        0,
+        |b, t| {
+            b.ev(t + 10_000, 0, Kind::Other, "mm_page_alloc");
+        },
+        Some(11 * PERIOD + 120_000),
+        false,
+    );
+    let w = check(&r, lat);
+    // From the wake-up (+1 us) to the switch, minus the 1 us still in the
+    // hrtimer callback: hog kept the CPU.
+    assert_eq!(
+        ns_of(
+            w,
+            |c| matches!(c, Cause::NonPreemptibleKernel { task } if task == "hog:7")
+        ),
+        120_000 - 2_000
+    );
+    assert_eq!(r.causes[0].cause.category(), "non_preemptible_kernel");
+    assert!(r.causes[0].recommendation.contains("preempt=full"));
+    // Baseline: normal windows have 1 us of it each, subtracted in the excess.
+    assert_eq!(r.causes[0].mean_normal_ns, 1_000);
+    assert_eq!(r.causes[0].excess_ns, 118_000 - 1_000);
+}
+
+#[test]
+fn idle_cpu_is_idle_exit() {
+    let mut b = Builder::new();
+    for k in 1..=10 {
+        b.period(k, 0, |_, _| {}, None, OTHER);
+    }
+    // The CPU goes idle before period 11 and the interrupt comes 40 us late.
+    b.switch(11 * PERIOD - 100_000, 0, OTHER, 0, 120);
+    let lat = b.period(11, 40_000, |_, _| {}, None, 0);
+    let r = explain(
+        &Records { recs: b.recs },
+        b.names,
+        &Options {
+            threshold: Threshold::Ns(10_000),
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let w = check(&r, lat);
+    // 40 us before the interrupt + 1 us after the callback, idle both times.
+    assert_eq!(ns_of(w, |c| *c == Cause::IdleExit), 41_000);
+    assert_eq!(r.causes[0].cause, Cause::IdleExit);
+    assert!(r.causes[0].recommendation.contains("cpu_dma_latency"));
+}
+
+#[test]
+fn unknown_cpu_state_is_unexplained_never_hidden() {
+    // No sched_switch before the first period: nobody knows what CPU 0 ran.
+    let mut b = Builder {
+        names: Names::new(),
+        recs: Vec::new(),
+        me: "rt",
+    };
+    let lat = b.period(1, 0, |_, _| {}, Some(PERIOD + 30_000), OTHER);
+    for k in 2..=11 {
+        b.period(k, 0, |_, _| {}, None, OTHER);
+    }
+    let r = explain(
+        &Records { recs: b.recs },
+        b.names,
+        &Options {
+            threshold: Threshold::Ns(10_000),
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let w = check(&r, lat);
+    // 1 us to the wake-up and 1 us more in the callback, the rest unknown.
+    assert_eq!(ns_of(w, |c| *c == Cause::HrtimerInterrupt), 2_000);
+    assert_eq!(ns_of(w, |c| *c == Cause::Unexplained), 28_000);
+    assert_eq!(r.causes[0].cause, Cause::Unexplained);
+}
+
+#[test]
+fn itimer_rearmed_in_callback_steps_by_interval() {
+    // Armed once at 1 ms with 1 ms interval, never re-armed: expiries 2..5 ms
+    // are extrapolated; the 4 ms one fires 30 us late.
+    let mut b = Builder::new();
+    b.ev(
+        500_000,
+        0,
+        Kind::HrtimerStart {
+            timer: 9,
+            soft: PERIOD,
+            expires: PERIOD,
+        },
+        "hrtimer_start",
+    );
+    b.ev(
+        900_000,
+        0,
+        Kind::HrtimerStart {
+            timer: 9,
+            soft: PERIOD,
+            expires: PERIOD,
+        },
+        "hrtimer_start",
+    );
+    let mut lats = Vec::new();
+    for k in 1..=5u64 {
+        let t = k * PERIOD + if k == 4 { 30_000 } else { 0 };
+        if k == 2 {
+            // A second start sets the interval (setitimer re-arms at dequeue).
+            b.ev(
+                PERIOD + 500_000,
+                0,
+                Kind::HrtimerStart {
+                    timer: 9,
+                    soft: 2 * PERIOD,
+                    expires: 2 * PERIOD,
+                },
+                "hrtimer_start",
+            );
+        }
+        b.ev(
+            t,
+            0,
+            Kind::HrtimerExpireEntry {
+                timer: 9,
+                now: Some(t),
+            },
+            "hrtimer_expire_entry",
+        );
+        b.ev(
+            t + 1_000,
+            0,
+            Kind::Wake {
+                pid: ME,
+                target_cpu: 0,
+                waking: true,
+            },
+            "sched_waking",
+        );
+        b.ev(
+            t + 2_000,
+            0,
+            Kind::HrtimerExpireExit { timer: 9 },
+            "hrtimer_expire_exit",
+        );
+        b.switch(t + 3_000, 0, OTHER, ME, 9);
+        b.switch(t + 8_000, 0, ME, OTHER, 120);
+        lats.push(t + 3_000 - k * PERIOD);
+    }
+    let r = explain(&Records { recs: b.recs }, b.names, &Options::default()).unwrap();
+    let got: Vec<u64> = r.table1.iter().map(|p| p.latency_ns).collect();
+    assert_eq!(got, lats);
+}
+
+#[test]
+fn latlab_threads_are_chosen_automatically_and_percentile_threshold_works() {
+    let mut b = Builder::new();
+    b.me = "latlab-cpu0";
+    for k in 1..=100 {
+        let extra = if k % 10 == 0 { 50_000 } else { 0 };
+        b.period(k, extra, |_, _| {}, None, OTHER);
+    }
+    let r = explain(
+        &Records { recs: b.recs },
+        b.names,
+        &Options {
+            threshold: Threshold::Percentile(85.0),
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    assert!(r.selection.contains("latlab"));
+    assert_eq!(r.late, 10);
+    // All 90 normal periods (fewer than the default 200) are the baseline.
+    assert_eq!(r.baseline_windows, 90);
+    let counts: Vec<u64> = r.table1.iter().filter_map(|p| p.late_count).collect();
+    assert_eq!(counts, (1..=10).collect::<Vec<_>>());
+}
+
+#[test]
+fn marker_lines_give_periods_when_no_timer_events() {
+    let mut names = Names::new();
+    let print = names.intern("print");
+    let recs: Vec<Rec> = (1..=5u64)
+        .map(|k| Rec {
+            ts: k * PERIOD + 40_000,
+            cpu: 1,
+            pid: 77,
+            name: print,
+            kind: Kind::Marker {
+                cycle: k,
+                intended: k * PERIOD,
+                actual: k * PERIOD + 40_000,
+            },
+        })
+        .collect();
+    let r = explain(&Records { recs }, names, &Options::default()).unwrap();
+    assert_eq!(r.tasks_found.len(), 1);
+    assert!(r.tasks_found[0].from_markers);
+    assert!(r.table1.iter().all(|p| p.latency_ns == 40_000));
+}
+
+#[test]
+fn thresholds_parse() {
+    assert_eq!(Threshold::parse("100us").unwrap(), Threshold::Ns(100_000));
+    assert_eq!(Threshold::parse("1.5ms").unwrap(), Threshold::Ns(1_500_000));
+    assert_eq!(Threshold::parse("80000ns").unwrap(), Threshold::Ns(80_000));
+    assert_eq!(Threshold::parse("50").unwrap(), Threshold::Ns(50_000));
+    assert_eq!(
+        Threshold::parse("p99").unwrap(),
+        Threshold::Percentile(99.0)
+    );
+    assert!(Threshold::parse("p100").is_err());
+    assert!(Threshold::parse("fast")
+        .unwrap_err()
+        .to_string()
+        .contains("100us"));
+}
+
+#[test]
+fn remote_wakeup_uses_the_task_cpu_for_the_wait_after_the_wakeup() {
+    // The timer fires on CPU 0; the task runs on CPU 1, which is idle and
+    // takes 20 us to switch to it after the IPI.
+    let mut b = Builder::new();
+    b.switch(0, 1, ME, 0, 120);
+    let mut lats = Vec::new();
+    for k in 1..=11u64 {
+        let t = k * PERIOD;
+        let wait = if k == 11 { 20_000 } else { 1_000 };
+        b.ev(
+            t - 900_000,
+            0,
+            Kind::HrtimerStart {
+                timer: 1,
+                soft: t,
+                expires: t,
+            },
+            "hrtimer_start",
+        );
+        b.ev(
+            t,
+            0,
+            Kind::HrtimerExpireEntry {
+                timer: 1,
+                now: Some(t),
+            },
+            "hrtimer_expire_entry",
+        );
+        b.ev(
+            t + 1_000,
+            0,
+            Kind::Wake {
+                pid: ME,
+                target_cpu: 1,
+                waking: true,
+            },
+            "sched_waking",
+        );
+        b.ev(t + 1_500, 0, Kind::IpiSend { mask: 0b10 }, "ipi_send_cpu");
+        b.ev(
+            t + 2_000,
+            0,
+            Kind::HrtimerExpireExit { timer: 1 },
+            "hrtimer_expire_exit",
+        );
+        b.switch(t + 2_000 + wait, 1, 0, ME, 9);
+        b.switch(t + 10_000 + wait, 1, ME, 0, 120);
+        lats.push(2_000 + wait);
+    }
+    let r = explain(
+        &Records { recs: b.recs },
+        b.names,
+        &Options {
+            threshold: Threshold::Ns(10_000),
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let w = check(&r, lats[10]);
+    assert_eq!((w.cpu, w.timer_cpu), (1, 0));
+    // 1 us to the wake-up in the interrupt on CPU 0; then CPU 1 was idle.
+    assert_eq!(ns_of(w, |c| *c == Cause::HrtimerInterrupt), 1_000);
+    assert_eq!(ns_of(w, |c| *c == Cause::IdleExit), 21_000);
+    // The IPI on CPU 0 aimed at CPU 1 is part of the window.
+    let ipi = r.table2.iter().find(|e| e.event == "ipi_send_cpu").unwrap();
+    assert_eq!(ipi.late, 1);
+}

@@ -1,0 +1,709 @@
+//! The HTML report: one self-contained file (inline CSS and SVG, one small
+//! inline script, no network) showing one result or comparing several.
+//!
+//! Inputs are [`Document`]s, chosen by the `schema` field of the JSON, so
+//! other result kinds (explain, respond, lockbench) can be added as variants;
+//! a kind the report does not know yet is shown as its JSON.
+//!
+//! ```
+//! use latlab_report::html::{render, Document, Entry};
+//! let text = r#"{"schema": "latlab.example", "answer": 42}"#;
+//! let entry = Entry { label: "example".into(), document: Document::parse(text).unwrap() };
+//! let html = render(&[entry], "latlab report");
+//! assert!(html.starts_with("<!DOCTYPE html>"));
+//! assert!(html.contains("latlab.example"));
+//! ```
+
+pub mod lockbench;
+pub mod plots;
+pub mod svg;
+
+use std::fmt::Write;
+
+use latlab_measure::result::{RunResult, Verdict};
+use latlab_measure::stats::Summary;
+use latlab_measure::units::format_ns;
+use serde_json::Value;
+
+use plots::{color, load_kinds, percentile_markers};
+use svg::{escape, Plot};
+
+/// One result file, by kind.
+#[derive(Debug, Clone)]
+pub enum Document {
+    /// `latlab.run`: a latency measurement.
+    Run(Box<RunResult>),
+    /// `latlab lockbench --json`: the lock benchmark (see [`lockbench::is_lockbench`]).
+    Lockbench(Value),
+    /// Any other schema: shown as JSON until the report knows it.
+    Other {
+        /// The `schema` field (`"unknown"` when absent).
+        schema: String,
+        /// The whole document.
+        value: Value,
+    },
+}
+
+impl Document {
+    /// Parses a result file, dispatching on its `schema` field.
+    pub fn parse(text: &str) -> Result<Document, serde_json::Error> {
+        let value: Value = serde_json::from_str(text)?;
+        Document::from_value(value)
+    }
+
+    /// Reads a parsed JSON value, dispatching on its `schema` field.
+    pub fn from_value(value: Value) -> Result<Document, serde_json::Error> {
+        let schema = value["schema"].as_str().unwrap_or("unknown").to_string();
+        Ok(match schema.as_str() {
+            "latlab.run" => Document::Run(Box::new(serde_json::from_value(value)?)),
+            _ if lockbench::is_lockbench(&value) => Document::Lockbench(value),
+            _ => Document::Other { schema, value },
+        })
+    }
+
+    /// The run result, if this is one.
+    pub fn as_run(&self) -> Option<&RunResult> {
+        match self {
+            Document::Run(run) => Some(run),
+            Document::Lockbench(_) | Document::Other { .. } => None,
+        }
+    }
+}
+
+/// One result with the name it has in the report.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// Short name (legend, table rows): `no load`, `6.18.0-rt`, ...
+    pub label: String,
+    /// The result.
+    pub document: Document,
+}
+
+/// Names for documents that tell them apart: the facts that differ between
+/// the runs (host, kernel, preemption model, load), else their start times.
+pub fn auto_labels(documents: &[Document]) -> Vec<String> {
+    let facts = |run: &RunResult| -> [String; 4] {
+        [
+            run.system.hostname.clone(),
+            run.system.kernel_release.clone(),
+            format!(
+                "preempt {}",
+                run.system.preemption_model.as_deref().unwrap_or("?")
+            ),
+            load_name(run),
+        ]
+    };
+    let runs: Vec<Option<[String; 4]>> = documents.iter().map(|d| d.as_run().map(facts)).collect();
+    let known: Vec<&[String; 4]> = runs.iter().flatten().collect();
+    let differing: Vec<usize> = (0..4)
+        .filter(|&i| known.iter().any(|f| f[i] != known[0][i]))
+        .collect();
+    let mut labels: Vec<String> = documents
+        .iter()
+        .zip(&runs)
+        .map(|(d, facts)| match (d, facts) {
+            (Document::Run(run), Some(facts)) => {
+                if differing.is_empty() {
+                    run.started_at.clone()
+                } else {
+                    differing
+                        .iter()
+                        .map(|&i| facts[i].as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }
+            }
+            (Document::Lockbench(_), _) => "lockbench".into(),
+            (Document::Other { schema, .. }, _) => schema.clone(),
+            _ => String::new(),
+        })
+        .collect();
+    // Still equal: number them.
+    let copy = labels.clone();
+    for (i, label) in labels.iter_mut().enumerate() {
+        if copy.iter().filter(|l| *l == label).count() > 1 {
+            let _ = write!(label, " #{}", i + 1);
+        }
+    }
+    labels
+}
+
+/// `no load`, the load spec (`full`, `io:2`), or the load command.
+pub fn load_name(run: &RunResult) -> String {
+    match &run.load {
+        None => "no load".into(),
+        Some(load) => {
+            let spec = load["spec"].as_str().unwrap_or("?");
+            match load["command"].as_str() {
+                Some(cmd) if spec == "none" => format!("load `{cmd}`"),
+                Some(cmd) => format!("load {spec} + `{cmd}`"),
+                None => format!("load {spec}"),
+            }
+        }
+    }
+}
+
+/// Every plot of the report, in page order (comparison first), with unique ids.
+pub fn plots(entries: &[Entry]) -> Vec<Plot> {
+    let mut out = compare_plots(entries);
+    for (i, entry) in entries.iter().enumerate() {
+        match &entry.document {
+            Document::Run(run) => out.extend(run_plots(&format!("run{}", i + 1), run)),
+            Document::Lockbench(value) => out.extend(lockbench::throughput_plot(
+                &format!("doc{}-throughput", i + 1),
+                value,
+            )),
+            Document::Other { .. } => {}
+        }
+    }
+    out
+}
+
+fn runs(entries: &[Entry]) -> Vec<(&str, &RunResult)> {
+    entries
+        .iter()
+        .filter_map(|e| e.document.as_run().map(|r| (e.label.as_str(), r)))
+        .collect()
+}
+
+fn compare_plots(entries: &[Entry]) -> Vec<Plot> {
+    let runs = runs(entries);
+    if runs.len() < 2 {
+        return Vec::new();
+    }
+    let series: Vec<(String, &latlab_measure::histogram::Histogram)> = runs
+        .iter()
+        .map(|(label, run)| (label.to_string(), &run.overall.histogram))
+        .collect();
+    let markers = runs
+        .iter()
+        .enumerate()
+        .flat_map(|(i, (_, run))| {
+            let mut m = percentile_markers(run, &color(i), "");
+            m.retain(|m| m.label.starts_with("max"));
+            m
+        })
+        .collect();
+    vec![
+        plots::histogram_plot("compare-histogram", "Latency histograms, all CPUs", &series),
+        plots::tail_plot(
+            "compare-tail",
+            "Cumulative distribution: share of samples above each latency",
+            &series,
+            markers,
+        ),
+    ]
+}
+
+fn run_plots(prefix: &str, run: &RunResult) -> Vec<Plot> {
+    let per_cpu: Vec<(String, &latlab_measure::histogram::Histogram)> = run
+        .threads
+        .iter()
+        .map(|t| (format!("CPU{}", t.cpu), &t.histogram))
+        .collect();
+    let mut out = vec![
+        plots::histogram_plot(
+            &format!("{prefix}-histogram"),
+            "Latency histogram per CPU",
+            &per_cpu,
+        ),
+        plots::tail_plot(
+            &format!("{prefix}-tail"),
+            "Cumulative distribution: share of samples above each latency",
+            &[("all CPUs".to_string(), &run.overall.histogram)],
+            percentile_markers(run, "#b02a1a", ""),
+        ),
+    ];
+    out.extend(plots::series_plot(&format!("{prefix}-time"), run));
+    out.extend(plots::period_plot(&format!("{prefix}-period"), run));
+    if let Some(load) = &run.load {
+        out.extend(plots::load_plot(&format!("{prefix}-load"), load));
+    }
+    out
+}
+
+const STYLE: &str = "
+body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0;background:#f4f5f7;color:#1d232a;font-size:14px}
+header{background:#1d2b3a;color:#fff;padding:14px 28px}
+header h1{margin:0;font-size:21px}
+header p{margin:4px 0 0;color:#c5d0db}
+main{max-width:1500px;margin:0 auto;padding:10px 28px 40px}
+section.run,section.compare,section.other{background:#fff;border:1px solid #dde1e6;border-radius:6px;padding:4px 20px 16px;margin:18px 0}
+h2{font-size:18px;margin:14px 0 8px}
+h3{font-size:15px;margin:16px 0 6px;color:#33414f}
+table{border-collapse:collapse;margin:6px 0;font-variant-numeric:tabular-nums}
+th,td{padding:3px 10px;border-bottom:1px solid #e6e9ed;text-align:right;white-space:nowrap}
+td.wrap{white-space:normal}
+th{background:#f0f2f5;font-weight:600}
+td.l,th.l{text-align:left}
+.badge{display:inline-block;padding:2px 10px;border-radius:10px;font-weight:700;color:#fff}
+.pass{background:#2a9d4a}.fail{background:#d3452c}.none{background:#7a8793}
+.better{color:#1d7a38}.worse{color:#b02a1a}
+.plots{display:grid;grid-template-columns:repeat(auto-fill,minmax(520px,1fr));gap:14px}
+figure{margin:0;border:1px solid #e6e9ed;border-radius:4px;background:#fff}
+svg.plot{width:100%;height:auto;display:block}
+dl.sys{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:6px 0}
+dl.sys dt{color:#5b6b7a}dl.sys dd{margin:0;overflow-wrap:anywhere}
+ul.warn li{color:#8a5a00}
+pre{background:#f6f8fa;padding:10px;overflow:auto;max-height:420px}
+code{font-size:13px}
+footer{color:#5b6b7a;font-size:12px;margin-top:20px}
+div.bar{height:11px;background:#d3452c;border-radius:2px}
+";
+
+/// Marks the page as rendered (a headless browser test reads this marker)
+/// and lets a click on a plot open it full size.
+const SCRIPT: &str = "
+(function(){
+  var plots=document.querySelectorAll('svg.plot');
+  document.body.setAttribute('data-latlab-ready', String(plots.length));
+  plots.forEach(function(p){p.addEventListener('click',function(){p.parentNode.classList.toggle('wide');});});
+})();
+";
+
+/// The complete report page.
+pub fn render(entries: &[Entry], title: &str) -> String {
+    render_with_intro(entries, title, &[])
+}
+
+/// The complete report page with paragraphs of plain text (escaped here)
+/// before the results, e.g. what a scenario reproduces and where the
+/// paper's own figures are.
+pub fn render_with_intro(entries: &[Entry], title: &str, intro: &[String]) -> String {
+    let mut h = String::new();
+    let _ = write!(
+        h,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{}</title>\n<style>{STYLE}figure.wide{{grid-column:1/-1}}</style>\n</head>\n<body>\n",
+        escape(title)
+    );
+    let run_count = runs(entries).len();
+    let _ = writeln!(
+        h,
+        "<header><h1>{}</h1><p>{} result{}: {}</p></header>\n<main>",
+        escape(title),
+        entries.len(),
+        if entries.len() == 1 { "" } else { "s" },
+        entries
+            .iter()
+            .map(|e| escape(&e.label))
+            .collect::<Vec<_>>()
+            .join(" · ")
+    );
+    if !intro.is_empty() {
+        h.push_str("<section class=\"compare\" id=\"intro\">");
+        for paragraph in intro {
+            let _ = write!(h, "<p>{}</p>", escape(paragraph));
+        }
+        h.push_str("</section>\n");
+    }
+    if run_count >= 2 {
+        render_comparison(&mut h, entries);
+    }
+    for (i, entry) in entries.iter().enumerate() {
+        match &entry.document {
+            Document::Run(run) => render_run(&mut h, &format!("run{}", i + 1), &entry.label, run),
+            Document::Lockbench(value) => lockbench::render(
+                &mut h,
+                &format!("doc{}", i + 1),
+                &entry.label,
+                value,
+                figures,
+            ),
+            Document::Other { schema, value } => {
+                let _ = writeln!(
+                    h,
+                    "<section class=\"other\" id=\"doc{}\"><h2>{}</h2>\
+                     <p>A <code>{}</code> result: this report does not draw this kind yet; its JSON follows.</p>\
+                     <details open><summary>JSON</summary><pre>{}</pre></details></section>",
+                    i + 1,
+                    escape(&entry.label),
+                    escape(schema),
+                    escape(&serde_json::to_string_pretty(value).unwrap_or_default())
+                );
+            }
+        }
+    }
+    let _ = writeln!(
+        h,
+        "<footer>Written by latlab {}. Self-contained: no network, no external files. \
+         Click a plot to widen it.</footer>\n</main>\n<script>{SCRIPT}</script>\n</body>\n</html>",
+        env!("CARGO_PKG_VERSION")
+    );
+    h
+}
+
+fn figures(h: &mut String, plots: &[Plot]) {
+    h.push_str("<div class=\"plots\">\n");
+    for plot in plots {
+        let _ = write!(
+            h,
+            "<figure id=\"{}\">\n{}</figure>\n",
+            plot.id,
+            plot.to_svg()
+        );
+    }
+    h.push_str("</div>\n");
+}
+
+fn verdict_badge(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::Pass => "<span class=\"badge pass\">PASS</span>",
+        Verdict::Fail => "<span class=\"badge fail\">FAIL</span>",
+        Verdict::None => "<span class=\"badge none\">no requirement</span>",
+    }
+}
+
+/// Relative change in percent, signed, or `-` when the baseline is zero.
+fn change(base: f64, value: f64) -> Option<f64> {
+    (base > 0.0).then(|| (value - base) / base * 100.0)
+}
+
+/// A delta cell; `lower_is_better` decides the colour.
+fn delta_cell(base: f64, value: f64, lower_is_better: bool) -> String {
+    match change(base, value) {
+        None => "<td>–</td>".into(),
+        Some(pct) => {
+            let class = if pct.abs() < 5.0 {
+                ""
+            } else if (pct < 0.0) == lower_is_better {
+                " class=\"better\""
+            } else {
+                " class=\"worse\""
+            };
+            format!("<td{class}>{pct:+.1} %</td>")
+        }
+    }
+}
+
+fn render_comparison(h: &mut String, entries: &[Entry]) {
+    let runs = runs(entries);
+    let (base_label, base) = runs[0];
+    let _ = writeln!(
+        h,
+        "<section class=\"compare\" id=\"compare\"><h2>Comparison</h2>\
+         <p>Baseline: <b>{}</b> (the first result). Changes are relative to it; \
+         for latency lower is better, for background throughput higher is.</p>",
+        escape(base_label)
+    );
+    h.push_str(
+        "<table class=\"deltas\"><tr><th class=\"l\">result</th><th>verdict</th><th>samples</th>\
+         <th>p50</th><th>Δ</th><th>p99</th><th>Δ</th><th>p99.9</th><th>Δ</th><th>max</th><th>Δ</th>\
+         <th class=\"l\">background throughput (Δ)</th></tr>\n",
+    );
+    let base_load = base.load.as_ref().map(load_kinds).unwrap_or_default().0;
+    for (label, run) in &runs {
+        let s = &run.overall.latency;
+        let b = &base.overall.latency;
+        let _ = write!(
+            h,
+            "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td>",
+            escape(label),
+            verdict_badge(run.verdict),
+            s.count
+        );
+        for (value, base_value) in [
+            (s.p50, b.p50),
+            (s.p99, b.p99),
+            (s.p99_9, b.p99_9),
+            (s.max, b.max),
+        ] {
+            let _ = write!(
+                h,
+                "<td>{}</td>{}",
+                format_ns(value),
+                delta_cell(base_value as f64, value as f64, true)
+            );
+        }
+        let kinds = run.load.as_ref().map(load_kinds).unwrap_or_default().0;
+        let load = if kinds.is_empty() {
+            "none".to_string()
+        } else {
+            kinds
+                .iter()
+                .map(|k| {
+                    let delta = base_load
+                        .iter()
+                        .find(|b| b.kind == k.kind)
+                        .and_then(|b| change(b.per_second, k.per_second))
+                        .map(|pct| format!(" ({pct:+.1} %)"))
+                        .unwrap_or_default();
+                    format!(
+                        "{} {}{}",
+                        escape(&k.kind),
+                        escape(&rate(k.per_second, &k.unit)),
+                        delta
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let _ = writeln!(h, "<td class=\"l wrap\">{load}</td></tr>");
+    }
+    h.push_str("</table>\n");
+    figures(h, &compare_plots(entries));
+    h.push_str("</section>\n");
+}
+
+/// A rate with an SI prefix: `210 Mops/s`, `285 MB/s` (bytes as B).
+pub fn rate(per_second: f64, unit: &str) -> String {
+    let unit = match unit {
+        "bytes" => "B",
+        other => other,
+    };
+    let (v, prefix) = if per_second >= 1e9 {
+        (per_second / 1e9, "G")
+    } else if per_second >= 1e6 {
+        (per_second / 1e6, "M")
+    } else if per_second >= 1e3 {
+        (per_second / 1e3, "k")
+    } else {
+        (per_second, "")
+    };
+    if unit == "CPUs busy" {
+        return format!("{per_second:.2} CPUs busy");
+    }
+    format!("{} {prefix}{unit}/s", svg::short_number(v))
+}
+
+fn summary_row(h: &mut String, name: &str, cycles: u64, missed: u64, s: &Summary) {
+    let _ = writeln!(
+        h,
+        "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+         <td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+        escape(name),
+        cycles,
+        format_ns(s.min),
+        format_ns(s.mean.round() as u64),
+        format_ns(s.p50),
+        format_ns(s.p99),
+        format_ns(s.p99_9),
+        format_ns(s.p99_99),
+        format_ns(s.max),
+        missed
+    );
+}
+
+fn render_run(h: &mut String, id: &str, label: &str, run: &RunResult) {
+    let s = &run.settings;
+    let _ = writeln!(
+        h,
+        "<section class=\"run\" id=\"{id}\"><h2>{} {}</h2>\
+         <p>Started {} · {:.1} s measured{} · {} timer, {} period, {} priority {}, CPUs {} · {}</p>",
+        escape(label),
+        verdict_badge(run.verdict),
+        escape(&run.started_at),
+        run.elapsed_s,
+        if run.interrupted { " (interrupted)" } else { "" },
+        s.timer,
+        format_ns(s.interval_ns),
+        s.policy.kernel_name(),
+        s.priority,
+        s.cpus
+            .iter()
+            .map(|c| c.to_string())
+            .collect::<Vec<_>>()
+            .join(","),
+        escape(&load_name(run))
+    );
+    if !run.requirements.is_empty() {
+        h.push_str("<ul class=\"req\">");
+        for outcome in &run.requirements {
+            let _ = write!(
+                h,
+                "<li>{} {}{}</li>",
+                if outcome.passed { "✔" } else { "✘" },
+                escape(&requirement_text(&outcome.requirement)),
+                if outcome.details.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", escape(&outcome.details.join("; ")))
+                }
+            );
+        }
+        h.push_str("</ul>\n");
+    }
+    if !run.warnings.is_empty() {
+        h.push_str("<ul class=\"warn\">");
+        for w in &run.warnings {
+            let _ = write!(h, "<li>{}</li>", escape(w));
+        }
+        h.push_str("</ul>\n");
+    }
+    h.push_str(
+        "<h3>Wake-up latency</h3><table class=\"summary\"><tr><th class=\"l\">CPU</th><th>samples</th>\
+         <th>min</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>p99.99</th><th>max</th>\
+         <th>missed periods</th></tr>\n",
+    );
+    for t in &run.threads {
+        summary_row(
+            h,
+            &format!("CPU{}", t.cpu),
+            t.cycles,
+            t.missed_periods,
+            &t.latency,
+        );
+    }
+    if run.threads.len() > 1 {
+        summary_row(
+            h,
+            "all",
+            run.overall.cycles,
+            run.overall.missed_periods,
+            &run.overall.latency,
+        );
+    }
+    h.push_str("</table>\n");
+    if let Some(worst) = run.overall.worst.first() {
+        let _ = writeln!(
+            h,
+            "<p>Worst sample: {} on CPU{} at {:.3} s (cycle {}).</p>",
+            format_ns(worst.latency_ns),
+            worst.cpu,
+            worst.offset_s,
+            worst.cycle
+        );
+    }
+    figures(h, &run_plots(id, run));
+    if let Some(load) = &run.load {
+        let (kinds, _) = load_kinds(load);
+        let _ = writeln!(
+            h,
+            "<h3>Background load: {}</h3><table class=\"load\"><tr><th class=\"l\">kind</th>\
+             <th>workers</th><th>throughput</th></tr>",
+            escape(&load_name(run))
+        );
+        for k in &kinds {
+            let _ = writeln!(
+                h,
+                "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td></tr>",
+                escape(&k.kind),
+                k.workers,
+                escape(&rate(k.per_second, &k.unit))
+            );
+        }
+        h.push_str("</table>\n");
+        if let Some(warnings) = load["warnings"].as_array() {
+            h.push_str("<ul class=\"warn\">");
+            for w in warnings.iter().filter_map(Value::as_str) {
+                let _ = write!(h, "<li>{}</li>", escape(w));
+            }
+            h.push_str("</ul>\n");
+        }
+    }
+    render_system(h, run);
+    if let Some(trace) = &run.trace {
+        let _ = writeln!(
+            h,
+            "<details><summary>Kernel trace recorded alongside</summary><pre>{}</pre></details>",
+            escape(&serde_json::to_string_pretty(trace).unwrap_or_default())
+        );
+    }
+    h.push_str("</section>\n");
+}
+
+fn requirement_text(r: &latlab_measure::requirements::Requirement) -> String {
+    use latlab_measure::requirements::Requirement;
+    match r {
+        Requirement::MaxLatency { limit_ns } => format!("max latency ≤ {}", format_ns(*limit_ns)),
+        Requirement::Percentile {
+            percentile,
+            limit_ns,
+        } => format!("p{percentile} ≤ {}", format_ns(*limit_ns)),
+        Requirement::PeriodTolerance {
+            tolerance,
+            min_share,
+        } => format!(
+            "{} % of periods within ±{} %",
+            svg::short_number(min_share * 100.0),
+            svg::short_number(tolerance * 100.0)
+        ),
+    }
+}
+
+fn render_system(h: &mut String, run: &RunResult) {
+    let sys = &run.system;
+    let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
+    let s = &run.settings;
+    let rows: Vec<(&str, String)> = vec![
+        ("host", sys.hostname.clone()),
+        (
+            "kernel",
+            format!("{} {}", sys.kernel_release, sys.kernel_version),
+        ),
+        ("machine", sys.machine.clone()),
+        ("CPU model", opt(&sys.cpu_model)),
+        ("online CPUs", sys.online_cpus.to_string()),
+        (
+            "preemption",
+            match &sys.preemption_source {
+                Some(src) => format!("{} ({src})", opt(&sys.preemption_model)),
+                None => opt(&sys.preemption_model),
+            },
+        ),
+        ("HZ", sys.hz.map_or("unknown".into(), |v| v.to_string())),
+        (
+            "high-resolution timers",
+            if sys.high_res_timers { "yes" } else { "no" }.into(),
+        ),
+        ("clocksource", opt(&sys.clocksource)),
+        (
+            "virtualization",
+            sys.virtualization
+                .clone()
+                .unwrap_or_else(|| "none (bare metal)".into()),
+        ),
+        (
+            "isolcpus / nohz_full",
+            format!(
+                "{} / {}",
+                sys.isolcpus.as_deref().unwrap_or("none"),
+                sys.nohz_full.as_deref().unwrap_or("none")
+            ),
+        ),
+        (
+            "cpufreq governors",
+            if sys.cpufreq_governors.is_empty() {
+                "none".into()
+            } else {
+                sys.cpufreq_governors.join(", ")
+            },
+        ),
+        (
+            "idle states",
+            if sys.idle_states.is_empty() {
+                "none".into()
+            } else {
+                sys.idle_states.join(", ")
+            },
+        ),
+        (
+            "RT throttling",
+            match (sys.rt_runtime_us, sys.rt_period_us) {
+                (Some(-1), _) => "off".into(),
+                (Some(r), Some(p)) => format!("{r} µs per {p} µs"),
+                _ => "unknown".into(),
+            },
+        ),
+        (
+            "mlockall / cpu_dma_latency",
+            format!(
+                "{} / {}",
+                if s.mlocked { "yes" } else { "no" },
+                s.cpu_dma_latency_us
+                    .map_or("not held".into(), |v| format!("{v} µs"))
+            ),
+        ),
+        ("command", run.command_line.join(" ")),
+        ("latlab", run.latlab_version.clone()),
+    ];
+    h.push_str("<details class=\"system\" open><summary><b>System</b></summary><dl class=\"sys\">");
+    for (k, v) in rows {
+        let _ = write!(h, "<dt>{}</dt><dd>{}</dd>", escape(k), escape(&v));
+    }
+    h.push_str("</dl></details>\n");
+}
+
+#[cfg(test)]
+mod tests;

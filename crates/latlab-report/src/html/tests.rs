@@ -1,0 +1,231 @@
+//! Snapshot tests of the report: its structure (plots reduced to one line)
+//! and each plot's SVG, on the deterministic fixture.
+
+use latlab_measure::result::RunResult;
+use latlab_measure::series::SeriesPoint;
+use latlab_measure::stats::Stats;
+
+use super::*;
+use crate::fixture::sample_result;
+
+/// The fixture with a per-second series and a background load report.
+fn loaded_run() -> RunResult {
+    let mut run = sample_result();
+    for (t, thread) in run.threads.iter_mut().enumerate() {
+        thread.series = (0..10u64)
+            .map(|s| SeriesPoint {
+                start_s: s as f64,
+                width_s: 1.0,
+                count: 1000,
+                max_ns: 38_000 + s * 1_000 + if t == 1 && s == 8 { 3_382_000 } else { 0 },
+                p99_ns: 37_500 + s * 50,
+            })
+            .collect();
+    }
+    run.load = Some(serde_json::json!({
+        "spec": "io:1,net:1",
+        "command": null,
+        "duration_s": 10.0,
+        "interval_s": 1.0,
+        "kinds": [
+            {"kind": "cpu", "workers": 0, "unit": "ops", "total": 0, "per_second": 0.0, "series": []},
+            {"kind": "io", "workers": 1, "unit": "bytes", "total": 2_850_000_000u64, "per_second": 285_000_000.0,
+             "series": [280e6, 290e6, 300e6, 270e6, 285e6, 285e6, 250e6, 310e6, 295e6, 285e6]},
+            {"kind": "net", "workers": 1, "unit": "bytes", "total": 5_625_000_000u64, "per_second": 562_500_000.0,
+             "series": [560e6, 565e6, 562e6, 563e6, 562e6, 561e6, 560e6, 565e6, 564e6, 563e6]}
+        ],
+        "external": null,
+        "warnings": ["the io load ran on tmpfs"]
+    }));
+    run
+}
+
+/// A second run that is worse: every sample shifted up by 20 µs, less io.
+fn worse_run() -> RunResult {
+    let mut run = loaded_run();
+    let mut all = Stats::new();
+    for b in run.overall.histogram.buckets() {
+        for _ in 0..b.count {
+            all.record(b.low + 20_000);
+        }
+    }
+    run.overall.latency = all.summary();
+    run.overall.histogram = all.histogram().clone();
+    run.system.kernel_release = "6.18.0-rt".into();
+    if let Some(load) = &mut run.load {
+        load["kinds"][1]["per_second"] = serde_json::json!(142_600_000.0);
+    }
+    run
+}
+
+/// The page with each `<svg>` element replaced by its id and size.
+fn structure(html: &str) -> String {
+    let html = html.replace(env!("CARGO_PKG_VERSION"), "[version]");
+    let mut out = String::new();
+    let mut rest = html.as_str();
+    while let Some(start) = rest.find("<svg ") {
+        out.push_str(&rest[..start]);
+        let end = rest[start..].find("</svg>").expect("closed svg") + start + 6;
+        let svg = &rest[start..end];
+        let label = svg
+            .split("aria-label=\"")
+            .nth(1)
+            .and_then(|s| s.split('"').next())
+            .unwrap_or("?");
+        out.push_str(&format!(
+            "<svg [{label}]: {} paths, {} texts/>",
+            svg.matches("<path").count(),
+            svg.matches("<text").count()
+        ));
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    // The style sheet is not structure.
+    let (a, b) = out.split_once("<style>").unwrap();
+    let (_, c) = b.split_once("</style>").unwrap();
+    format!("{a}<style>[css]</style>{c}")
+}
+
+fn entry(label: &str, run: RunResult) -> Entry {
+    Entry {
+        label: label.into(),
+        document: Document::Run(Box::new(run)),
+    }
+}
+
+#[test]
+fn single_run_report_structure_snapshot() {
+    let html = render(&[entry("board", loaded_run())], "latlab report");
+    insta::assert_snapshot!(structure(&html));
+}
+
+#[test]
+fn single_run_svg_plot_snapshots() {
+    let all = plots(&[entry("board", loaded_run())]);
+    let ids: Vec<&str> = all.iter().map(|p| p.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "run1-histogram",
+            "run1-tail",
+            "run1-time",
+            "run1-period",
+            "run1-load"
+        ]
+    );
+    for plot in &all {
+        insta::assert_snapshot!(plot.id.clone(), plot.to_svg());
+    }
+}
+
+#[test]
+fn comparison_report_structure_snapshot() {
+    let html = render(
+        &[
+            entry("no load", loaded_run()),
+            entry("rt kernel", worse_run()),
+        ],
+        "latlab comparison",
+    );
+    insta::assert_snapshot!(structure(&html));
+    let all = plots(&[entry("a", loaded_run()), entry("b", worse_run())]);
+    insta::assert_snapshot!("compare-tail", all[1].to_svg());
+}
+
+#[test]
+fn comparison_names_the_baseline_and_colours_deltas() {
+    let base = loaded_run();
+    let worse = worse_run();
+    let html = render(
+        &[
+            entry("no load", base.clone()),
+            entry("rt kernel", worse.clone()),
+        ],
+        "t",
+    );
+    assert!(html.contains("Baseline: <b>no load</b>"));
+    // p50 grows by 20 µs on a base of about 21 µs: a worse (red) change.
+    let pct = (worse.overall.latency.p50 as f64 - base.overall.latency.p50 as f64)
+        / base.overall.latency.p50 as f64
+        * 100.0;
+    assert!(
+        html.contains(&format!("<td class=\"worse\">{pct:+.1} %</td>")),
+        "{pct}"
+    );
+    // io throughput halved.
+    assert!(html.contains("io 143 MB/s (-50.0 %)"));
+}
+
+#[test]
+fn report_is_self_contained() {
+    let html = render(
+        &[entry("a", loaded_run()), entry("b", worse_run())],
+        "latlab report",
+    );
+    // The only URL is the SVG namespace.
+    assert_eq!(
+        html.matches("http").count(),
+        html.matches("http://www.w3.org/2000/svg").count()
+    );
+    assert!(!html.contains("<script src") && !html.contains("<link"));
+    assert!(!html.contains("NaN") && !html.contains("inf"));
+    // One clip path per plot, no duplicate ids.
+    assert_eq!(html.matches("<clipPath").count(), 12);
+}
+
+#[test]
+fn other_schemas_are_shown_as_json_and_labels_tell_runs_apart() {
+    let doc = Document::parse(r#"{"schema":"latlab.respond","x":1}"#).unwrap();
+    assert!(matches!(&doc, Document::Other { schema, .. } if schema == "latlab.respond"));
+    let text = serde_json::to_string(&sample_result()).unwrap();
+    let run = Document::parse(&text).unwrap();
+    assert!(run.as_run().is_some());
+    let labels = auto_labels(&[run.clone(), Document::Run(Box::new(worse_run())), doc]);
+    assert_eq!(
+        labels,
+        [
+            "6.18.0-test, no load",
+            "6.18.0-rt, load io:1,net:1",
+            "latlab.respond"
+        ]
+    );
+    let same = auto_labels(&[run.clone(), run]);
+    assert_eq!(same, ["2026-11-22T01:54:39Z #1", "2026-11-22T01:54:39Z #2"]);
+}
+
+#[test]
+fn intro_paragraphs_come_first_and_are_escaped() {
+    let html = render_with_intro(
+        &[entry("a", loaded_run()), entry("b", worse_run())],
+        "scenario",
+        &["Figures 1 to 4 <paper>".to_string()],
+    );
+    let intro = html
+        .find("<p>Figures 1 to 4 &lt;paper&gt;</p>")
+        .expect("intro");
+    assert!(intro < html.find("<h2>Comparison</h2>").unwrap());
+    assert!(!render(&[entry("a", loaded_run())], "t").contains("id=\"intro\""));
+}
+
+/// Regression guard: a run stopped before its first sample (Ctrl-C at once)
+/// still renders, with no NaN or infinite coordinate.
+#[test]
+fn a_run_without_samples_renders() {
+    let mut run = sample_result();
+    let empty = latlab_measure::histogram::Histogram::new();
+    for t in &mut run.threads {
+        t.histogram = empty.clone();
+        t.latency = Default::default();
+        t.series.clear();
+    }
+    run.overall.histogram = empty;
+    run.overall.latency = Default::default();
+    run.overall.period.count = 0;
+    run.overall.worst.clear();
+    let html = render(&[entry("a", run.clone()), entry("b", run)], "empty");
+    assert!(!html.contains("NaN") && !html.contains("inf"));
+    assert!(
+        html.contains("<td>–</td>"),
+        "no change against a zero baseline"
+    );
+}

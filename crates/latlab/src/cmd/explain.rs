@@ -1,0 +1,87 @@
+//! `latlab explain`: find the late wake-ups of a periodic timer task in a
+//! kernel trace and name their causes (the KTAS analysis).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use latlab_explain::{Options, Threshold};
+
+/// Arguments of `latlab explain`.
+#[derive(Debug, clap::Args)]
+pub struct ExplainArgs {
+    /// Trace to explain: a trace-cmd .dat (e.g. from `latlab record`), ftrace
+    /// text, or an LTTng CTF directory.
+    pub trace: PathBuf,
+    /// Analyse this task (repeatable). Default: latlab's measurement threads,
+    /// else the most periodic timer task.
+    #[arg(long, value_name = "PID")]
+    pub pid: Vec<i32>,
+    /// Analyse tasks with this name (repeatable; `name*` matches a prefix).
+    #[arg(long, value_name = "NAME")]
+    pub comm: Vec<String>,
+    /// Late means latency above this: a time (`100us`, `1ms`) or a percentile (`p99`).
+    #[arg(long, default_value = "p99", value_name = "TIME|pNN")]
+    pub threshold: String,
+    /// Normal periods to sample as the baseline.
+    #[arg(long, default_value_t = 200, value_name = "N")]
+    pub baseline: usize,
+    /// Write the full report as JSON to this file (`-` for stdout).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write each late window's events as text into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub dump_windows: Option<PathBuf>,
+    /// A `latlab run --json` result recorded with the trace: its steal time
+    /// is shown as evidence for hypervisor gaps.
+    #[arg(long, value_name = "RUN.json")]
+    pub run_result: Option<PathBuf>,
+    /// Late windows shown in full in the report.
+    #[arg(long, default_value_t = 50, value_name = "N")]
+    pub max_windows: usize,
+}
+
+/// Runs `latlab explain`.
+pub fn execute(args: ExplainArgs) -> anyhow::Result<ExitCode> {
+    let threshold = Threshold::parse(&args.threshold)?;
+    let steal_ns = match &args.run_result {
+        Some(p) => latlab_explain::steal_from_run_result(p)?,
+        None => Vec::new(),
+    };
+    let opts = Options {
+        pids: args.pid.clone(),
+        comms: args.comm.clone(),
+        threshold,
+        baseline: args.baseline,
+        dump_windows: args.dump_windows.clone(),
+        steal_ns,
+        max_windows: args.max_windows,
+    };
+    let report = latlab_explain::explain_file(&args.trace, &opts)
+        .with_context(|| format!("explaining {}", args.trace.display()))?;
+    let to_stdout_json = args.json.as_deref() == Some(std::path::Path::new("-"));
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&report)?;
+        if to_stdout_json {
+            print(&text);
+        } else {
+            std::fs::write(path, text + "\n")
+                .with_context(|| format!("cannot write {}", path.display()))?;
+        }
+    }
+    if !to_stdout_json {
+        print(&report.render_text());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints to stdout; a closed pipe (`| head`) is not an error.
+fn print(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    if !text.ends_with('\n') {
+        let _ = out.write_all(b"\n");
+    }
+    let _ = out.flush();
+}

@@ -1,0 +1,186 @@
+//! `latlab history`: the results kept in the SQLite history, and the hook
+//! `latlab run` uses to store each result there.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use latlab_history::History;
+use latlab_measure::result::RunResult;
+use latlab_measure::units::format_ns;
+
+/// Arguments of `latlab history`.
+#[derive(Debug, clap::Args)]
+pub struct HistoryArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Show only the newest N results.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// First store these result files (e.g. from another machine, or from
+    /// before the history existed), then list.
+    #[arg(long, value_name = "RESULT")]
+    pub add: Vec<PathBuf>,
+}
+
+/// Which history database (shared by `history`, `compare` and `run`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct DbArgs {
+    /// The history database (default: $XDG_DATA_HOME/latlab/history.sqlite,
+    /// else ~/.local/share/latlab/history.sqlite).
+    #[arg(long, value_name = "FILE")]
+    pub db: Option<PathBuf>,
+}
+
+impl DbArgs {
+    /// The database path: `--db`, or the default.
+    pub fn path(&self) -> anyhow::Result<PathBuf> {
+        match &self.db {
+            Some(path) => Ok(path.clone()),
+            None => Ok(latlab_history::default_path()?),
+        }
+    }
+
+    /// Opens an existing database; a missing one is an error that says how
+    /// results get there.
+    pub fn open_existing(&self) -> anyhow::Result<History> {
+        let path = self.path()?;
+        if !path.exists() {
+            anyhow::bail!(
+                "no history at {}: `latlab run` stores each result there, \
+                 `latlab history --add RESULT` stores older ones (or choose another with --db)",
+                path.display()
+            );
+        }
+        Ok(History::open(&path)?)
+    }
+}
+
+/// Stores a run result in the history; prints a warning instead of failing,
+/// since the result itself is already written. For `latlab run`.
+pub fn record(result: &RunResult, db: &DbArgs) -> Option<i64> {
+    let stored = db
+        .path()
+        .and_then(|path| Ok(latlab_history::record_run(&path, result)?));
+    match stored {
+        Ok(id) => Some(id),
+        Err(e) => {
+            eprintln!("warning: the result was not added to the history: {e:#}");
+            None
+        }
+    }
+}
+
+/// Stores any latlab result document (respond, lockbench) in the history;
+/// like [`record`], a failure is a warning.
+pub fn record_document(document: &serde_json::Value, db: &DbArgs) -> Option<i64> {
+    let stored = db
+        .path()
+        .and_then(|path| Ok(latlab_history::History::open(&path)?.insert_document(document)?));
+    match stored {
+        Ok(id) => Some(id),
+        Err(e) => {
+            eprintln!("warning: the result was not added to the history: {e:#}");
+            None
+        }
+    }
+}
+
+/// Lists the history (after storing `--add` files).
+pub fn execute(args: HistoryArgs) -> anyhow::Result<ExitCode> {
+    let history = if args.add.is_empty() {
+        args.db.open_existing()?
+    } else {
+        let path = args.db.path()?;
+        let mut history = History::open(&path)?;
+        for file in &args.add {
+            let id = add(&mut history, file)?;
+            eprintln!("{} stored as id {id}", file.display());
+        }
+        history
+    };
+    let entries = history.list(args.limit)?;
+    if entries.is_empty() {
+        eprintln!("the history at {} is empty", history.path().display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    print!("{}", table(&entries));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn add(history: &mut History, file: &Path) -> anyhow::Result<i64> {
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    let value: serde_json::Value = serde_json::from_str(&text).with_context(|| {
+        format!(
+            "{} is not a latlab result (is the file complete?)",
+            file.display()
+        )
+    })?;
+    // A run result must really be one, so that compare can draw it.
+    if value["schema"] == "latlab.run" {
+        serde_json::from_value::<RunResult>(value.clone())
+            .with_context(|| format!("{} is not a valid latlab.run result", file.display()))?;
+    }
+    Ok(history.insert_document(&value)?)
+}
+
+/// The listing, one result per line.
+fn table(entries: &[latlab_history::Entry]) -> String {
+    let rows: Vec<[String; 9]> = entries
+        .iter()
+        .map(|e| {
+            let or = |v: &Option<String>, none: &str| v.clone().unwrap_or_else(|| none.into());
+            [
+                e.id.to_string(),
+                e.started_at
+                    .replace('T', " ")
+                    .trim_end_matches('Z')
+                    .to_string(),
+                e.schema.trim_start_matches("latlab.").to_string(),
+                or(&e.host, "?"),
+                or(&e.kernel, "?"),
+                or(&e.preemption, "?"),
+                or(&e.load, "none"),
+                e.max_ns.map_or("-".into(), format_ns),
+                or(&e.verdict, "-"),
+            ]
+        })
+        .collect();
+    let header = [
+        "id",
+        "when (UTC)",
+        "kind",
+        "host",
+        "kernel",
+        "preempt",
+        "load",
+        "max",
+        "verdict",
+    ];
+    let mut widths = header.map(str::len);
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let mut line = |cells: Vec<&str>| {
+        let mut text = String::new();
+        for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
+            // Numbers right-aligned, words left.
+            if i == 0 || i == 7 {
+                text.push_str(&format!("{cell:>w$}  "));
+            } else {
+                text.push_str(&format!("{cell:<w$}  "));
+            }
+        }
+        out.push_str(text.trim_end());
+        out.push('\n');
+    };
+    line(header.to_vec());
+    for row in &rows {
+        line(row.iter().map(String::as_str).collect());
+    }
+    out
+}

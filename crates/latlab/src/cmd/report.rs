@@ -1,0 +1,232 @@
+//! `latlab report`: results to one self-contained HTML file (and, with
+//! `--png`, each plot as SVG and PNG).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+
+use anyhow::{bail, Context};
+use latlab_report::html::{self, Document, Entry};
+
+/// Arguments of `latlab report`.
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// Result files (`result.json`, or the `latlab-results/<timestamp>`
+    /// directory holding one). Several are compared; the first is the baseline.
+    #[arg(required = true, value_name = "RESULT")]
+    pub results: Vec<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// Where and how a report is written (shared with `latlab compare`).
+#[derive(Debug, clap::Args)]
+pub struct OutputArgs {
+    /// The HTML file to write.
+    #[arg(short, long, value_name = "FILE", default_value = "report.html")]
+    pub output: PathBuf,
+    /// Names of the results, in order (default: what differs between them,
+    /// e.g. kernel or load).
+    #[arg(long = "label", value_name = "NAME")]
+    pub labels: Vec<String>,
+    /// Title of the page.
+    #[arg(long, default_value = "latlab report")]
+    pub title: String,
+    /// Also write every plot as DIR/<plot>.svg and DIR/<plot>.png (the PNGs
+    /// are drawn by a headless Chromium, at twice the size for print).
+    #[arg(long, value_name = "DIR")]
+    pub png: Option<PathBuf>,
+}
+
+/// Reads the results and writes the report.
+pub fn execute(args: ReportArgs) -> anyhow::Result<ExitCode> {
+    let documents = args
+        .results
+        .iter()
+        .map(|path| read_document(path))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    write_report(documents, &args.output, &[])?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Reads one result file (or the `result.json` in a directory).
+pub fn read_document(path: &Path) -> anyhow::Result<Document> {
+    let file = if path.is_dir() {
+        path.join("result.json")
+    } else {
+        path.to_path_buf()
+    };
+    let text = std::fs::read_to_string(&file).with_context(|| {
+        format!(
+            "reading {} (give a result.json written by `latlab run`, or its directory)",
+            file.display()
+        )
+    })?;
+    Document::parse(&text).with_context(|| {
+        format!(
+            "{} is not a latlab result (JSON error; is the file complete?)",
+            file.display()
+        )
+    })
+}
+
+/// Labels the documents, renders the page (with `intro` paragraphs first)
+/// and writes it (and the plots).
+pub fn write_report(
+    documents: Vec<Document>,
+    out: &OutputArgs,
+    intro: &[String],
+) -> anyhow::Result<()> {
+    if !out.labels.is_empty() && out.labels.len() != documents.len() {
+        bail!(
+            "{} --label given for {} results: give one per result, in order, or none",
+            out.labels.len(),
+            documents.len()
+        );
+    }
+    let labels = if out.labels.is_empty() {
+        html::auto_labels(&documents)
+    } else {
+        out.labels.clone()
+    };
+    let entries: Vec<Entry> = documents
+        .into_iter()
+        .zip(labels)
+        .map(|(document, label)| Entry { label, document })
+        .collect();
+    // Check the PNG tool before writing anything.
+    let browser = match &out.png {
+        Some(_) => Some(find_chromium().context(
+            "--png draws the plots with a headless Chromium, and none was found: \
+             install it (apt-get install chromium) or set LATLAB_CHROMIUM to its path",
+        )?),
+        None => None,
+    };
+    let page = html::render_with_intro(&entries, &out.title, intro);
+    std::fs::write(&out.output, page)
+        .with_context(|| format!("writing the report to {}", out.output.display()))?;
+    eprintln!("report written to {}", out.output.display());
+    if let (Some(dir), Some(browser)) = (&out.png, browser) {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("creating the --png directory {}", dir.display()))?;
+        let dir = dir
+            .canonicalize()
+            .with_context(|| format!("resolving {}", dir.display()))?;
+        let profile = tempfile_dir()?;
+        let plots = html::plots(&entries);
+        let mut jobs = Vec::new();
+        for plot in &plots {
+            let svg = dir.join(format!("{}.svg", plot.id));
+            std::fs::write(&svg, plot.to_svg())
+                .with_context(|| format!("writing {}", svg.display()))?;
+            jobs.push((svg, dir.join(format!("{}.png", plot.id))));
+        }
+        // A few browsers at once (each with its own profile): most of the
+        // time of one is its start-up.
+        const WORKERS: usize = 3;
+        let size = (html::svg::WIDTH as u32, html::svg::HEIGHT as u32);
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..WORKERS)
+                .map(|w| {
+                    let (jobs, browser) = (&jobs, &browser);
+                    let profile = profile.0.join(format!("worker{w}"));
+                    scope.spawn(move || -> anyhow::Result<()> {
+                        for (svg, png) in jobs.iter().skip(w).step_by(WORKERS) {
+                            screenshot(browser, &profile, svg, png, size, 2)?;
+                        }
+                        Ok(())
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .try_for_each(|h| h.join().expect("a screenshot worker panicked"))
+        })?;
+        eprintln!(
+            "{} plots written to {} (.svg and .png)",
+            plots.len(),
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
+/// A Chromium to draw with: $LATLAB_CHROMIUM, else chromium or
+/// chromium-browser or google-chrome on the PATH.
+pub fn find_chromium() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("LATLAB_CHROMIUM") {
+        return Some(PathBuf::from(path));
+    }
+    let path = std::env::var_os("PATH")?;
+    for dir in std::env::split_paths(&path) {
+        for name in ["chromium", "chromium-browser", "google-chrome"] {
+            let candidate = dir.join(name);
+            if candidate.is_file() {
+                return Some(candidate);
+            }
+        }
+    }
+    None
+}
+
+/// A scratch directory removed on drop (the browser profile).
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn tempfile_dir() -> anyhow::Result<TempDir> {
+    let base = std::env::temp_dir().join(format!("latlab-chromium-{}", std::process::id()));
+    std::fs::create_dir_all(&base)
+        .with_context(|| format!("creating the browser profile {}", base.display()))?;
+    Ok(TempDir(base))
+}
+
+/// Draws `page` (a local file) into `png` with a headless Chromium that
+/// talks to no network and keeps its profile in `profile`.
+fn screenshot(
+    browser: &Path,
+    profile: &Path,
+    page: &Path,
+    png: &Path,
+    (width, height): (u32, u32),
+    scale: u32,
+) -> anyhow::Result<()> {
+    let _ = std::fs::remove_file(png);
+    let output = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("--force-device-scale-factor={scale}"))
+        .arg(format!("--window-size={width},{height}"))
+        .arg(format!("--screenshot={}", png.display()))
+        .arg(format!("file://{}", page.display()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .with_context(|| format!("starting {}", browser.display()))?;
+    if !png.is_file() {
+        bail!(
+            "{} did not write {}: {}",
+            browser.display(),
+            png.display(),
+            String::from_utf8_lossy(&output.stderr)
+                .lines()
+                .last()
+                .unwrap_or("no message")
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,481 @@
+//! `latlab respond`: response latency to an external event (the Moblin
+//! paper's first test), emulated on any Linux machine or on real serial and
+//! GPIO hardware.
+//!
+//! Lifecycle as `latlab run`: parse, resolve, check privileges, apply the
+//! real-time environment, measure with a live view, summary, outputs.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+
+use latlab_load::{LoadSpec, RunningLoad};
+use latlab_measure::requirements::{self, Requirement};
+use latlab_measure::result::Verdict;
+use latlab_measure::units::{format_ns, parse_duration};
+use latlab_respond::channel::Channel;
+use latlab_respond::gpio::GpioWiring;
+use latlab_respond::measure::{self, Gap, Observer, Progress, RespondConfig};
+use latlab_respond::result::{CheckOn, RespondContext, RespondResult, RespondSettings};
+use latlab_respond::summary;
+use latlab_rt::sched::{self, Policy};
+use latlab_rt::sysinfo::SystemInfo;
+use latlab_rt::{clock, dma, memory, privilege};
+
+use super::background::{self, LoadFlags};
+use super::run::{unique_dir, write_file};
+use super::EXIT_REQUIREMENT_FAILED;
+
+/// Arguments of `latlab respond`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "A stimulus process (the paper's measurement board) sends an event; a \
+    responder process (SCHED_FIFO, pinned, mlocked) blocked on it wakes and answers on the \
+    reverse channel (the paper's GPIO toggle). One-way = send to wake-up, round-trip = send to \
+    answer received.\n\nExit status: 0 all requirements met (or none given), 1 error, \
+    2 a requirement was violated."
+)]
+pub struct RespondArgs {
+    /// Emulated channel: pty (raw pseudo-terminal: the kernel tty path, serial emulation),
+    /// pipe, eventfd, unix, udp, signal.
+    #[arg(long, default_value = "pty", conflicts_with = "serial")]
+    pub channel: Channel,
+    /// Real serial port(s): `TX` (loopback plug, needs --gpio for the answer) or `TX,RX`
+    /// (two ports joined by a null-modem cable).
+    #[arg(long, value_name = "DEV[,DEV]")]
+    pub serial: Option<String>,
+    /// Serial line speed.
+    #[arg(long, default_value_t = 115_200)]
+    pub baud: u32,
+    /// Answer with a real GPIO toggle: the responder drives OUT, wired to IN, whose edge
+    /// the stimulus times with the kernel's timestamp (e.g. gpiochip0:17,gpiochip0:27).
+    #[arg(long, value_name = "OUT,IN")]
+    pub gpio: Option<GpioWiring>,
+    /// Events to send [default: 1000000, the paper's count, unless --duration is given].
+    #[arg(long)]
+    pub count: Option<u64>,
+    /// Send events for this long instead of a count (e.g. `60s`).
+    #[arg(long, value_parser = parse_duration)]
+    pub duration: Option<u64>,
+    /// Gap between events: fixed (`1ms`) or uniformly random (`500us..1500us`), so the event
+    /// is not phase-locked to the timer tick.
+    #[arg(long, default_value = "500us..1500us")]
+    pub gap: Gap,
+    /// An event unanswered after this long is counted lost.
+    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    pub timeout: u64,
+    /// Scheduling policy of the responder (the stimulus gets the same, one priority lower).
+    #[arg(long, default_value = "fifo", value_parser = ["fifo", "rr", "other"])]
+    pub policy: String,
+    /// Real-time priority (1-99) of the responder.
+    #[arg(long, default_value_t = 95, value_parser = clap::value_parser!(i32).range(1..=99))]
+    pub priority: i32,
+    /// CPU of the responder [default: the last usable CPU].
+    #[arg(long, value_name = "CPU")]
+    pub responder_cpu: Option<usize>,
+    /// CPU of the stimulus [default: the first usable CPU].
+    #[arg(long, value_name = "CPU")]
+    pub stimulus_cpu: Option<usize>,
+    /// Do not hold /dev/cpu_dma_latency at 0 (lets CPUs enter deep idle states, as the
+    /// paper's Atom did).
+    #[arg(long)]
+    pub no_dma_latency: bool,
+    /// Requirement: no response above this latency (e.g. `40us`).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub max_latency: Option<u64>,
+    /// Requirement: a percentile at or below a limit, e.g. `99:40us` (repeatable).
+    #[arg(long, value_name = "P:DURATION", value_parser = requirements::parse_percentile)]
+    pub percentile: Vec<Requirement>,
+    /// Requirements from a paper: moblin-ivi (the 40 us reference), emblix-class2 (< 1 ms),
+    /// emblix-class3 (< 100 us). Period requirements do not apply to events.
+    #[arg(long, value_name = "NAME", value_parser = requirements::profile)]
+    pub profile: Vec<Vec<Requirement>>,
+    /// Which latency the requirements are checked on: round-trip (what the paper's
+    /// board timed), one-way, or both.
+    #[arg(long, default_value = "round-trip", value_name = "WHICH")]
+    pub check_on: CheckOn,
+    /// Also write the result JSON (schema latlab.respond) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write a histogram in cyclictest's -h text format to FILE (column 1 one-way,
+    /// column 2 round-trip).
+    #[arg(long, value_name = "FILE")]
+    pub histogram_text: Option<PathBuf>,
+    /// Directory for `<timestamp>/respond.json`.
+    #[arg(long, default_value = "latlab-results", value_name = "DIR")]
+    pub output_dir: PathBuf,
+    /// Do not write `<output-dir>/<timestamp>/respond.json` (nor store it in the history).
+    #[arg(long)]
+    pub no_save: bool,
+    /// The history database the saved result is also stored in.
+    #[command(flatten)]
+    pub history: crate::cmd::history::DbArgs,
+    /// Do not store the saved result in the history database.
+    #[arg(long)]
+    pub no_history: bool,
+    /// Measure even without real-time priority or memory locking (the result is marked).
+    #[arg(long)]
+    pub allow_unprivileged: bool,
+    /// No live view.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Background load.
+    #[command(flatten)]
+    pub load: LoadFlags,
+}
+
+/// The paper's sample count.
+const DEFAULT_COUNT: u64 = 1_000_000;
+
+/// How long a background load runs before the first event.
+const LOAD_SETTLE: Duration = Duration::from_secs(1);
+
+/// A measurement, fully resolved.
+struct Resolved {
+    config: RespondConfig,
+    requirements: Vec<Requirement>,
+    warnings: Vec<String>,
+}
+
+fn resolve(args: &RespondArgs) -> anyhow::Result<Resolved> {
+    let usable = sched::usable_cpus();
+    let check_cpu = |cpu: usize, flag: &str| -> anyhow::Result<usize> {
+        if !usable.contains(&cpu) {
+            bail!(
+                "CPU {cpu} is not usable (online and allowed CPUs: {}); see {flag}",
+                usable
+                    .iter()
+                    .map(|c| c.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            );
+        }
+        Ok(cpu)
+    };
+    let first = *usable.first().context("no usable CPU")?;
+    let last = *usable.last().context("no usable CPU")?;
+    let responder_cpu = check_cpu(args.responder_cpu.unwrap_or(last), "--responder-cpu")?;
+    let stimulus_cpu = match args.stimulus_cpu {
+        Some(cpu) => check_cpu(cpu, "--stimulus-cpu")?,
+        None if first == responder_cpu => last,
+        None => first,
+    };
+    let mut warnings = Vec::new();
+    if responder_cpu == stimulus_cpu {
+        warnings.push(format!(
+            "stimulus and responder share CPU {responder_cpu}: the responder preempts the \
+             stimulus at each event (a separate CPU is closer to an external board)"
+        ));
+    }
+    let channel = match &args.serial {
+        Some(spec) => {
+            let (tx, rx) = spec.split_once(',').unwrap_or((spec, spec));
+            Channel::Serial {
+                tx: PathBuf::from(tx.trim()),
+                rx: PathBuf::from(rx.trim()),
+                baud: args.baud,
+            }
+        }
+        None => args.channel.clone(),
+    };
+    let policy: Policy = args.policy.parse().map_err(anyhow::Error::msg)?;
+    let mut requirements: Vec<Requirement> = args.profile.iter().flatten().cloned().collect();
+    requirements.retain(|r| !matches!(r, Requirement::PeriodTolerance { .. }));
+    if let Some(limit_ns) = args.max_latency {
+        requirements.push(Requirement::MaxLatency { limit_ns });
+    }
+    requirements.extend(args.percentile.iter().cloned());
+    let count = match (args.count, args.duration) {
+        (None, None) => Some(DEFAULT_COUNT),
+        (count, _) => count,
+    };
+    Ok(Resolved {
+        config: RespondConfig {
+            channel,
+            gpio: args.gpio.clone(),
+            count,
+            duration_ns: args.duration,
+            gap: args.gap,
+            policy,
+            priority: args.priority,
+            responder_cpu,
+            stimulus_cpu,
+            lock_memory: true,
+            timeout_ns: args.timeout,
+        },
+        requirements,
+        warnings,
+    })
+}
+
+/// Runs the measurement.
+pub fn execute(args: RespondArgs) -> anyhow::Result<ExitCode> {
+    let mut run = resolve(&args)?;
+    latlab_rt::stop::install()?;
+    let system = SystemInfo::gather();
+    let mut warnings = system.pitfalls();
+    warnings.append(&mut run.warnings);
+    let mut unprivileged = false;
+
+    if let Err(err) = privilege::probe_policy(run.config.policy, run.config.priority) {
+        if !args.allow_unprivileged {
+            return Err(err.into());
+        }
+        warnings.push(format!(
+            "no real-time priority ({err}); responder and stimulus run SCHED_OTHER: results \
+             are NOT representative of a real-time task"
+        ));
+        run.config.policy = Policy::Other;
+        unprivileged = true;
+    }
+    let mlocked = match memory::lock_all() {
+        Ok(()) => true,
+        Err(err) if args.allow_unprivileged => {
+            warnings.push(format!("memory not locked ({err})"));
+            run.config.lock_memory = false;
+            unprivileged = true;
+            false
+        }
+        Err(err) => return Err(err.into()),
+    };
+    let mut dma_us = None;
+    let _dma_guard = if args.no_dma_latency {
+        None
+    } else {
+        match dma::DmaLatencyGuard::hold(0) {
+            Ok(guard) => {
+                dma_us = Some(guard.microseconds);
+                Some(guard)
+            }
+            Err(err) => {
+                warnings.push(format!(
+                    "cannot hold /dev/cpu_dma_latency at 0 ({err}): deep idle states may add \
+                     exit latency"
+                ));
+                None
+            }
+        }
+    };
+    for warning in &warnings {
+        eprintln!("latlab: warning: {warning}");
+    }
+
+    let started = clock::unix_time_s();
+    let mut monitor = RespondMonitor {
+        live: LiveView {
+            enabled: !args.quiet && std::io::stderr().is_terminal(),
+            count: run.config.count,
+            drawn: false,
+        },
+        flags: &args.load,
+        spec: args.load.spec(),
+        load: None,
+    };
+    let steal_before = latlab_rt::sysinfo::steal_ns_per_cpu();
+    let measured = measure::measure(&run.config, &mut monitor);
+    let steal_after = latlab_rt::sysinfo::steal_ns_per_cpu();
+    monitor.live.finish();
+    let load_report = monitor.load.take().map(background::stop).transpose();
+    let output = measured?;
+    let load_report = load_report?;
+    if mlocked {
+        memory::unlock_all();
+    }
+
+    let settings = RespondSettings {
+        channel: run.config.channel.name().into(),
+        channel_description: run.config.channel.describe(),
+        gpio: args
+            .gpio
+            .as_ref()
+            .map(|g| format!("{},{}", g.output, g.input)),
+        count: run.config.count,
+        duration_s: run.config.duration_ns.map(|d| d as f64 / 1e9),
+        gap: run.config.gap,
+        policy: run.config.policy,
+        priority: run.config.priority,
+        timeout_ns: run.config.timeout_ns,
+        cpu_dma_latency_us: dma_us,
+        unprivileged,
+        steal_ns: steal_after
+            .iter()
+            .filter(|(cpu, _)| [run.config.stimulus_cpu, run.config.responder_cpu].contains(cpu))
+            .map(|&(cpu, after)| {
+                let before = steal_before
+                    .iter()
+                    .find(|(c, _)| *c == cpu)
+                    .map_or(after, |&(_, b)| b);
+                (cpu, after.saturating_sub(before))
+            })
+            .collect(),
+    };
+    let context = RespondContext {
+        command_line: std::env::args().collect(),
+        started_unix_s: started,
+        settings,
+        system,
+        warnings,
+    };
+    let mut result = RespondResult::assemble(&output, context, &run.requirements, args.check_on);
+    if let Some(report) = &load_report {
+        result.load = Some(serde_json::to_value(report).context("serializing the load report")?);
+    }
+    let exit = if result.verdict == Verdict::Fail {
+        EXIT_REQUIREMENT_FAILED
+    } else {
+        0
+    };
+    print!("{}", summary::summary_table(&result));
+    if let Some(report) = &load_report {
+        print!("\nBackground load ({})\n{}", report.spec, report.table());
+    }
+    write_outputs(&args, &result, started)?;
+    Ok(ExitCode::from(exit))
+}
+
+fn write_outputs(args: &RespondArgs, result: &RespondResult, started: f64) -> anyhow::Result<()> {
+    let json = serde_json::to_string_pretty(result).context("serializing the result")? + "\n";
+    if !args.no_save {
+        let dir = unique_dir(&args.output_dir, &clock::format_stamp(started))?;
+        let path = dir.join("respond.json");
+        write_file(&path, json.as_bytes())?;
+        println!("Result written to {}", path.display());
+        if !args.no_history {
+            let document = serde_json::to_value(result).context("serializing the result")?;
+            if let Some(id) = crate::cmd::history::record_document(&document, &args.history) {
+                println!("Stored in the history as id {id} (`latlab history`)");
+            }
+        }
+    }
+    if let Some(path) = &args.json {
+        write_file(path, json.as_bytes())?;
+    }
+    if let Some(path) = &args.histogram_text {
+        write_file(path, summary::histogram_text(result).as_bytes())?;
+    }
+    Ok(())
+}
+
+/// Starts the load once the responder is ready, checks it, draws the live view.
+struct RespondMonitor<'a> {
+    live: LiveView,
+    flags: &'a LoadFlags,
+    spec: Option<LoadSpec>,
+    load: Option<RunningLoad>,
+}
+
+impl Observer for RespondMonitor<'_> {
+    fn ready(&mut self) -> Result<Duration, String> {
+        match &self.spec {
+            Some(spec) => {
+                self.load = Some(self.flags.start(spec).map_err(|e| format!("{e:#}"))?);
+                Ok(LOAD_SETTLE)
+            }
+            None => Ok(Duration::ZERO),
+        }
+    }
+
+    fn progress(&mut self, progress: &Progress) -> Result<(), String> {
+        if let Some(load) = &self.load {
+            load.check()
+                .map_err(|e| format!("the background load failed while measuring: {e}"))?;
+        }
+        self.live.update(progress);
+        Ok(())
+    }
+}
+
+/// The progress line on a terminal.
+struct LiveView {
+    enabled: bool,
+    count: Option<u64>,
+    drawn: bool,
+}
+
+impl LiveView {
+    fn update(&mut self, p: &Progress) {
+        if !self.enabled {
+            return;
+        }
+        let done = match self.count {
+            Some(count) => format!("{}/{count}", p.answered + p.lost),
+            None => (p.answered + p.lost).to_string(),
+        };
+        eprint!(
+            "\r\x1b[K{done} events, {:.0} s  one-way max {}  round-trip max {}  lost {}",
+            p.elapsed_s,
+            format_ns(p.max_one_way_ns),
+            format_ns(p.max_round_trip_ns),
+            p.lost
+        );
+        self.drawn = true;
+    }
+
+    fn finish(&mut self) {
+        if self.drawn {
+            eprint!("\r\x1b[K");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn parse(args: &[&str]) -> RespondArgs {
+        let mut full = vec!["latlab", "respond"];
+        full.extend_from_slice(args);
+        match crate::cli::Cli::parse_from(full).command {
+            crate::cli::Command::Respond(a) => a,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn defaults_are_the_papers_test() {
+        let r = resolve(&parse(&[])).unwrap();
+        assert_eq!(r.config.count, Some(1_000_000));
+        assert_eq!(r.config.channel, Channel::Pty);
+        assert_eq!(r.config.policy, Policy::Fifo);
+        assert_eq!(r.config.priority, 95);
+        assert!(matches!(r.config.gap, Gap::Random { .. }));
+        let usable = sched::usable_cpus();
+        assert_eq!(r.config.responder_cpu, *usable.last().unwrap());
+        if usable.len() > 1 {
+            assert_ne!(r.config.stimulus_cpu, r.config.responder_cpu);
+        }
+    }
+
+    #[test]
+    fn moblin_profile_is_the_40us_reference_without_period() {
+        let r = resolve(&parse(&["--profile", "moblin-ivi"])).unwrap();
+        assert_eq!(
+            r.requirements,
+            vec![Requirement::MaxLatency { limit_ns: 40_000 }]
+        );
+    }
+
+    #[test]
+    fn duration_alone_means_no_count() {
+        let r = resolve(&parse(&["--duration", "5s"])).unwrap();
+        assert_eq!(r.config.count, None);
+        assert_eq!(r.config.duration_ns, Some(5_000_000_000));
+    }
+
+    #[test]
+    fn serial_pair_resolves_to_tx_and_rx() {
+        let r = resolve(&parse(&["--serial", "/dev/ttyS0,/dev/ttyS1"])).unwrap();
+        assert_eq!(
+            r.config.channel,
+            Channel::Serial {
+                tx: "/dev/ttyS0".into(),
+                rx: "/dev/ttyS1".into(),
+                baud: 115_200
+            }
+        );
+    }
+}
