@@ -421,7 +421,13 @@ impl ThreadContext {
     }
 
     fn measure_loop(&mut self) -> Result<ThreadOutput, MeasureError> {
-        let start = self.start_ns.load(Ordering::SeqCst);
+        // Threads wake staggered across the period (thread i of n at i/n of
+        // it), as cyclictest's threads do by starting one after another: all
+        // CPUs waking at the same instant would measure their own contention
+        // (simultaneous timer interrupts, on a VM simultaneous vCPU kicks).
+        let threads = self.config.cpus.len() as u64;
+        let start = self.start_ns.load(Ordering::SeqCst)
+            + self.index as u64 * self.interval_ns / threads.max(1);
         let config = &self.config;
         let mut source = timer::open(
             config.timer,
