@@ -2,6 +2,7 @@
 //! (`run`, and any other measuring command that flattens [`LoadFlags`]).
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::Context;
 use latlab_load::{LoadOptions, LoadReport, LoadSpec, RunningLoad};
@@ -51,4 +52,55 @@ impl LoadFlags {
 /// Stops a load and returns its report (or the error that killed it).
 pub fn stop(load: RunningLoad) -> anyhow::Result<LoadReport> {
     load.stop().context("the background load failed")
+}
+
+/// How long a background load runs before the first period or event is
+/// measured: its start-up (threads, files, sockets, first mappings) is not
+/// steady state.
+pub const LOAD_SETTLE: Duration = Duration::from_secs(1);
+
+/// The background load of a measuring command, over its lifecycle: started
+/// when the measurement is ready, checked while it runs, stopped before the
+/// summary. Measuring commands' monitors hold one.
+pub struct BackgroundLoad<'a> {
+    flags: &'a LoadFlags,
+    spec: Option<LoadSpec>,
+    running: Option<RunningLoad>,
+}
+
+impl<'a> BackgroundLoad<'a> {
+    /// The load `flags` ask for (none started yet).
+    pub fn new(flags: &'a LoadFlags) -> Self {
+        BackgroundLoad {
+            flags,
+            spec: flags.spec(),
+            running: None,
+        }
+    }
+
+    /// Starts the load, if one was asked for; returns how long to let it settle.
+    pub fn start(&mut self) -> Result<Duration, String> {
+        match &self.spec {
+            Some(spec) => {
+                self.running = Some(self.flags.start(spec).map_err(|e| format!("{e:#}"))?);
+                Ok(LOAD_SETTLE)
+            }
+            None => Ok(Duration::ZERO),
+        }
+    }
+
+    /// Fails when the load died (the measurement would mean nothing).
+    pub fn check(&self) -> Result<(), String> {
+        match &self.running {
+            Some(load) => load
+                .check()
+                .map_err(|e| format!("the background load failed while measuring: {e}")),
+            None => Ok(()),
+        }
+    }
+
+    /// Stops the load; its report, or `None` when none ran.
+    pub fn stop(&mut self) -> anyhow::Result<Option<LoadReport>> {
+        self.running.take().map(stop).transpose()
+    }
 }

@@ -12,7 +12,6 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 
-use latlab_load::{LoadSpec, RunningLoad};
 use latlab_measure::requirements::{self, Requirement};
 use latlab_measure::result::Verdict;
 use latlab_measure::units::{format_ns, parse_duration};
@@ -25,7 +24,7 @@ use latlab_rt::sched::{self, Policy};
 use latlab_rt::sysinfo::SystemInfo;
 use latlab_rt::{clock, dma, memory, privilege};
 
-use super::background::{self, LoadFlags};
+use super::background::{BackgroundLoad, LoadFlags};
 use super::run::{unique_dir, write_file};
 use super::EXIT_REQUIREMENT_FAILED;
 
@@ -129,9 +128,6 @@ pub struct RespondArgs {
 
 /// The paper's sample count.
 const DEFAULT_COUNT: u64 = 1_000_000;
-
-/// How long a background load runs before the first event.
-const LOAD_SETTLE: Duration = Duration::from_secs(1);
 
 /// A measurement, fully resolved.
 struct Resolved {
@@ -270,15 +266,13 @@ pub fn execute(args: RespondArgs) -> anyhow::Result<ExitCode> {
             count: run.config.count,
             drawn: false,
         },
-        flags: &args.load,
-        spec: args.load.spec(),
-        load: None,
+        load: BackgroundLoad::new(&args.load),
     };
     let steal_before = latlab_rt::sysinfo::steal_ns_per_cpu();
     let measured = measure::measure(&run.config, &mut monitor);
     let steal_after = latlab_rt::sysinfo::steal_ns_per_cpu();
     monitor.live.finish();
-    let load_report = monitor.load.take().map(background::stop).transpose();
+    let load_report = monitor.load.stop();
     let output = measured?;
     let load_report = load_report?;
     if mlocked {
@@ -362,27 +356,16 @@ fn write_outputs(args: &RespondArgs, result: &RespondResult, started: f64) -> an
 /// Starts the load once the responder is ready, checks it, draws the live view.
 struct RespondMonitor<'a> {
     live: LiveView,
-    flags: &'a LoadFlags,
-    spec: Option<LoadSpec>,
-    load: Option<RunningLoad>,
+    load: BackgroundLoad<'a>,
 }
 
 impl Observer for RespondMonitor<'_> {
     fn ready(&mut self) -> Result<Duration, String> {
-        match &self.spec {
-            Some(spec) => {
-                self.load = Some(self.flags.start(spec).map_err(|e| format!("{e:#}"))?);
-                Ok(LOAD_SETTLE)
-            }
-            None => Ok(Duration::ZERO),
-        }
+        self.load.start()
     }
 
     fn progress(&mut self, progress: &Progress) -> Result<(), String> {
-        if let Some(load) = &self.load {
-            load.check()
-                .map_err(|e| format!("the background load failed while measuring: {e}"))?;
-        }
+        self.load.check()?;
         self.live.update(progress);
         Ok(())
     }

@@ -13,7 +13,6 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 
-use latlab_load::{LoadSpec, RunningLoad};
 use latlab_measure::engine::{self, LateHook, LateSample, MeasureConfig, Monitor, Progress};
 use latlab_measure::requirements::{self, Requirement};
 use latlab_measure::result::{RunContext, RunResult, RunSettings, Verdict};
@@ -25,7 +24,7 @@ use latlab_rt::sysinfo::SystemInfo;
 use latlab_rt::{clock, dma, memory, privilege};
 use latlab_tracefs::{Capture, CaptureOptions, CaptureReport};
 
-use super::background::{self, LoadFlags};
+use super::background::{BackgroundLoad, LoadFlags};
 use super::EXIT_REQUIREMENT_FAILED;
 
 /// Arguments of `latlab run`.
@@ -294,15 +293,13 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     let steal_before = latlab_rt::sysinfo::steal_ns_per_cpu();
     let mut monitor = RunMonitor {
         live: LiveView::new(!args.quiet && std::io::stderr().is_terminal(), &run.measure),
-        flags: &args.load,
-        spec: args.load.spec(),
-        load: None,
+        load: BackgroundLoad::new(&args.load),
     };
     let measured = engine::measure(&run.measure, &mut monitor);
     monitor.live.finish();
     // Stop the load and the trace before the summary, whatever happened to
     // the measurement.
-    let load_report = monitor.load.take().map(background::stop).transpose();
+    let load_report = monitor.load.stop();
     let trace_report = trace.map(TraceSession::stop).transpose();
     let output = measured?;
     let load_report = load_report?;
@@ -530,34 +527,19 @@ fn trace_threshold(args: &RunArgs) -> u64 {
 /// Marker threshold for --trace without --trace-threshold or --max-latency.
 const DEFAULT_TRACE_THRESHOLD: u64 = 100_000;
 
-/// How long a background load runs before the first period is measured:
-/// its start-up (threads, files, sockets, first mappings) is not steady state.
-const LOAD_SETTLE: Duration = Duration::from_secs(1);
-
 /// Starts the load once the threads are ready, checks it and draws the live view.
 struct RunMonitor<'a> {
     live: LiveView,
-    flags: &'a LoadFlags,
-    spec: Option<LoadSpec>,
-    load: Option<RunningLoad>,
+    load: BackgroundLoad<'a>,
 }
 
 impl Monitor for RunMonitor<'_> {
     fn ready(&mut self) -> Result<Duration, String> {
-        match &self.spec {
-            Some(spec) => {
-                self.load = Some(self.flags.start(spec).map_err(|e| format!("{e:#}"))?);
-                Ok(LOAD_SETTLE)
-            }
-            None => Ok(Duration::ZERO),
-        }
+        self.load.start()
     }
 
     fn progress(&mut self, progress: &Progress) -> Result<(), String> {
-        if let Some(load) = &self.load {
-            load.check()
-                .map_err(|e| format!("the background load failed while measuring: {e}"))?;
-        }
+        self.load.check()?;
         self.live.update(progress);
         Ok(())
     }
