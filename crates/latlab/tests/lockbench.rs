@@ -221,6 +221,8 @@ fn background_load_runs_through_the_benchmark_and_is_reported() {
         ])
         .args(["--variants", "plain", "--load", "syscall:1", "--json"])
         .arg(&json)
+        .arg("--db")
+        .arg(dir.path().join("history.sqlite"))
         .output()
         .unwrap();
     assert!(
@@ -230,6 +232,7 @@ fn background_load_runs_through_the_benchmark_and_is_reported() {
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("Background load (syscall:1)"), "{stdout}");
+    assert!(stdout.contains("Stored in the history as id 1"), "{stdout}");
     let report = read_json(&json);
     assert_eq!(report["schema"], "latlab.lockbench");
     assert!(report["started_at"].as_str().unwrap().ends_with('Z'));

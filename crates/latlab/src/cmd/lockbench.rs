@@ -107,6 +107,12 @@ pub struct LockbenchArgs {
     /// Background load from the loads issue, running through all variants (real threads only).
     #[command(flatten)]
     pub load: super::background::LoadFlags,
+    /// The history database the results are also stored in.
+    #[command(flatten)]
+    pub history: crate::cmd::history::DbArgs,
+    /// Do not store the results in the history database.
+    #[arg(long)]
+    pub no_history: bool,
 }
 
 fn parse_shape(text: &str) -> Result<HoldShape, String> {
@@ -191,19 +197,25 @@ pub fn execute(args: LockbenchArgs) -> anyhow::Result<ExitCode> {
         if let Some(report) = &load_report {
             print!("\nBackground load ({})\n{}", report.spec, report.table());
         }
+        let report = BenchReport {
+            schema: "latlab.lockbench",
+            schema_version: 1,
+            started_at: latlab_rt::clock::format_utc(started),
+            load: load_report.clone(),
+            system: &system,
+            command_line: std::env::args().collect(),
+            config: &cfg,
+            results: &results,
+            goal: bench::goal_checks(&results),
+        };
         if let Some(path) = &args.json {
-            let report = BenchReport {
-                schema: "latlab.lockbench",
-                schema_version: 1,
-                started_at: latlab_rt::clock::format_utc(started),
-                load: load_report.clone(),
-                system: &system,
-                command_line: std::env::args().collect(),
-                config: &cfg,
-                results: &results,
-                goal: bench::goal_checks(&results),
-            };
             write_json(path, &report)?;
+        }
+        if !args.no_history {
+            let document = serde_json::to_value(&report).context("serializing the results")?;
+            if let Some(id) = crate::cmd::history::record_document(&document, &args.history) {
+                println!("Stored in the history as id {id} (`latlab history`)");
+            }
         }
     }
     if args.require_goal {

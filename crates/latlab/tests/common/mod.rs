@@ -9,9 +9,15 @@
 
 use std::process::Command;
 
-/// The latlab binary under test.
+/// The latlab binary under test. Its default history database lives in the
+/// test's target directory, never in the user's data directory.
 pub fn latlab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_latlab"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_latlab"));
+    command.env(
+        "XDG_DATA_HOME",
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("xdg-data"),
+    );
+    command
 }
 
 /// True when `ok`; otherwise skips (prints what is missing and the fix) or,
