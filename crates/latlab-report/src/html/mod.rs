@@ -16,6 +16,7 @@
 
 pub mod lockbench;
 pub mod plots;
+pub mod respond;
 pub mod svg;
 
 use std::fmt::Write;
@@ -35,6 +36,8 @@ pub enum Document {
     Run(Box<RunResult>),
     /// `latlab lockbench --json`: the lock benchmark (see [`lockbench::is_lockbench`]).
     Lockbench(Value),
+    /// `latlab respond --json`: response latency to an external event.
+    Respond(Value),
     /// Any other schema: shown as JSON until the report knows it.
     Other {
         /// The `schema` field (`"unknown"` when absent).
@@ -57,6 +60,7 @@ impl Document {
         Ok(match schema.as_str() {
             "latlab.run" => Document::Run(Box::new(serde_json::from_value(value)?)),
             _ if lockbench::is_lockbench(&value) => Document::Lockbench(value),
+            _ if respond::is_respond(&value) => Document::Respond(value),
             _ => Document::Other { schema, value },
         })
     }
@@ -65,7 +69,7 @@ impl Document {
     pub fn as_run(&self) -> Option<&RunResult> {
         match self {
             Document::Run(run) => Some(run),
-            Document::Lockbench(_) | Document::Other { .. } => None,
+            Document::Lockbench(_) | Document::Respond(_) | Document::Other { .. } => None,
         }
     }
 }
@@ -114,6 +118,10 @@ pub fn auto_labels(documents: &[Document]) -> Vec<String> {
                 }
             }
             (Document::Lockbench(_), _) => "lockbench".into(),
+            (Document::Respond(value), _) => format!(
+                "respond {}",
+                value["settings"]["channel"].as_str().unwrap_or("?")
+            ),
             (Document::Other { schema, .. }, _) => schema.clone(),
             _ => String::new(),
         })
@@ -153,6 +161,7 @@ pub fn plots(entries: &[Entry]) -> Vec<Plot> {
                 &format!("doc{}-throughput", i + 1),
                 value,
             )),
+            Document::Respond(value) => out.extend(respond::plots(&format!("doc{}", i + 1), value)),
             Document::Other { .. } => {}
         }
     }
@@ -311,6 +320,12 @@ pub fn render_with_intro(entries: &[Entry], title: &str, intro: &[String]) -> St
                 value,
                 figures,
             ),
+            Document::Respond(value) => {
+                let id = format!("doc{}", i + 1);
+                respond::render(&mut h, &id, &entry.label, value);
+                figures(&mut h, &respond::plots(&id, value));
+                h.push_str("</section>\n");
+            }
             Document::Other { schema, value } => {
                 let _ = writeln!(
                     h,

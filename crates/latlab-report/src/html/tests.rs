@@ -175,8 +175,8 @@ fn report_is_self_contained() {
 
 #[test]
 fn other_schemas_are_shown_as_json_and_labels_tell_runs_apart() {
-    let doc = Document::parse(r#"{"schema":"latlab.respond","x":1}"#).unwrap();
-    assert!(matches!(&doc, Document::Other { schema, .. } if schema == "latlab.respond"));
+    let doc = Document::parse(r#"{"schema":"latlab.future","x":1}"#).unwrap();
+    assert!(matches!(&doc, Document::Other { schema, .. } if schema == "latlab.future"));
     let text = serde_json::to_string(&sample_result()).unwrap();
     let run = Document::parse(&text).unwrap();
     assert!(run.as_run().is_some());
@@ -186,7 +186,7 @@ fn other_schemas_are_shown_as_json_and_labels_tell_runs_apart() {
         [
             "6.18.0-test, no load",
             "6.18.0-rt, load io:1,net:1",
-            "latlab.respond"
+            "latlab.future"
         ]
     );
     let same = auto_labels(&[run.clone(), run]);
@@ -257,4 +257,43 @@ fn explain_results_are_drawn_as_bars_and_ranked_causes() {
     assert!(html.contains("450 us in late windows (75 % of their latency)"));
     // Without an explanation there is no such section.
     assert!(!render(&[entry("board", sample_result())], "t").contains("Why wake-ups were late"));
+}
+
+#[test]
+fn respond_results_are_drawn_with_both_directions() {
+    let run = sample_result();
+    let part = serde_json::json!({
+        "latency": run.threads[1].latency,
+        "histogram": run.threads[1].histogram,
+        "worst": [], "series": []
+    });
+    let value = serde_json::json!({
+        "schema": "latlab.respond",
+        "settings": {"channel": "pty", "channel_description": "raw pseudo-terminal <pair>"},
+        "events_sent": 10000, "events_answered": 10000, "events_lost": 0,
+        "one_way": part, "round_trip": part,
+        "requirements": [{"details": ["FAIL: round-trip max 3.42 ms > 40.0 us (event 8123)"]}],
+        "verdict": "fail"
+    });
+    let doc = Document::from_value(value).unwrap();
+    assert!(matches!(doc, Document::Respond(_)));
+    let labels = auto_labels(std::slice::from_ref(&doc));
+    assert_eq!(labels, ["respond pty"]);
+    let html = render(
+        &[Entry {
+            label: "pty".into(),
+            document: doc,
+        }],
+        "t",
+    );
+    assert!(html.contains("raw pseudo-terminal &lt;pair&gt;"));
+    assert!(html.contains("10000 events sent, 10000 answered, 0 lost"));
+    assert!(html.contains("FAIL: round-trip max 3.42 ms"));
+    assert!(
+        html.contains("<td class=\"l\">one-way</td>")
+            && html.contains("<td class=\"l\">round-trip</td>")
+    );
+    // Two plots (histogram, tail) with both directions.
+    assert_eq!(html.matches("<clipPath").count(), 2);
+    assert!(!html.contains("its JSON follows"));
 }
