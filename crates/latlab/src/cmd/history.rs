@@ -56,23 +56,8 @@ impl DbArgs {
     }
 }
 
-/// Stores a run result in the history; prints a warning instead of failing,
-/// since the result itself is already written. For `latlab run`.
-pub fn record(result: &RunResult, db: &DbArgs) -> Option<i64> {
-    let stored = db
-        .path()
-        .and_then(|path| Ok(latlab_history::record_run(&path, result)?));
-    match stored {
-        Ok(id) => Some(id),
-        Err(e) => {
-            eprintln!("warning: the result was not added to the history: {e:#}");
-            None
-        }
-    }
-}
-
-/// Stores any latlab result document (respond, lockbench) in the history;
-/// like [`record`], a failure is a warning.
+/// Stores a latlab result document (run, respond, lockbench) in the history.
+/// A failure is a warning, not an error: the result itself is already written.
 pub fn record_document(document: &serde_json::Value, db: &DbArgs) -> Option<i64> {
     let stored = db
         .path()

@@ -8,6 +8,7 @@ pub mod explain;
 pub mod history;
 pub mod load;
 pub mod lockbench;
+pub mod measuring;
 pub mod record;
 pub mod report;
 pub mod respond;

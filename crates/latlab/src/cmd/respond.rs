@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 
-use latlab_measure::requirements::{self, Requirement};
+use latlab_measure::requirements::Requirement;
 use latlab_measure::result::Verdict;
 use latlab_measure::units::{format_ns, parse_duration};
 use latlab_respond::channel::Channel;
@@ -25,7 +25,7 @@ use latlab_rt::sysinfo::SystemInfo;
 use latlab_rt::{clock, dma, memory, privilege};
 
 use super::background::{BackgroundLoad, LoadFlags};
-use super::run::{unique_dir, write_file};
+use super::measuring::{write_file, RequirementFlags, SaveFlags};
 use super::EXIT_REQUIREMENT_FAILED;
 
 /// Arguments of `latlab respond`.
@@ -82,16 +82,9 @@ pub struct RespondArgs {
     /// paper's Atom did).
     #[arg(long)]
     pub no_dma_latency: bool,
-    /// Requirement: no response above this latency (e.g. `40us`).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    pub max_latency: Option<u64>,
-    /// Requirement: a percentile at or below a limit, e.g. `99:40us` (repeatable).
-    #[arg(long, value_name = "P:DURATION", value_parser = requirements::parse_percentile)]
-    pub percentile: Vec<Requirement>,
-    /// Requirements from a paper: moblin-ivi (the 40 us reference), emblix-class2 (< 1 ms),
-    /// emblix-class3 (< 100 us). Period requirements do not apply to events.
-    #[arg(long, value_name = "NAME", value_parser = requirements::profile)]
-    pub profile: Vec<Vec<Requirement>>,
+    /// Requirements (period requirements of a profile do not apply to events).
+    #[command(flatten)]
+    pub requirement: RequirementFlags,
     /// Which latency the requirements are checked on: round-trip (what the paper's
     /// board timed), one-way, or both.
     #[arg(long, default_value = "round-trip", value_name = "WHICH")]
@@ -103,18 +96,9 @@ pub struct RespondArgs {
     /// column 2 round-trip).
     #[arg(long, value_name = "FILE")]
     pub histogram_text: Option<PathBuf>,
-    /// Directory for `<timestamp>/respond.json`.
-    #[arg(long, default_value = "latlab-results", value_name = "DIR")]
-    pub output_dir: PathBuf,
-    /// Do not write `<output-dir>/<timestamp>/respond.json` (nor store it in the history).
-    #[arg(long)]
-    pub no_save: bool,
-    /// The history database the saved result is also stored in.
+    /// Where the result is saved.
     #[command(flatten)]
-    pub history: crate::cmd::history::DbArgs,
-    /// Do not store the saved result in the history database.
-    #[arg(long)]
-    pub no_history: bool,
+    pub save: SaveFlags,
     /// Measure even without real-time priority or memory locking (the result is marked).
     #[arg(long)]
     pub allow_unprivileged: bool,
@@ -178,12 +162,8 @@ fn resolve(args: &RespondArgs) -> anyhow::Result<Resolved> {
         None => args.channel.clone(),
     };
     let policy: Policy = args.policy.parse().map_err(anyhow::Error::msg)?;
-    let mut requirements: Vec<Requirement> = args.profile.iter().flatten().cloned().collect();
+    let mut requirements = args.requirement.requirements();
     requirements.retain(|r| !matches!(r, Requirement::PeriodTolerance { .. }));
-    if let Some(limit_ns) = args.max_latency {
-        requirements.push(Requirement::MaxLatency { limit_ns });
-    }
-    requirements.extend(args.percentile.iter().cloned());
     let count = match (args.count, args.duration) {
         (None, None) => Some(DEFAULT_COUNT),
         (count, _) => count,
@@ -332,18 +312,13 @@ pub fn execute(args: RespondArgs) -> anyhow::Result<ExitCode> {
 
 fn write_outputs(args: &RespondArgs, result: &RespondResult, started: f64) -> anyhow::Result<()> {
     let json = serde_json::to_string_pretty(result).context("serializing the result")? + "\n";
-    if !args.no_save {
-        let dir = unique_dir(&args.output_dir, &clock::format_stamp(started))?;
-        let path = dir.join("respond.json");
-        write_file(&path, json.as_bytes())?;
-        println!("Result written to {}", path.display());
-        if !args.no_history {
-            let document = serde_json::to_value(result).context("serializing the result")?;
-            if let Some(id) = crate::cmd::history::record_document(&document, &args.history) {
-                println!("Stored in the history as id {id} (`latlab history`)");
-            }
-        }
-    }
+    let document = serde_json::to_value(result).context("serializing the result")?;
+    args.save.save(
+        &clock::format_stamp(started),
+        "respond.json",
+        &json,
+        &document,
+    )?;
     if let Some(path) = &args.json {
         write_file(path, json.as_bytes())?;
     }

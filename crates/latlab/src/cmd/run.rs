@@ -4,7 +4,7 @@
 //! configuration, check privileges, apply the real-time environment,
 //! measure with a live view, print the summary, write the outputs.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,6 +25,7 @@ use latlab_rt::{clock, dma, memory, privilege};
 use latlab_tracefs::{Capture, CaptureOptions, CaptureReport};
 
 use super::background::{BackgroundLoad, LoadFlags};
+use super::measuring::{write_file, RequirementFlags, SaveFlags};
 use super::EXIT_REQUIREMENT_FAILED;
 
 /// Arguments of `latlab run`.
@@ -68,16 +69,9 @@ pub struct RunArgs {
     /// or `5%@99.9` for 99.9 % of them). [default: 5%, reported only]
     #[arg(long, value_name = "PERCENT[@SHARE]")]
     pub period_tolerance: Option<String>,
-    /// Requirement: no sample above this latency (e.g. `1ms`).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    pub max_latency: Option<u64>,
-    /// Requirement: a percentile at or below a limit, e.g. `99.9:40us` (repeatable).
-    #[arg(long, value_name = "P:DURATION", value_parser = requirements::parse_percentile)]
-    pub percentile: Vec<Requirement>,
-    /// Requirements from a paper: emblix-class2 (< 1 ms), emblix-class3 (< 100 us),
-    /// moblin-ivi (40 us, +-5 % period).
-    #[arg(long, value_name = "NAME", value_parser = requirements::profile)]
-    pub profile: Vec<Vec<Requirement>>,
+    /// Requirements.
+    #[command(flatten)]
+    pub requirement: RequirementFlags,
     /// Log every sample (16 bytes each) to FILE for offline analysis.
     #[arg(long, value_name = "FILE")]
     pub samples: Option<PathBuf>,
@@ -90,18 +84,9 @@ pub struct RunArgs {
     /// Write the result in rt-tests' JSON format to FILE.
     #[arg(long, value_name = "FILE")]
     pub rt_tests_json: Option<PathBuf>,
-    /// Directory for `<timestamp>/result.json`.
-    #[arg(long, default_value = "latlab-results", value_name = "DIR")]
-    pub output_dir: PathBuf,
-    /// Do not write `<output-dir>/<timestamp>/result.json` (nor store it in the history).
-    #[arg(long)]
-    pub no_save: bool,
-    /// The history database the saved result is also stored in.
+    /// Where the result is saved.
     #[command(flatten)]
-    pub history: crate::cmd::history::DbArgs,
-    /// Do not store the saved result in the history database.
-    #[arg(long)]
-    pub no_history: bool,
+    pub save: SaveFlags,
     /// Measure even without real-time priority or memory locking (the result is marked).
     #[arg(long)]
     pub allow_unprivileged: bool,
@@ -165,11 +150,7 @@ fn resolve(args: &RunArgs) -> anyhow::Result<Resolved> {
         None => sched::usable_cpus(),
     };
     let policy: Policy = args.policy.parse().map_err(anyhow::Error::msg)?;
-    let mut requirements: Vec<Requirement> = args.profile.iter().flatten().cloned().collect();
-    if let Some(limit_ns) = args.max_latency {
-        requirements.push(Requirement::MaxLatency { limit_ns });
-    }
-    requirements.extend(args.percentile.iter().cloned());
+    let mut requirements = args.requirement.requirements();
     let mut tolerance = requirements
         .iter()
         .find_map(|r| match r {
@@ -377,19 +358,13 @@ fn display(path: Option<&Path>) -> String {
 
 fn write_outputs(args: &RunArgs, result: &RunResult, started: f64, exit: u8) -> anyhow::Result<()> {
     let json = serde_json::to_string_pretty(result).context("serializing the result")? + "\n";
-    if !args.no_save {
-        let dir = unique_dir(&args.output_dir, &clock::format_stamp(started))?;
-        let path = dir.join("result.json");
-        write_file(&path, json.as_bytes())?;
-        println!("Result written to {}", path.display());
-        if !args.no_history {
-            if let Some(id) = crate::cmd::history::record(result, &args.history) {
-                println!(
-                    "Stored in the history as id {id} (`latlab history`, `latlab compare {id} ID`)"
-                );
-            }
-        }
-    }
+    let document = serde_json::to_value(result).context("serializing the result")?;
+    args.save.save(
+        &clock::format_stamp(started),
+        "result.json",
+        &json,
+        &document,
+    )?;
     if let Some(path) = &args.json {
         write_file(path, json.as_bytes())?;
     }
@@ -404,44 +379,6 @@ fn write_outputs(args: &RunArgs, result: &RunResult, started: f64, exit: u8) -> 
             i32::from(exit),
         );
         write_file(path, text.as_bytes())?;
-    }
-    Ok(())
-}
-
-/// `<base>/<stamp>`, or `<stamp>-2`, `-3`... when taken.
-pub(crate) fn unique_dir(base: &Path, stamp: &str) -> anyhow::Result<PathBuf> {
-    std::fs::create_dir_all(base).with_context(|| {
-        format!(
-            "cannot create {} (choose another --output-dir)",
-            base.display()
-        )
-    })?;
-    for n in 1.. {
-        let name = if n == 1 {
-            stamp.to_string()
-        } else {
-            format!("{stamp}-{n}")
-        };
-        let dir = base.join(name);
-        match std::fs::create_dir(&dir) {
-            Ok(()) => return Ok(dir),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e).with_context(|| format!("cannot create {}", dir.display())),
-        }
-    }
-    unreachable!("the loop only ends by returning")
-}
-
-/// Writes a file via a temporary sibling and a rename, so a full disk or a
-/// crash never leaves a half-written result where a complete one was expected.
-pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let tmp = path.with_extension("tmp-latlab");
-    let result = std::fs::File::create(&tmp)
-        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
-        .and_then(|()| std::fs::rename(&tmp, path));
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e).with_context(|| format!("cannot write {}", path.display()));
     }
     Ok(())
 }
@@ -520,7 +457,7 @@ fn explain_trace(
 /// The latency at or over which a sample is marked in the trace and counts as late.
 fn trace_threshold(args: &RunArgs) -> u64 {
     args.trace_threshold
-        .or(args.max_latency)
+        .or(args.requirement.max_latency)
         .unwrap_or(DEFAULT_TRACE_THRESHOLD)
 }
 

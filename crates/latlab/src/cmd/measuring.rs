@@ -1,0 +1,119 @@
+//! Flags and output steps shared by the measuring commands (`run`,
+//! `respond`): requirements, and saving a result (file, history).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+use latlab_measure::requirements::{self, Requirement};
+use latlab_measure::units::parse_duration;
+
+/// `--max-latency`, `--percentile`, `--profile`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RequirementFlags {
+    /// Requirement: no sample above this latency (e.g. `1ms`, `40us`).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub max_latency: Option<u64>,
+    /// Requirement: a percentile at or below a limit, e.g. `99.9:40us` (repeatable).
+    #[arg(long, value_name = "P:DURATION", value_parser = requirements::parse_percentile)]
+    pub percentile: Vec<Requirement>,
+    /// Requirements from a paper: emblix-class2 (< 1 ms), emblix-class3 (< 100 us),
+    /// moblin-ivi (40 us; and every period within +-5 % where there are periods).
+    #[arg(long, value_name = "NAME", value_parser = requirements::profile)]
+    pub profile: Vec<Vec<Requirement>>,
+}
+
+impl RequirementFlags {
+    /// The profiles' requirements, then --max-latency, then each --percentile.
+    pub fn requirements(&self) -> Vec<Requirement> {
+        let mut all: Vec<Requirement> = self.profile.iter().flatten().cloned().collect();
+        if let Some(limit_ns) = self.max_latency {
+            all.push(Requirement::MaxLatency { limit_ns });
+        }
+        all.extend(self.percentile.iter().cloned());
+        all
+    }
+}
+
+/// Where a result is saved: `<output-dir>/<timestamp>/<file>` and the history.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SaveFlags {
+    /// Directory for `<timestamp>/<result file>`.
+    #[arg(long, default_value = "latlab-results", value_name = "DIR")]
+    pub output_dir: PathBuf,
+    /// Do not write `<output-dir>/<timestamp>/<result file>` (nor store it in the history).
+    #[arg(long)]
+    pub no_save: bool,
+    /// The history database the saved result is also stored in.
+    #[command(flatten)]
+    pub history: crate::cmd::history::DbArgs,
+    /// Do not store the saved result in the history database.
+    #[arg(long)]
+    pub no_history: bool,
+}
+
+impl SaveFlags {
+    /// Writes `json` as `<output-dir>/<stamp>/<file_name>` and stores
+    /// `document` in the history, unless told not to; says where on stdout.
+    pub fn save(
+        &self,
+        stamp: &str,
+        file_name: &str,
+        json: &str,
+        document: &serde_json::Value,
+    ) -> anyhow::Result<()> {
+        if self.no_save {
+            return Ok(());
+        }
+        let path = unique_dir(&self.output_dir, stamp)?.join(file_name);
+        write_file(&path, json.as_bytes())?;
+        println!("Result written to {}", path.display());
+        if !self.no_history {
+            if let Some(id) = crate::cmd::history::record_document(document, &self.history) {
+                println!(
+                    "Stored in the history as id {id} (`latlab history`, `latlab compare {id} ID`)"
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `<base>/<stamp>`, or `<stamp>-2`, `-3`... when taken.
+fn unique_dir(base: &Path, stamp: &str) -> anyhow::Result<PathBuf> {
+    std::fs::create_dir_all(base).with_context(|| {
+        format!(
+            "cannot create {} (choose another --output-dir)",
+            base.display()
+        )
+    })?;
+    for n in 1.. {
+        let name = if n == 1 {
+            stamp.to_string()
+        } else {
+            format!("{stamp}-{n}")
+        };
+        let dir = base.join(name);
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e).with_context(|| format!("cannot create {}", dir.display())),
+        }
+    }
+    unreachable!("the loop only ends by returning")
+}
+
+/// Writes a file via a temporary sibling and a rename, so a full disk or a
+/// crash never leaves a half-written result where a complete one was expected.
+pub fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let tmp = path.with_extension("tmp-latlab");
+    let result = std::fs::File::create(&tmp)
+        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e).with_context(|| format!("cannot write {}", path.display()));
+    }
+    Ok(())
+}
