@@ -140,6 +140,7 @@ pub fn open(
         }),
         TimerKind::Nanosleep => Box::new(Nanosleep {
             interval: interval_ns,
+            start: Some(start_ns),
         }),
         TimerKind::Itimer => Box::new(Itimer::new(cpu, interval_ns, start_ns)?),
         TimerKind::PosixTimer => Box::new(PosixTimer::new(cpu, interval_ns, start_ns)?),
@@ -203,11 +204,27 @@ impl WakeSource for ClockNanosleep {
 
 struct Nanosleep {
     interval: u64,
+    /// The run's start, until the first sleep: the first relative sleep
+    /// begins one interval before it, so its intended wake-up is the start,
+    /// as with the absolute timers.
+    start: Option<u64>,
 }
 
 impl WakeSource for Nanosleep {
     #[inline]
     fn wait(&mut self) -> Result<Option<Wake>, MeasureError> {
+        if let Some(start) = self.start.take() {
+            let until = to_timespec(start.saturating_sub(self.interval));
+            // SAFETY: valid timespec; no remaining-time pointer with TIMER_ABSTIME.
+            unsafe {
+                libc::clock_nanosleep(
+                    libc::CLOCK_MONOTONIC,
+                    libc::TIMER_ABSTIME,
+                    &until,
+                    std::ptr::null_mut(),
+                )
+            };
+        }
         let duration = to_timespec(self.interval);
         let before = monotonic_ns();
         // SAFETY: valid timespec.
