@@ -4,13 +4,16 @@
 //! background load, run with and without delayed locking.
 //!
 //! The model (all times are parameters of [`SimConfig`]):
-//! - **Interrupts** (urgent timer, normal tick, network receive) run at once, even inside
+//! - **Interrupts** (urgent timer, normal tick, network receive; the urgent timer first
+//!   when several are pending) run at once, even inside
 //!   a critical section, and stretch whatever they interrupt (an ISR steals time from a
 //!   section, as the paper notes).
 //! - **Real-time task** (highest priority): released by the urgent timer every period; it
 //!   is scheduled when no critical section is running (the urgent ISR plus a context
-//!   switch, plus a little jitter, is the minimum OS latency), does its work, publishes the
-//!   next release and sleeps. Its OS latency is release to scheduled.
+//!   switch is the minimum OS latency; switching into its address space also cleans and
+//!   refills the ARM920T's virtually indexed caches, [`SimConfig::rt_switch_extra`]), does
+//!   its work, publishes the next release and sleeps. Its OS latency is release to
+//!   scheduled.
 //! - **Sender** (normal priority): per kilobyte, user-space work, a system call entry,
 //!   then `tcp_sendmsg` (lock 1) copies the data into the socket, bounded by a send
 //!   window; the NIC sends it over a 10 Mbit/s link and the acknowledgment comes back
@@ -18,15 +21,19 @@
 //! - **Softirq thread** (above the sender, below the real-time task; the paper turned
 //!   soft IRQs into kernel threads): per acknowledgment `do_softirq` (lock 0) and
 //!   `net_rx` (lock 2), which frees window space and wakes the sender.
-//! - **Delayed locking**: before a section a thread compares the predicted hold of that
-//!   lock (a [`Predictor`] fed with the section's measured wall time, interrupts
-//!   included) plus the margin with the time to the next release; if it does not fit the
-//!   thread sleeps until the real-time task has run, and after `max_refusals` refusals it
-//!   enters anyway.
+//! - **Delayed locking**: before a section a thread compares the lock's t_lock (fixed at
+//!   Table 3's maxima, as the paper did, or learned online by a [`Predictor`] fed with
+//!   the section's measured wall time, interrupts included) plus the margin with the time
+//!   to the next release; if it does not fit the thread sleeps until the real-time task
+//!   has run, and after `max_refusals` refusals it enters anyway.
 //!
-//! The paper does not give the sender's own costs, the link's round trip or the
-//! interrupt and context-switch costs; the defaults here are plausible values for a
-//! 200 MHz ARM9 and are printed with the results.
+//! From the paper: the period (4000 µs), t_lock (800/2192/128 µs), N = 100, the 10 Mbit/s
+//! link, 1 KB per send, the 100 Hz tick. The paper gives neither the sender's own costs,
+//! the round trip, the interrupt and switch costs, nor the shape of its hold times beyond
+//! Table 3 and Figures 8-10; these defaults are plausible for a 200 MHz ARM9 and were
+//! calibrated once against Table 4 (see [`latency_run_shapes`] and the README). With them
+//! the simulation lands near Table 4 for every seed tried (worst case cut to 21-25 %,
+//! sender 20 % slower); the run prints the paper's figures next to its own.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -57,8 +64,10 @@ pub struct SimConfig {
     pub urgent_isr_ns: u64,
     /// Context switch, ns.
     pub context_switch_ns: u64,
-    /// Extra 0..=jitter ns on each real-time wake-up (caches, TLB).
-    pub wakeup_jitter_ns: u64,
+    /// Extra cost of a switch into the real-time task: the ARM920T's virtually indexed
+    /// caches and its TLB are cleaned and flushed on every switch between address spaces
+    /// and refilled afterwards, so the cost grows with the dirty lines the sender left.
+    pub rt_switch_extra: HoldShape,
     /// Period of the normal timer tick, ns (HZ=100 on the paper's kernel).
     pub tick_period_ns: u64,
     /// Normal tick handler, ns.
@@ -79,7 +88,11 @@ pub struct SimConfig {
     pub window_kb: u32,
     /// Kilobytes one `tcp_sendmsg` call (one lock-1 section) hands to the socket.
     pub kb_per_send: u32,
-    /// Hold-time predictor of delayed locking (the paper: the maximum).
+    /// Fixed hold-time predictions t_lock,i of the three locks, ns: the paper's choice
+    /// (Table 3: the maxima of a separate 10,000-sample measurement, 800, 2192 and
+    /// 128 µs). `None` learns them online with `predictor`.
+    pub t_lock_ns: Option<[u64; 3]>,
+    /// Hold-time predictor of delayed locking when `t_lock_ns` is `None`.
     pub predictor: PredictorKind,
     /// Margin added to the predicted hold, ns (the paper: none).
     pub margin_ns: u64,
@@ -97,17 +110,20 @@ impl Default for SimConfig {
             rt_work_ns: 30 * US,
             urgent_isr_ns: 10 * US,
             context_switch_ns: 12 * US,
-            wakeup_jitter_ns: 4 * US,
+            rt_switch_extra: "cache=70*0-40,25*40-120,5*120-150"
+                .parse()
+                .expect("a valid shape"),
             tick_period_ns: 10_000 * US,
             tick_isr_ns: 15 * US,
             nic_isr_ns: 40 * US,
-            locks: HoldShape::table3(),
-            user_work_ns: (20 * US, 60 * US),
-            syscall_ns: 30 * US,
+            locks: latency_run_shapes(),
+            user_work_ns: (10 * US, 30 * US),
+            syscall_ns: 10 * US,
             link_ns_per_kb: 819 * US,
             round_trip_ns: 300 * US,
             window_kb: 8,
             kb_per_send: 1,
+            t_lock_ns: Some([800 * US, 2192 * US, 128 * US]),
             predictor: PredictorKind::Max,
             margin_ns: 0,
             max_refusals: 100,
@@ -115,11 +131,30 @@ impl Default for SimConfig {
     }
 }
 
+/// The work of the three sections in the paper's latency run, the default of
+/// [`SimConfig::locks`]. Table 3 measured wall-clock holds, interrupts included; these
+/// are the sections' own work, chosen so that the holds the simulation measures
+/// ([`SimRun::holds`]) land near Table 3's averages (121, 352, 56 µs) and maxima
+/// (800, 2192, 128 µs). One exception: `tcp_sendmsg`'s long paths (Figure 9's clusters
+/// near 1300 and 1900 µs) are folded into one 600-760 µs path with the same average,
+/// because Table 4's worst case without delayed locking, 847 µs in 10,000 periods,
+/// rules them out in the latency run: a path that long, taken a few times a second,
+/// would have met a release within seconds. [`HoldShape::table3`] keeps them (give it
+/// to `locks` to see their effect).
+pub fn latency_run_shapes() -> [HoldShape; 3] {
+    [
+        "do_softirq=90*50-130,8*200-400,2*600-760",
+        "tcp_sendmsg=80*180-340,20*600-760",
+        "net_rx=80*30-60,20*80-100",
+    ]
+    .map(|text| text.parse().expect("a valid shape"))
+}
+
 impl SimConfig {
     /// Checks the parameters.
     pub fn validate(&self) -> Result<(), LockError> {
         self.predictor.validate()?;
-        for shape in &self.locks {
+        for shape in self.locks.iter().chain([&self.rt_switch_extra]) {
             shape.validate()?;
         }
         let positive = [
@@ -169,6 +204,9 @@ pub struct SimRun {
     pub mispredictions: u64,
     /// Fraction of the measured time the CPU was idle.
     pub idle_fraction: f64,
+    /// Wall-clock hold time of each lock, interrupts included (what the paper's Table 3
+    /// measured), ns.
+    pub holds: [Summary; 3],
 }
 
 /// Both runs and the comparison, the simulated counterpart of the paper's Table 4.
@@ -210,6 +248,10 @@ pub mod paper {
     pub const AVG_US: (f64, f64) = (197.14, 63.0);
     /// Slowdown of the TCP sender with delayed locking.
     pub const SENDER_COST: f64 = 0.20;
+    /// Table 3: average hold time of `do_softirq`, `tcp_sendmsg` and `net_rx`, µs.
+    pub const HOLD_AVG_US: [f64; 3] = [121.0, 352.0, 56.0];
+    /// Table 3: maximum hold time (the fixed predictions t_lock,i), µs.
+    pub const HOLD_MAX_US: [f64; 3] = [800.0, 2192.0, 128.0];
 }
 
 /// Renders the comparison as the paper's Table 4, the simulated figures next to the
@@ -220,13 +262,16 @@ pub fn render_table(c: &SimComparison) -> String {
     let paper_us = |v: f64| format!("{v} µs");
     let mut out = String::new();
     let cfg = &c.config;
+    let prediction = match cfg.t_lock_ns {
+        Some(t) => format!("fixed t_lock {}/{}/{} µs", t[0] / US, t[1] / US, t[2] / US),
+        None => format!("predictor {} (online)", cfg.predictor.name()),
+    };
     let _ = writeln!(
         out,
-        "Simulated uniprocessor kernel: seed {}, {} periods of {} µs, predictor {}, margin {} µs, N = {}",
+        "Simulated uniprocessor kernel: seed {}, {} periods of {} µs, {prediction}, margin {} µs, N = {}",
         cfg.seed,
         cfg.periods,
         cfg.rt_period_ns / US,
-        cfg.predictor.name(),
         cfg.margin_ns / US,
         cfg.max_refusals
     );
@@ -295,6 +340,22 @@ pub fn render_table(c: &SimComparison) -> String {
         "Delayed locking: {} admissions, {} refusals, {} forced entries, {} mispredictions",
         c.with.admissions, c.with.refusals, c.with.forced_entries, c.with.mispredictions
     );
+    let _ = writeln!(
+        out,
+        "{:<22}{:>18}{:>16}   (w/o delayed locking, interrupts included)",
+        "Hold time avg / max", "simulated", "paper"
+    );
+    for (i, hold) in c.without.holds.iter().enumerate() {
+        let sim = format!("{:.0} / {:.0} µs", hold.mean / 1e3, hold.max as f64 / 1e3);
+        let paper = format!("{} / {} µs", paper::HOLD_AVG_US[i], paper::HOLD_MAX_US[i]);
+        let _ = writeln!(
+            out,
+            "{:<22}{:>18}{:>16}",
+            format!("  {}", cfg.locks[i].name),
+            sim,
+            paper
+        );
+    }
     out
 }
 
@@ -418,6 +479,7 @@ struct Kernel<'a> {
     forced: u64,
     mispredictions: u64,
     idle_ns: u64,
+    holds: [Stats; 3],
 }
 
 impl<'a> Kernel<'a> {
@@ -472,6 +534,7 @@ impl<'a> Kernel<'a> {
             forced: 0,
             mispredictions: 0,
             idle_ns: 0,
+            holds: Default::default(),
         };
         kernel.schedule(cfg.rt_period_ns, Event::Release(1));
         // The tick is not aligned with the real-time period.
@@ -560,9 +623,15 @@ impl<'a> Kernel<'a> {
 
     fn raise(&mut self, isr: Isr) {
         if self.isr.is_some() {
-            self.isr_queue.push(isr);
+            // The interrupt controller gives the urgent timer the highest priority.
+            if isr == Isr::Urgent {
+                self.isr_queue.insert(0, isr);
+            } else {
+                self.isr_queue.push(isr);
+            }
         } else {
-            self.isr = Some((isr, self.isr_cost(isr)));
+            let cost = self.isr_cost(isr);
+            self.isr = Some((isr, cost));
         }
     }
 
@@ -599,7 +668,8 @@ impl<'a> Kernel<'a> {
             }
             if !self.isr_queue.is_empty() {
                 let next = self.isr_queue.remove(0);
-                self.isr = Some((next, self.isr_cost(next)));
+                let cost = self.isr_cost(next);
+                self.isr = Some((next, cost));
                 return;
             }
         } else if let Some((to, _)) = self.switching.take() {
@@ -625,6 +695,9 @@ impl<'a> Kernel<'a> {
     fn end_section(&mut self, section: Section) {
         let hold = self.now - section.start;
         self.predictors[section.lock].record(hold);
+        if self.measuring() {
+            self.holds[section.lock].record(hold);
+        }
         if let Some(deadline) = section.deadline {
             if self.now > deadline && self.measuring() {
                 self.mispredictions += 1;
@@ -722,7 +795,10 @@ impl<'a> Kernel<'a> {
             Next::Lock(lock) => {
                 let mut deadline = None;
                 if self.delayed {
-                    let predicted = self.predictors[lock].predict();
+                    let predicted = match self.cfg.t_lock_ns {
+                        Some(t_lock) => t_lock[lock],
+                        None => self.predictors[lock].predict(),
+                    };
                     let fits = self.published > self.now
                         && predicted + self.cfg.margin_ns <= self.published - self.now;
                     let measuring = self.measuring();
@@ -785,7 +861,7 @@ impl<'a> Kernel<'a> {
                 } else {
                     let mut cost = self.cfg.context_switch_ns;
                     if best == RT {
-                        cost += self.rng.range(0, self.cfg.wakeup_jitter_ns);
+                        cost += self.cfg.rt_switch_extra.sample(&mut self.rng);
                     }
                     self.switching = Some((best, cost));
                     return;
@@ -821,6 +897,7 @@ impl<'a> Kernel<'a> {
             forced_entries: self.forced,
             mispredictions: self.mispredictions,
             idle_fraction: self.idle_ns as f64 / measured_ns as f64,
+            holds: self.holds.each_ref().map(Stats::summary),
         }
     }
 }
@@ -849,23 +926,93 @@ mod tests {
     }
 
     #[test]
-    fn delayed_locking_cuts_the_worst_case_at_a_moderate_sender_cost() {
-        // The paper: worst case 847 -> 192 µs (23 %), sender 20 % slower.
+    fn the_papers_setup_cuts_the_worst_case_to_about_a_quarter_at_a_fifth_of_the_sender() {
+        // The paper: worst case 847 -> 192 µs (23 %), average 197 -> 63 µs (32 %),
+        // sender 20 % slower.
         for seed in [1, 2] {
             let c = compare(&short(seed)).unwrap();
-            assert!(c.worst_ratio() <= 0.30, "seed {seed}: {}", render_table(&c));
-            assert!(c.mean_ratio() < 0.5, "seed {seed}: {}", render_table(&c));
+            let table = render_table(&c);
+            assert!(
+                (0.15..=0.32).contains(&c.worst_ratio()),
+                "seed {seed}: worst ratio {}\n{table}",
+                c.worst_ratio()
+            );
+            assert!(
+                (0.2..=0.45).contains(&c.mean_ratio()),
+                "seed {seed}\n{table}"
+            );
             let cost = c.sender_cost();
             assert!(
-                (0.05..=0.35).contains(&cost),
-                "seed {seed}: cost {cost}\n{}",
-                render_table(&c)
+                (0.12..=0.28).contains(&cost),
+                "seed {seed}: cost {cost}\n{table}"
             );
-            // Without delayed locking the long tcp_sendmsg sections show up in the latency.
-            assert!(c.without.latency.max > 800_000, "{}", render_table(&c));
+            // Absolute figures within a third of Table 4.
+            let near = |sim_ns: f64, paper_us: f64| (sim_ns / 1e3 / paper_us - 1.0).abs() < 0.34;
+            assert!(
+                near(c.without.latency.max as f64, paper::MAX_US.0),
+                "{table}"
+            );
+            assert!(near(c.with.latency.max as f64, paper::MAX_US.1), "{table}");
+            assert!(near(c.without.latency.mean, paper::AVG_US.0), "{table}");
+            assert!(near(c.with.latency.mean, paper::AVG_US.1), "{table}");
             assert_eq!(c.without.refusals, 0);
             assert!(c.with.refusals > 0);
+            assert_eq!(
+                c.with.forced_entries, 0,
+                "period 4000 µs > 2192 µs: no starvation"
+            );
         }
+    }
+
+    #[test]
+    fn measured_holds_match_table_3_except_the_long_send_paths() {
+        let c = compare(&short(1)).unwrap();
+        let table = render_table(&c);
+        for (i, hold) in c.without.holds.iter().enumerate() {
+            let avg_us = hold.mean / 1e3;
+            assert!(
+                (avg_us / paper::HOLD_AVG_US[i] - 1.0).abs() < 0.05,
+                "lock {i}: {avg_us} µs\n{table}"
+            );
+            assert!(hold.count > 1_000, "lock {i}: {hold:?}");
+        }
+        let max_us = |i: usize| c.without.holds[i].max as f64 / 1e3;
+        assert!((780.0..=880.0).contains(&max_us(0)), "{table}");
+        assert!(max_us(1) < 900.0, "no 1300/1900 µs paths\n{table}");
+        assert!((128.0..=180.0).contains(&max_us(2)), "{table}");
+    }
+
+    #[test]
+    fn table_3_long_send_paths_would_have_shown_in_the_worst_case() {
+        // With Figure 9's 1300 and 1900 µs tcp_sendmsg paths the worst case without
+        // delayed locking is above 2 ms, far from the paper's 847 µs; delayed locking
+        // still keeps it near 200 µs.
+        let cfg = SimConfig {
+            locks: HoldShape::table3(),
+            ..short(1)
+        };
+        let c = compare(&cfg).unwrap();
+        assert!(c.without.latency.max > 1_800 * US, "{}", render_table(&c));
+        assert!(c.with.latency.max < 300 * US, "{}", render_table(&c));
+    }
+
+    #[test]
+    fn learned_predictions_keep_the_cut_and_remove_most_of_the_cost() {
+        // The paper's remark: predicting the hold time instead of taking the maximum of
+        // a separate measurement would reduce the sender's slowdown. The online maximum
+        // learns that tcp_sendmsg holds at most ~820 µs here, not 2192 µs.
+        let fixed = compare(&short(2)).unwrap();
+        let learned = compare(&SimConfig {
+            t_lock_ns: None,
+            predictor: PredictorKind::Max,
+            ..short(2)
+        })
+        .unwrap();
+        let table = render_table(&learned);
+        assert!(table.contains("predictor max (online)"), "{table}");
+        assert!(learned.worst_ratio() <= 0.32, "{table}");
+        assert!(learned.sender_cost() < fixed.sender_cost() / 2.0, "{table}");
+        assert!(learned.with.refusals < fixed.with.refusals, "{table}");
     }
 
     #[test]
@@ -882,7 +1029,7 @@ mod tests {
         let run = simulate(&cfg, true).unwrap();
         let floor = cfg.urgent_isr_ns + cfg.context_switch_ns;
         assert!(run.latency.min >= floor, "{:?}", run.latency);
-        assert!(run.latency.min <= floor + cfg.wakeup_jitter_ns);
+        assert!(run.latency.min <= floor + 2 * US, "{:?}", run.latency);
         assert_eq!(run.latency.count, cfg.periods);
     }
 
@@ -892,6 +1039,7 @@ mod tests {
         // N refusals, so the sender still makes progress.
         let mut cfg = short(4);
         cfg.locks[1] = "long=4500".parse().unwrap();
+        cfg.t_lock_ns = Some([800 * US, 4_500 * US, 128 * US]);
         cfg.max_refusals = 5;
         cfg.periods = 400;
         let run = simulate(&cfg, true).unwrap();

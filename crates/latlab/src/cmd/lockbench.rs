@@ -89,8 +89,9 @@ pub struct LockbenchArgs {
     /// Simulated periods of the real-time task (--simulate).
     #[arg(long, default_value_t = 10_000)]
     pub periods: u64,
-    /// Hold-time predictor of the simulation: max (the paper's), ewma or quantile (--simulate).
-    #[arg(long, default_value = "max", value_parser = ["max", "ewma", "quantile"])]
+    /// Hold-time prediction of the simulation (--simulate): table (the paper's: fixed t_lock
+    /// = Table 3's maxima, 800/2192/128 µs), or learned online: max, ewma or quantile.
+    #[arg(long, default_value = "table", value_parser = ["table", "max", "ewma", "quantile"])]
     pub predictor: String,
     /// No SCHED_IDLE spinner: let the CPU go idle when every background thread waits (on a
     /// VM the hypervisor may then take milliseconds to wake the real-time task).
@@ -307,6 +308,11 @@ fn simulate(args: &LockbenchArgs) -> anyhow::Result<ExitCode> {
         periods: args.periods,
         rt_period_ns: args.period,
         locks,
+        t_lock_ns: if args.predictor == "table" {
+            defaults.t_lock_ns
+        } else {
+            None
+        },
         predictor: match args.predictor.as_str() {
             "ewma" => PredictorKind::EWMA,
             "quantile" => PredictorKind::default(),
