@@ -13,6 +13,13 @@
 //! and right after the answer arrives (or takes the GPIO edge's kernel
 //! timestamp). One-way latency is the responder's wake time minus the send
 //! time; round trip is the answer time minus the send time.
+//!
+//! The stimulus keeps its own clock, as an external event does: the
+//! responder sleeps the whole gap, and whatever the CPU ran meanwhile has
+//! evicted its data, so each wake-up pays its cache and TLB misses. A
+//! ping-pong such as rt-tests' sigwaittest, where the receiver paces the
+//! sender and ran a few microseconds before each measured wake-up, measures
+//! the warm path instead (README, `latlab respond`, has the figures).
 
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
