@@ -1,18 +1,20 @@
 //! Trace sources: every format latlab reads, turned into [`Rec`]s.
 //!
-//! The analysis walks a source twice (detection, then separation), so a
-//! `.dat` file is decoded lazily each time and never held as events; text and
-//! CTF traces are parsed once into memory by `latlab-ftrace`.
+//! The analysis walks a source once (detection and separation together; a
+//! second walk only for `--dump-windows` or a window older than the
+//! one-pass history, see [`crate::separate`]), so a `.dat` file is decoded
+//! lazily and never held as events; text and CTF traces are parsed once
+//! into memory by `latlab-ftrace`.
 
 use std::path::{Path, PathBuf};
 
-use latlab_ftrace::format::{Field, Value};
+use latlab_ftrace::format::{Field, FieldKind, Value};
 use latlab_ftrace::render::Renderer;
 use latlab_ftrace::text::TextEvent;
 use latlab_ftrace::{DatFile, Endian, Event};
 
 use crate::error::{ExplainError, Result};
-use crate::model::{parse_marker, Kind, Names, Rec};
+use crate::model::{parse_marker, Kind, Names, Rec, Sym};
 
 /// Renders the current event as one text line (`trace-cmd report` layout).
 pub type LineFn<'a> = dyn FnMut(&mut Vec<u8>) + 'a;
@@ -142,12 +144,26 @@ enum Dec {
     Print(Option<Field>),
 }
 
+/// A number field of a record; scalars (nearly every field read here) are
+/// read in place, the same way [`Field::value`] reads them.
+#[inline]
 fn num(f: &Option<Field>, data: &[u8], e: Endian) -> Option<i64> {
-    f.as_ref()?.value(data, e)?.as_i64()
+    let f = f.as_ref()?;
+    if f.kind == FieldKind::Scalar {
+        let b = data.get(f.offset..f.offset.checked_add(f.size)?)?;
+        return Some(if f.signed { e.int(b) } else { e.uint(b) as i64 });
+    }
+    f.value(data, e)?.as_i64()
 }
 
 fn text_of<'a>(f: &Option<Field>, data: &'a [u8], e: Endian) -> Option<&'a [u8]> {
-    match f.as_ref()?.value(data, e)? {
+    let f = f.as_ref()?;
+    if matches!(f.kind, FieldKind::String | FieldKind::Array { .. }) {
+        // A fixed `char comm[16]`: the bytes up to the first NUL.
+        let b = data.get(f.offset..f.offset.checked_add(f.size)?)?;
+        return b.split(|&c| c == 0).next();
+    }
+    match f.value(data, e)? {
         Value::Str(s) => Some(s),
         Value::Array { data, .. } => Some(data.split(|&b| b == 0).next().unwrap_or(data)),
         _ => None,
@@ -215,7 +231,44 @@ fn decoder(f: &latlab_ftrace::format::EventFormat, names: &mut Names) -> Dec {
     }
 }
 
-fn dat_rec(ev: &Event<'_>, dec: &Dec, name: u32, names: &mut Names) -> Rec {
+/// Task names of recent `sched_switch` records: a switch names two tasks,
+/// nearly always ones named the same way a moment ago, so most look-ups
+/// end here instead of in [`Names`] (same results: a hit means `Names`
+/// already maps that pid to that name, as the last name given for it).
+struct CommCache {
+    slots: Vec<(i32, Sym, u8, [u8; 16])>,
+}
+
+impl CommCache {
+    const SLOTS: usize = 1024;
+
+    fn new() -> Self {
+        CommCache {
+            slots: vec![(i32::MIN, 0, 0, [0; 16]); Self::SLOTS],
+        }
+    }
+
+    #[inline]
+    fn comm(&mut self, names: &mut Names, pid: i32, comm: &[u8]) -> Sym {
+        let comm = comm.split(|&b| b == 0).next().unwrap_or(comm);
+        // Idle tasks (pid 0) are never given a name in `Names` and are
+        // named per CPU: not cached.
+        if pid <= 0 || comm.len() > 16 {
+            return names.set_comm_bytes(pid, comm);
+        }
+        let slot = &mut self.slots[pid as usize % Self::SLOTS];
+        if slot.0 == pid && &slot.3[..slot.2 as usize] == comm {
+            return slot.1;
+        }
+        let sym = names.set_comm_bytes(pid, comm);
+        let mut bytes = [0; 16];
+        bytes[..comm.len()].copy_from_slice(comm);
+        *slot = (pid, sym, comm.len() as u8, bytes);
+        sym
+    }
+}
+
+fn dat_rec(ev: &Event<'_>, dec: &Dec, name: u32, names: &mut Names, cache: &mut CommCache) -> Rec {
     let d = ev.data;
     let e = ev.meta.endian;
     let kind = match dec {
@@ -245,8 +298,8 @@ fn dat_rec(ev: &Event<'_>, dec: &Dec, name: u32, names: &mut Names) -> Rec {
             let [pp, ps, np, npr, nc, pc] = &**f;
             let prev_pid = num(pp, d, e).unwrap_or(-1) as i32;
             let next_pid = num(np, d, e).unwrap_or(-1) as i32;
-            let next_comm = names.set_comm_bytes(next_pid, text_of(nc, d, e).unwrap_or(b"?"));
-            let prev_comm = names.set_comm_bytes(prev_pid, text_of(pc, d, e).unwrap_or(b"?"));
+            let next_comm = cache.comm(names, next_pid, text_of(nc, d, e).unwrap_or(b"?"));
+            let prev_comm = cache.comm(names, prev_pid, text_of(pc, d, e).unwrap_or(b"?"));
             Kind::Switch {
                 prev_pid,
                 prev_runnable: num(ps, d, e).map(|s| s & 0xff == 0).unwrap_or(false),
@@ -466,6 +519,7 @@ impl Source for Trace {
                     .collect();
                 let unknown = names.intern("unknown");
                 let mut renderer = Renderer::new(meta);
+                let mut cache = CommCache::new();
                 let mut events = file.events();
                 while let Some(ev) = events.next_event() {
                     let ev = ev.map_err(|source| ExplainError::Trace {
@@ -473,7 +527,7 @@ impl Source for Trace {
                         source,
                     })?;
                     let rec = match meta.event_index(ev.id()) {
-                        Some(i) => dat_rec(&ev, &decs[i].0, decs[i].1, names),
+                        Some(i) => dat_rec(&ev, &decs[i].0, decs[i].1, names, &mut cache),
                         None => Rec {
                             ts: ev.ts,
                             cpu: ev.cpu,
