@@ -66,7 +66,7 @@ pub mod source;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-pub use analyze::{CategoryRow, Cause, CauseRow, EventRow, Part};
+pub use analyze::{CategoryRow, Cause, CauseRow, EventRow, Part, PidRow};
 pub use detect::{Period, PeriodSource, TaskSummary};
 pub use error::{ExplainError, Result};
 pub use report::{PeriodRow, Report, WindowReport};

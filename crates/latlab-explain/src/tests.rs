@@ -51,6 +51,7 @@ impl Builder {
             0 => "swapper/0".to_string(),
             ME => self.me.to_string(),
             OTHER => "hog".to_string(),
+            100..200 => "dd".to_string(),
             p => format!("task{p}"),
         };
         self.names.intern(&n)
@@ -920,4 +921,94 @@ fn window_older_than_the_history_falls_back_to_a_second_pass() {
     .unwrap();
     let w = check(&r, lat);
     assert_eq!(ns_of(w, |c| matches!(c, Cause::SilentGap { .. })), delay);
+}
+
+/// A disk load runs a new `dd` process for every block: each late window
+/// here is held up by a different dd pid (51 us each), one by the hog
+/// (118 us). Grouped by pid, the hog ranked first and the dd processes
+/// came after it as five small causes; grouped by command, dd is the
+/// main cause and its pids are listed.
+#[test]
+fn short_lived_processes_of_one_command_rank_as_one_cause() {
+    let mut b = Builder::new();
+    let mut k = 0;
+    for _ in 0..20 {
+        k += 1;
+        b.period(k, 0, |_, _| {}, None, OTHER);
+    }
+    for dd in 100..105 {
+        k += 1;
+        let t = k * PERIOD;
+        b.switch(t - 100_000, 0, OTHER, dd, 120);
+        b.period(k, 0, |_, _| {}, Some(t + 53_000), OTHER);
+        k += 1;
+        b.period(k, 0, |_, _| {}, None, OTHER);
+    }
+    k += 1;
+    b.period(k, 0, |_, _| {}, Some(k * PERIOD + 120_000), OTHER);
+    let r = explain(
+        &Records { recs: b.recs },
+        b.names,
+        &Options {
+            threshold: Threshold::Ns(10_000),
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(r.late, 6);
+    let top = &r.causes[0];
+    assert_eq!(
+        top.cause,
+        Cause::NonPreemptibleKernel { task: "dd".into() },
+        "{:#?}",
+        r.causes
+    );
+    assert_eq!(top.late_windows, 5);
+    assert_eq!(top.late_ns, 5 * 51_000);
+    let pids: Vec<(i32, u64, u64)> = top
+        .pids
+        .iter()
+        .map(|p| (p.pid, p.late_ns, p.late_windows))
+        .collect();
+    assert_eq!(pids, (100..105).map(|p| (p, 51_000, 1)).collect::<Vec<_>>());
+    assert!(
+        top.description.contains("dd (5 pids)"),
+        "{}",
+        top.description
+    );
+    // A cause with one pid is still named with it.
+    let hog = &r.causes[1];
+    assert!(hog.description.contains("hog:7"), "{}", hog.description);
+    assert_eq!(hog.pids.len(), 1);
+    let text = r.render_text();
+    assert!(text.contains("dd (5 pids) held the CPU"), "{text}");
+    assert!(text.contains("its pids, most first: 100 "), "{text}");
+    // Each window keeps the pid that held it.
+    assert!(r.windows.iter().any(|w| w.parts.iter().any(|p| p.cause
+        == Cause::NonPreemptibleKernel {
+            task: "dd:102".into()
+        })));
+}
+
+#[test]
+fn causes_group_by_command_name_even_with_colons_but_not_unknown_names() {
+    let c = Cause::OtherTask {
+        task: "kworker/0:1H:45".into(),
+        prio: 120,
+    };
+    assert_eq!(
+        c.by_command(),
+        (
+            Cause::OtherTask {
+                task: "kworker/0:1H".into(),
+                prio: 120
+            },
+            Some(45)
+        )
+    );
+    let unknown = Cause::SilentGap {
+        task: "<...>:812".into(),
+    };
+    assert_eq!(unknown.by_command(), (unknown.clone(), None));
+    assert_eq!(Cause::IdleExit.by_command(), (Cause::IdleExit, None));
 }
