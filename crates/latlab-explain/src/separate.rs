@@ -200,6 +200,10 @@ pub const HISTORY_NS: u64 = 200_000_000;
 pub const MAX_HISTORY_NS: u64 = 1_000_000_000;
 /// Events the history holds at most.
 pub const MAX_HISTORY_EVENTS: usize = 1 << 19;
+/// Events the one-pass windows hold at most, all windows together (about
+/// 56 MiB): past this, the collector gives up and explain cuts the chosen
+/// windows in a second pass instead, so memory stays bounded on any trace.
+pub const MAX_COLLECTED_EVENTS: usize = 1 << 20;
 /// A CPU-state checkpoint every this many events.
 const CHECKPOINT_EVERY: u64 = 256;
 
@@ -238,6 +242,12 @@ pub struct Collector {
     /// CPU states before the event at the stream index, oldest first.
     checkpoints: VecDeque<(u64, Vec<CpuState>)>,
     ended: Vec<Ended>,
+    /// Events held by `windows`.
+    collected: usize,
+    /// Events the windows may hold ([`MAX_COLLECTED_EVENTS`]).
+    budget: usize,
+    /// Whether the windows outgrew the budget (all dropped).
+    pub gave_up: bool,
     /// The window of each period by its index in the detector's list;
     /// `None` while not cut, or when its start had already left the
     /// history (the caller then runs a [`Separator`] pass).
@@ -247,11 +257,22 @@ pub struct Collector {
 impl Collector {
     /// An empty collector.
     pub fn new() -> Self {
-        Self::default()
+        Self::with_budget(MAX_COLLECTED_EVENTS)
+    }
+
+    /// An empty collector whose windows may hold `budget` events in all.
+    pub fn with_budget(budget: usize) -> Self {
+        Collector {
+            budget,
+            ..Self::default()
+        }
     }
 
     /// Feeds one event (time order), before the detector sees it.
     pub fn push(&mut self, r: &Rec) {
+        if self.gave_up {
+            return;
+        }
         if self.next % CHECKPOINT_EVERY == 0 {
             self.checkpoints.push_back((self.next, self.cpus.clone()));
         }
@@ -289,6 +310,9 @@ impl Collector {
     /// Tells the collector that the detector found period `index` (its
     /// list index), ended by the last event pushed.
     pub fn ended(&mut self, index: usize, p: Period) {
+        if self.gave_up {
+            return;
+        }
         if self.windows.len() <= index {
             self.windows.resize(index + 1, None);
         }
@@ -404,6 +428,15 @@ impl Collector {
                 w.events.push(x.rec);
             }
         }
+        // Most windows are kept until the end without being chosen.
+        w.events.shrink_to_fit();
+        self.collected += w.events.len();
         self.windows[e.index] = Some(w);
+        if self.collected > self.budget {
+            *self = Collector {
+                gave_up: true,
+                ..Collector::default()
+            };
+        }
     }
 }

@@ -1012,3 +1012,36 @@ fn causes_group_by_command_name_even_with_colons_but_not_unknown_names() {
     assert_eq!(unknown.by_command(), (unknown.clone(), None));
     assert_eq!(Cause::IdleExit.by_command(), (Cause::IdleExit, None));
 }
+
+/// Windows that outgrow the collector's budget are all dropped (memory
+/// stays bounded) and the collector says so; explain then cuts the chosen
+/// windows in a second pass.
+#[test]
+fn collector_gives_up_past_its_budget() {
+    use crate::separate::Collector;
+    let mut b = Builder::new();
+    for k in 1..=30 {
+        b.period(k, 0, |_, _| {}, None, OTHER);
+    }
+    let run = |budget: usize| {
+        let mut det = crate::detect::Detector::new();
+        let mut col = Collector::with_budget(budget);
+        for r in &b.recs {
+            col.push(r);
+            let found = det.periods.len();
+            det.push(r);
+            for k in found..det.periods.len() {
+                col.ended(k, det.periods[k]);
+            }
+        }
+        col.finish();
+        col
+    };
+    let all = run(usize::MAX);
+    assert!(!all.gave_up);
+    let held: usize = all.windows.iter().flatten().map(|w| w.events.len()).sum();
+    assert_eq!(all.windows.iter().flatten().count(), 30);
+    let small = run(held / 2);
+    assert!(small.gave_up);
+    assert!(small.windows.iter().all(|w| w.is_none()));
+}
