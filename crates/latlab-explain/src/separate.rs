@@ -335,13 +335,11 @@ impl Collector {
         }
         // Drop whole checkpoint intervals only, so that the history always
         // starts at a checkpoint and a window's CPU state can be replayed.
-        let mut drop = 0usize;
-        for x in &self.history {
-            if x.max_ts >= keep && self.history.len() - drop <= MAX_HISTORY_EVENTS {
-                break;
-            }
-            drop += 1;
-        }
+        // `max_ts` never decreases along the history: a binary search.
+        let drop = self
+            .history
+            .partition_point(|x| x.max_ts < keep)
+            .max(self.history.len().saturating_sub(MAX_HISTORY_EVENTS));
         let want = self.base + drop as u64;
         let ci = self.checkpoints.partition_point(|(at, _)| *at <= want);
         let Some(&(new_base, _)) = ci.checked_sub(1).and_then(|i| self.checkpoints.get(i)) else {

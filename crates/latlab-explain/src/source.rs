@@ -236,7 +236,8 @@ fn decoder(f: &latlab_ftrace::format::EventFormat, names: &mut Names) -> Dec {
 /// end here instead of in [`Names`] (same results: a hit means `Names`
 /// already maps that pid to that name, as the last name given for it).
 struct CommCache {
-    slots: Vec<(i32, Sym, u8, [u8; 16])>,
+    /// (pid, its name, the raw 16 bytes of the `comm` field it came from).
+    slots: Vec<(i32, Sym, [u8; 16])>,
 }
 
 impl CommCache {
@@ -244,27 +245,38 @@ impl CommCache {
 
     fn new() -> Self {
         CommCache {
-            slots: vec![(i32::MIN, 0, 0, [0; 16]); Self::SLOTS],
+            slots: vec![(i32::MIN, 0, [0; 16]); Self::SLOTS],
         }
     }
 
+    /// The name of `pid` from a `comm` field's raw bytes (up to the first
+    /// NUL, as [`Names::set_comm_bytes`] reads them).
     #[inline]
-    fn comm(&mut self, names: &mut Names, pid: i32, comm: &[u8]) -> Sym {
-        let comm = comm.split(|&b| b == 0).next().unwrap_or(comm);
+    fn comm(&mut self, names: &mut Names, pid: i32, raw: &[u8]) -> Sym {
         // Idle tasks (pid 0) are never given a name in `Names` and are
         // named per CPU: not cached.
-        if pid <= 0 || comm.len() > 16 {
-            return names.set_comm_bytes(pid, comm);
-        }
+        let key = match <[u8; 16]>::try_from(raw) {
+            Ok(key) if pid > 0 => key,
+            _ => return names.set_comm_bytes(pid, raw),
+        };
         let slot = &mut self.slots[pid as usize % Self::SLOTS];
-        if slot.0 == pid && &slot.3[..slot.2 as usize] == comm {
+        if slot.0 == pid && slot.2 == key {
             return slot.1;
         }
-        let sym = names.set_comm_bytes(pid, comm);
-        let mut bytes = [0; 16];
-        bytes[..comm.len()].copy_from_slice(comm);
-        *slot = (pid, sym, comm.len() as u8, bytes);
+        let sym = names.set_comm_bytes(pid, raw);
+        *slot = (pid, sym, key);
         sym
+    }
+}
+
+/// A fixed `char comm[16]` field's raw bytes (NULs and all), else its text.
+#[inline]
+fn comm_field<'a>(f: &Option<Field>, data: &'a [u8], e: Endian) -> Option<&'a [u8]> {
+    match f {
+        Some(f) if matches!(f.kind, FieldKind::String | FieldKind::Array { .. }) => {
+            data.get(f.offset..f.offset.checked_add(f.size)?)
+        }
+        _ => text_of(f, data, e),
     }
 }
 
@@ -298,8 +310,8 @@ fn dat_rec(ev: &Event<'_>, dec: &Dec, name: u32, names: &mut Names, cache: &mut 
             let [pp, ps, np, npr, nc, pc] = &**f;
             let prev_pid = num(pp, d, e).unwrap_or(-1) as i32;
             let next_pid = num(np, d, e).unwrap_or(-1) as i32;
-            let next_comm = cache.comm(names, next_pid, text_of(nc, d, e).unwrap_or(b"?"));
-            let prev_comm = cache.comm(names, prev_pid, text_of(pc, d, e).unwrap_or(b"?"));
+            let next_comm = cache.comm(names, next_pid, comm_field(nc, d, e).unwrap_or(b"?"));
+            let prev_comm = cache.comm(names, prev_pid, comm_field(pc, d, e).unwrap_or(b"?"));
             Kind::Switch {
                 prev_pid,
                 prev_runnable: num(ps, d, e).map(|s| s & 0xff == 0).unwrap_or(false),
