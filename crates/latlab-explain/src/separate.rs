@@ -200,10 +200,16 @@ pub const HISTORY_NS: u64 = 200_000_000;
 pub const MAX_HISTORY_NS: u64 = 1_000_000_000;
 /// Events the history holds at most.
 pub const MAX_HISTORY_EVENTS: usize = 1 << 19;
-/// Events the one-pass windows hold at most, all windows together (about
-/// 56 MiB): past this, the collector gives up and explain cuts the chosen
-/// windows in a second pass instead, so memory stays bounded on any trace.
-pub const MAX_COLLECTED_EVENTS: usize = 1 << 20;
+/// Bytes the one-pass windows may take, all windows together (their
+/// events and the windows themselves), at least; see
+/// [`COLLECTED_BYTES_PER_EVENT`].
+pub const MIN_COLLECTED_BYTES: usize = 128 << 20;
+/// Bytes the one-pass windows may take per event of the trace so far (a
+/// `.dat` event takes 40-60 bytes of the file, which is mapped in memory
+/// anyway): past both this and [`MIN_COLLECTED_BYTES`], the collector gives
+/// up and explain cuts the chosen windows in a second pass instead, so
+/// memory stays bounded by a fraction of the trace's own size.
+pub const COLLECTED_BYTES_PER_EVENT: usize = 16;
 /// A CPU-state checkpoint every this many events.
 const CHECKPOINT_EVERY: u64 = 256;
 
@@ -242,10 +248,12 @@ pub struct Collector {
     /// CPU states before the event at the stream index, oldest first.
     checkpoints: VecDeque<(u64, Vec<CpuState>)>,
     ended: Vec<Ended>,
-    /// Events held by `windows`.
+    /// Bytes held by `windows`.
     collected: usize,
-    /// Events the windows may hold ([`MAX_COLLECTED_EVENTS`]).
+    /// Bytes the windows may take at least ([`MIN_COLLECTED_BYTES`]).
     budget: usize,
+    /// And per event seen ([`COLLECTED_BYTES_PER_EVENT`]).
+    budget_per_event: usize,
     /// Whether the windows outgrew the budget (all dropped).
     pub gave_up: bool,
     /// The window of each period by its index in the detector's list;
@@ -257,13 +265,15 @@ pub struct Collector {
 impl Collector {
     /// An empty collector.
     pub fn new() -> Self {
-        Self::with_budget(MAX_COLLECTED_EVENTS)
+        Self::with_budget(MIN_COLLECTED_BYTES, COLLECTED_BYTES_PER_EVENT)
     }
 
-    /// An empty collector whose windows may hold `budget` events in all.
-    pub fn with_budget(budget: usize) -> Self {
+    /// An empty collector whose windows may take `budget` bytes in all, or
+    /// `per_event` bytes per event seen if that is more.
+    pub fn with_budget(budget: usize, per_event: usize) -> Self {
         Collector {
             budget,
+            budget_per_event: per_event,
             ..Self::default()
         }
     }
@@ -428,9 +438,13 @@ impl Collector {
         }
         // Most windows are kept until the end without being chosen.
         w.events.shrink_to_fit();
-        self.collected += w.events.len();
+        self.collected +=
+            std::mem::size_of::<Window>() + w.events.len() * std::mem::size_of::<Rec>();
         self.windows[e.index] = Some(w);
-        if self.collected > self.budget {
+        let allowed = (self.next as usize)
+            .saturating_mul(self.budget_per_event)
+            .max(self.budget);
+        if self.collected > allowed {
             *self = Collector {
                 gave_up: true,
                 ..Collector::default()

@@ -1025,7 +1025,7 @@ fn collector_gives_up_past_its_budget() {
     }
     let run = |budget: usize| {
         let mut det = crate::detect::Detector::new();
-        let mut col = Collector::with_budget(budget);
+        let mut col = Collector::with_budget(budget, 0);
         for r in &b.recs {
             col.push(r);
             let found = det.periods.len();
@@ -1039,7 +1039,15 @@ fn collector_gives_up_past_its_budget() {
     };
     let all = run(usize::MAX);
     assert!(!all.gave_up);
-    let held: usize = all.windows.iter().flatten().map(|w| w.events.len()).sum();
+    let held: usize = all
+        .windows
+        .iter()
+        .flatten()
+        .map(|w| {
+            std::mem::size_of::<crate::separate::Window>()
+                + w.events.len() * std::mem::size_of::<Rec>()
+        })
+        .sum();
     assert_eq!(all.windows.iter().flatten().count(), 30);
     let small = run(held / 2);
     assert!(small.gave_up);
