@@ -361,7 +361,7 @@ fn explain_with(
         chosen
             .iter()
             .map(|&(i, late)| {
-                let mut w = col.windows.get(found_as[i])?.clone()?;
+                let mut w = col.windows.get_mut(found_as[i])?.take()?;
                 w.period = i;
                 w.late = late;
                 Some(w)

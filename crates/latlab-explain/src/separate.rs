@@ -12,8 +12,10 @@
 //!   history of recent events and cuts the window of every period as soon
 //!   as the period ends; the analysis keeps the windows it chooses.
 //! - [`Separator`] is a second pass that cuts only the chosen windows. It
-//!   is used when a chosen window began before the history's horizon, and
-//!   for `--dump-windows`, which needs each event rendered as text (the raw
+//!   is used when a chosen window began before the history's horizon, when
+//!   the windows of all periods outgrew their memory budget
+//!   ([`MIN_COLLECTED_BYTES`], [`COLLECTED_BYTES_PER_EVENT`]), and for
+//!   `--dump-windows`, which needs each event rendered as text (the raw
 //!   event is gone once the pass has moved on, and rendering every event
 //!   just in case costs more than a second pass).
 
