@@ -213,7 +213,7 @@ pub const MIN_COLLECTED_BYTES: usize = 128 << 20;
 /// memory stays bounded by a fraction of the trace's own size.
 pub const COLLECTED_BYTES_PER_EVENT: usize = 16;
 /// A CPU-state checkpoint every this many events.
-const CHECKPOINT_EVERY: u64 = 256;
+const CHECKPOINT_EVERY: u64 = 64;
 
 /// One event of the history, with the running maximum of the timestamps
 /// up to it (a window opens at the first event at or after its intended
