@@ -410,7 +410,7 @@ pub struct CauseRow {
     /// Share of all late-window latency (0-1).
     pub share: f64,
     /// For a cause that names a task: every process with that command name
-    /// (`comm`) that took part, most late latency first. Short-lived
+    /// (`comm`) that took part in a late window, most late latency first. Short-lived
     /// processes (each `dd` of a disk load, each fork of a shell loop) have
     /// their own pids but are one cause.
     pub pids: Vec<PidRow>,
