@@ -1053,3 +1053,58 @@ fn collector_gives_up_past_its_budget() {
     assert!(small.gave_up);
     assert!(small.windows.iter().all(|w| w.is_none()));
 }
+
+/// Two dd processes in one late window count as one late window of the
+/// dd cause (not two), their latency adds up, and the normal-window share
+/// that is subtracted is dd's as a whole.
+#[test]
+fn one_command_counts_once_per_window_whatever_its_pids() {
+    use crate::analyze::{rank_causes, Part};
+    use crate::detect::{Period, PeriodSource};
+    use crate::separate::{CpuState, Window};
+    let window = |late: bool| Window {
+        period: 0,
+        late,
+        p: Period {
+            pid: ME,
+            intended: 0,
+            expire: None,
+            wake: None,
+            run: 100_000,
+            timer_cpu: 0,
+            cpu: 0,
+            position: 0,
+            source: PeriodSource::Hrtimer,
+        },
+        timer_cpu_state: CpuState::default(),
+        task_cpu_state: CpuState::default(),
+        events: Vec::new(),
+        dropped: 0,
+        text: Vec::new(),
+    };
+    let dd = |pid: i32, ns: u64| Part {
+        cause: Cause::NonPreemptibleKernel {
+            task: format!("dd:{pid}"),
+        },
+        ns,
+    };
+    let windows = [window(true), window(true), window(false)];
+    let parts = [
+        vec![dd(100, 30_000), dd(101, 20_000)],
+        vec![dd(102, 10_000)],
+        vec![dd(103, 5_000)],
+    ];
+    let rows = rank_causes(&windows, &parts, &Names::new());
+    assert_eq!(rows.len(), 1, "{rows:#?}");
+    let r = &rows[0];
+    assert_eq!((r.late_windows, r.normal_windows), (2, 1));
+    assert_eq!(r.late_ns, 60_000);
+    assert_eq!(r.mean_normal_ns, 5_000);
+    assert_eq!(r.excess_ns, 60_000 - 2 * 5_000);
+    let pids: Vec<(i32, u64)> = r.pids.iter().map(|p| (p.pid, p.late_ns)).collect();
+    assert_eq!(pids, [(100, 30_000), (101, 20_000), (102, 10_000)]);
+    assert_eq!(
+        r.description,
+        "dd (3 pids) held the CPU in non-preemptible kernel code"
+    );
+}
