@@ -70,7 +70,7 @@ pub use analyze::{CategoryRow, Cause, CauseRow, EventRow, Part, PidRow};
 pub use detect::{Period, PeriodSource, TaskSummary};
 pub use error::{ExplainError, Result};
 pub use report::{PeriodRow, Report, WindowReport};
-pub use source::{Lost, Records, Source, Trace};
+pub use source::{Lost, Records, Source, Trace, WalkFn};
 
 use crate::model::Names;
 
@@ -239,7 +239,14 @@ fn explain_with(
     let one_pass = one_pass && opts.dump_windows.is_none();
     let mut det = detect::Detector::new();
     let mut col = separate::Collector::new();
-    let lost = source.walk(&mut names, &mut |r, _| {
+    // Whose windows the one pass cuts: the tasks the options name, else
+    // latlab's measurement threads once one is seen (they will be chosen),
+    // else every task's. This only saves memory: a chosen window that was
+    // not cut sends explain to a second pass.
+    let named = !opts.pids.is_empty() || !opts.comms.is_empty();
+    let is_latlab = |comm: &str| comm.starts_with("latlab-cpu");
+    let mut latlab_seen = false;
+    let lost = source.walk(&mut names, &mut |r, names, _| {
         if !one_pass {
             det.push(r);
             return;
@@ -248,7 +255,22 @@ fn explain_with(
         let found = det.periods.len();
         det.push(r);
         for k in found..det.periods.len() {
-            col.ended(k, det.periods[k]);
+            let p = det.periods[k];
+            let comm = names.comm(p.pid);
+            let want = if named {
+                opts.pids.contains(&p.pid) || opts.comms.iter().any(|c| comm_matches(c, comm))
+            } else if is_latlab(comm) {
+                if !latlab_seen {
+                    latlab_seen = true;
+                    col.retain(|q| is_latlab(names.comm(q.pid)));
+                }
+                true
+            } else {
+                !latlab_seen
+            };
+            if want {
+                col.ended(k, p);
+            }
         }
         if det.events % TRIM_EVERY == 0 {
             col.trim(det.oldest_open());
@@ -379,7 +401,7 @@ fn explain_with(
         None => {
             let mut sep = separate::Separator::new(&periods, &chosen, opts.dump_windows.is_some());
             if !chosen.is_empty() {
-                source.walk(&mut names, &mut |r, line| sep.push(r, line))?;
+                source.walk(&mut names, &mut |r, _, line| sep.push(r, line))?;
             }
             sep.windows
         }

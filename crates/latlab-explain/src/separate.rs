@@ -331,6 +331,19 @@ impl Collector {
         self.ended.push(Ended { index, p });
     }
 
+    /// Forgets the windows (cut or waiting) of the periods `keep` rejects.
+    pub fn retain(&mut self, keep: impl Fn(&Period) -> bool) {
+        self.ended.retain(|e| keep(&e.p));
+        for slot in &mut self.windows {
+            if slot.as_ref().is_some_and(|w| !keep(&w.p)) {
+                if let Some(w) = slot.take() {
+                    self.collected -=
+                        std::mem::size_of::<Window>() + w.events.len() * std::mem::size_of::<Rec>();
+                }
+            }
+        }
+    }
+
     /// Drops history no open period can need; `oldest_open` is the
     /// detector's [`crate::detect::Detector::oldest_open`].
     pub fn trim(&mut self, oldest_open: Option<u64>) {

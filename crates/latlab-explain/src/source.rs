@@ -19,13 +19,16 @@ use crate::model::{parse_marker, Kind, Names, Rec, Sym};
 /// Renders the current event as one text line (`trace-cmd report` layout).
 pub type LineFn<'a> = dyn FnMut(&mut Vec<u8>) + 'a;
 
+/// What [`Source::walk`] calls for every event.
+pub type WalkFn<'a> = dyn FnMut(&Rec, &Names, &mut LineFn<'_>) + 'a;
+
 /// Something the analysis can walk in time order, as often as it likes.
 pub trait Source {
     /// Calls `f` for every event in time order. `f` gets the normalised
-    /// record and a function that renders the raw event as text. Task names
-    /// learned on the way go into `names`. Returns what the recording lost
-    /// (as far as the format says).
-    fn walk(&self, names: &mut Names, f: &mut dyn FnMut(&Rec, &mut LineFn<'_>)) -> Result<Lost>;
+    /// record, the names known so far (task names learned on the way go
+    /// into `names`) and a function that renders the raw event as text.
+    /// Returns what the recording lost (as far as the format says).
+    fn walk(&self, names: &mut Names, f: &mut WalkFn<'_>) -> Result<Lost>;
 
     /// A short description of the format.
     fn format(&self) -> String;
@@ -48,10 +51,10 @@ pub struct Records {
 }
 
 impl Source for Records {
-    fn walk(&self, _names: &mut Names, f: &mut dyn FnMut(&Rec, &mut LineFn<'_>)) -> Result<Lost> {
+    fn walk(&self, names: &mut Names, f: &mut WalkFn<'_>) -> Result<Lost> {
         for r in &self.recs {
             let r = *r;
-            f(&r, &mut |out: &mut Vec<u8>| {
+            f(&r, names, &mut |out: &mut Vec<u8>| {
                 out.extend_from_slice(format!("{:?}\n", r).as_bytes())
             });
         }
@@ -516,7 +519,7 @@ pub fn text_rec(ev: &TextEvent, names: &mut Names) -> Rec {
 }
 
 impl Source for Trace {
-    fn walk(&self, names: &mut Names, f: &mut dyn FnMut(&Rec, &mut LineFn<'_>)) -> Result<Lost> {
+    fn walk(&self, names: &mut Names, f: &mut WalkFn<'_>) -> Result<Lost> {
         match self {
             Trace::Dat { path, file } => {
                 let meta = &file.meta;
@@ -548,7 +551,9 @@ impl Source for Trace {
                             kind: Kind::Other,
                         },
                     };
-                    f(&rec, &mut |out: &mut Vec<u8>| renderer.line(&ev, out));
+                    f(&rec, names, &mut |out: &mut Vec<u8>| {
+                        renderer.line(&ev, out)
+                    });
                 }
                 let l = events.lost();
                 Ok(Lost {
@@ -559,7 +564,7 @@ impl Source for Trace {
             Trace::Text { events, .. } => {
                 for ev in events {
                     let rec = text_rec(ev, names);
-                    f(&rec, &mut |out: &mut Vec<u8>| {
+                    f(&rec, names, &mut |out: &mut Vec<u8>| {
                         latlab_ftrace::text::render_line(ev, out)
                     });
                 }

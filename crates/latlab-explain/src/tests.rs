@@ -1108,3 +1108,149 @@ fn one_command_counts_once_per_window_whatever_its_pids() {
         "dd (3 pids) held the CPU in non-preemptible kernel code"
     );
 }
+
+/// The one pass cuts only the windows of the tasks it expects to be
+/// chosen (here: named `cyclictest` when their period ended). A task that
+/// takes that name later (exec) is chosen with periods whose windows were
+/// not cut: explain falls back to a second pass and the result is the
+/// same as two passes (the `explain` helper checks).
+#[test]
+fn task_renamed_after_its_periods_still_gets_its_windows() {
+    let mut b = Builder::new();
+    for k in 1..=10 {
+        b.period(k, 0, |_, _| {}, None, OTHER);
+    }
+    b.me = "cyclictest";
+    let lat = b.period(11, 0, |_, _| {}, Some(11 * PERIOD + 40_000), OTHER);
+    let r = explain(
+        &Records { recs: b.recs },
+        b.names,
+        &Options {
+            threshold: Threshold::Ns(10_000),
+            comms: vec!["cyclictest".into()],
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let w = check(&r, lat);
+    assert!(w.events > 0);
+    assert_eq!(r.baseline_windows, 10);
+}
+
+/// A latlab measurement thread that appears after another timer task:
+/// the windows already cut for the other task are dropped, and the report
+/// equals two passes (the `explain` helper checks).
+#[test]
+fn latlab_thread_seen_late_drops_the_other_tasks_windows() {
+    use crate::separate::Collector;
+    let mut b = Builder::new();
+    b.me = "latlab-cpu0";
+    // pid 55 ("sigwait") wakes from hrtimer 2 on CPU 1 every 1 ms first.
+    let sig = b.names.intern("sigwait");
+    b.names.set_comm(55, sig);
+    for k in 1..=10u64 {
+        let t = k * PERIOD;
+        b.ev(
+            t - 500_000,
+            1,
+            Kind::HrtimerStart {
+                timer: 2,
+                soft: t,
+                expires: t,
+            },
+            "hrtimer_start",
+        );
+        b.ev(
+            t,
+            1,
+            Kind::HrtimerExpireEntry {
+                timer: 2,
+                now: Some(t),
+            },
+            "hrtimer_expire_entry",
+        );
+        b.ev(
+            t + 1_000,
+            1,
+            Kind::Wake {
+                pid: 55,
+                target_cpu: 1,
+                waking: true,
+            },
+            "sched_waking",
+        );
+        b.ev(
+            t + 2_000,
+            1,
+            Kind::HrtimerExpireExit { timer: 2 },
+            "hrtimer_expire_exit",
+        );
+        b.ev(
+            t + 3_000,
+            1,
+            Kind::Switch {
+                prev_pid: 0,
+                prev_runnable: false,
+                next_pid: 55,
+                next_prio: 120,
+                next_comm: sig,
+                prev_comm: sig,
+            },
+            "sched_switch",
+        );
+        b.ev(
+            t + 9_000,
+            1,
+            Kind::Switch {
+                prev_pid: 55,
+                prev_runnable: false,
+                next_pid: 0,
+                next_prio: 120,
+                next_comm: sig,
+                prev_comm: sig,
+            },
+            "sched_switch",
+        );
+    }
+    let mut lat = 0;
+    for k in 11..=30 {
+        let run = (k == 25).then_some(k * PERIOD + 30_000);
+        lat = lat.max(b.period(k, 0, |_, _| {}, run, OTHER));
+    }
+    b.recs.sort_by_key(|r| r.ts);
+    // The collector alone: sigwait's windows were cut, then dropped.
+    let mut col = Collector::new();
+    let mut det = crate::detect::Detector::new();
+    for r in &b.recs {
+        col.push(r);
+        let found = det.periods.len();
+        det.push(r);
+        for k in found..det.periods.len() {
+            col.ended(k, det.periods[k]);
+        }
+    }
+    col.finish();
+    let cut = |col: &Collector, pid: i32| {
+        col.windows
+            .iter()
+            .flatten()
+            .filter(|w| w.p.pid == pid)
+            .count()
+    };
+    assert_eq!((cut(&col, 55), cut(&col, ME)), (10, 20));
+    col.retain(|p| p.pid == ME);
+    assert_eq!((cut(&col, 55), cut(&col, ME)), (0, 20));
+    let r = explain(
+        &Records { recs: b.recs },
+        b.names,
+        &Options {
+            threshold: Threshold::Ns(10_000),
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    assert!(r.selection.contains("latlab"), "{}", r.selection);
+    assert_eq!(r.tasks_found.len(), 2);
+    assert_eq!(r.late, 1);
+    assert_eq!(r.windows[0].latency_ns, lat);
+}
