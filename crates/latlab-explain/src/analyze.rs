@@ -410,9 +410,9 @@ pub struct CauseRow {
     /// Share of all late-window latency (0-1).
     pub share: f64,
     /// For a cause that names a task: every process with that command name
-    /// (`comm`) that took part in a late window, most late latency first. Short-lived
-    /// processes (each `dd` of a disk load, each fork of a shell loop) have
-    /// their own pids but are one cause.
+    /// (`comm`) that took part in a late window, most late latency first.
+    /// Short-lived processes (each `dd` of a disk load, each fork of a
+    /// shell loop) have their own pids but are one cause.
     pub pids: Vec<PidRow>,
     /// Events the task(s) named in the cause logged in late windows, most first.
     pub related_events: Vec<(String, u64)>,
