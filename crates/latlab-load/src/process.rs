@@ -20,7 +20,7 @@
 //! Cleanup: the child has `PR_SET_PDEATHSIG(SIGTERM)` (set between fork and
 //! exec and again after exec, which may clear it) and checks right after
 //! setting it that its parent is still the latlab that started it. SIGTERM
-//! makes it stop the load cleanly (workers joined, command group killed, temp
+//! (also SIGINT, SIGHUP) makes it stop the load cleanly (workers joined, command group killed, temp
 //! dir removed). It leads its own process group, so Ctrl-C at the terminal
 //! reaches only latlab, which then stops the load and waits for its report.
 
@@ -29,6 +29,7 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -174,9 +175,13 @@ fn read_messages(reader: impl BufRead, mailbox: &Mailbox) {
 /// binary, `/proc/self/exe load --serve`). Dropping a `LoadProcess` stops the
 /// load (the child cleans up and exits; it is killed if it does not within
 /// 20 s) but discards the report; call [`LoadProcess::stop`] to get it.
+/// Once the child is reaped, a scratch directory it left behind (because it
+/// was killed) is removed.
 #[derive(Debug)]
 pub struct LoadProcess {
     pid: u32,
+    /// Where the child makes its scratch directory (removed here if it was killed).
+    temp_root: PathBuf,
     child: Mutex<Child>,
     stdin: Option<ChildStdin>,
     mailbox: Mailbox,
@@ -288,6 +293,7 @@ impl LoadProcess {
         };
         let mut load = LoadProcess {
             pid: child.id(),
+            temp_root: options.temp_root.clone(),
             stdin: child.stdin.take(),
             child: Mutex::new(child),
             mailbox,
@@ -433,6 +439,9 @@ impl LoadProcess {
                 }
             }
         }
+        // Reaped: a child that was killed (by us after the timeout, or by
+        // someone else) may have left its scratch directory behind.
+        crate::tempdir::remove_of(&self.temp_root, self.pid);
         if let Some(reader) = self.reader.take() {
             let _ = reader.join();
         }
@@ -499,9 +508,7 @@ pub fn serve_stdio() -> Result<(), LoadError> {
             reason: format!("latlab (pid {parent}) ended before its load process started"),
         });
     }
-    latlab_rt::stop::install().map_err(|e| LoadError::Start {
-        reason: format!("the load process cannot handle SIGTERM: {e}"),
-    })?;
+    install_stop_handler()?;
     let mut output = std::io::stdout();
     let mut line = String::new();
     let request = match std::io::stdin().lock().read_line(&mut line) {
@@ -518,17 +525,41 @@ pub fn serve_stdio() -> Result<(), LoadError> {
         }),
     };
     match request {
-        Ok(request) => serve(
-            request,
-            std::io::stdin(),
-            &mut output,
-            &latlab_rt::stop::requested,
-        ),
+        Ok(request) => serve(request, std::io::stdin(), &mut output, &|| {
+            STOP_SIGNAL.load(Ordering::SeqCst) != 0
+        }),
         Err(err) => {
             tell(&mut output, &Message::failed(&err));
             Err(err)
         }
     }
+}
+
+/// The signal (SIGTERM, SIGINT, SIGHUP) that asked the load process to stop, or 0.
+static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_stop_signal(signal: libc::c_int) {
+    STOP_SIGNAL.store(signal, Ordering::SeqCst);
+}
+
+/// Makes SIGTERM (the parent-death signal), SIGINT and SIGHUP ask for a
+/// clean stop. The handler stays installed: when a multi-threaded latlab is
+/// killed, the kernel re-sends the parent-death signal each time the child
+/// is handed to another of latlab's exiting threads, and a one-shot handler
+/// would let the second one kill the child before it cleaned up.
+fn install_stop_handler() -> Result<(), LoadError> {
+    for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+        // SAFETY: the handler only stores to an atomic (async-signal-safe).
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_stop_signal as *const () as usize;
+            libc::sigemptyset(&mut action.sa_mask);
+            if libc::sigaction(signal, &action, std::ptr::null_mut()) != 0 {
+                return Err(LoadError::sys("process", "sigaction"));
+            }
+        }
+    }
+    Ok(())
 }
 
 impl Message {
@@ -604,10 +635,10 @@ fn serve(
                 message: format!(
                     "the load process (pid {}) was stopped by {} before latlab asked it to stop",
                     std::process::id(),
-                    match latlab_rt::stop::signal() {
-                        Some(libc::SIGTERM) => "SIGTERM".to_owned(),
-                        Some(s) => format!("signal {s}"),
-                        None => "a stop request".to_owned(),
+                    match STOP_SIGNAL.load(Ordering::SeqCst) {
+                        libc::SIGTERM => "SIGTERM".to_owned(),
+                        0 => "a stop request".to_owned(),
+                        s => format!("signal {s}"),
                     }
                 ),
             };
