@@ -17,9 +17,9 @@
 //!   start or failed while running, `{"event":"report","report":{...}}`
 //!   (a [`LoadReport`]) after the stop.
 //!
-//! Cleanup: the child has `PR_SET_PDEATHSIG(SIGTERM)` (set between fork and
-//! exec and again after exec, which may clear it) and checks right after
-//! setting it that its parent is still the latlab that started it. SIGTERM
+//! Cleanup: the child sets `PR_SET_PDEATHSIG(SIGTERM)` first thing after
+//! exec and checks right after that its parent is still the latlab that
+//! started it (whose pid it gets in an environment variable). SIGTERM
 //! (also SIGINT, SIGHUP) makes it stop the load cleanly (workers joined, command group killed, temp
 //! dir removed). It leads its own process group, so Ctrl-C at the terminal
 //! reaches only latlab, which then stops the load and waits for its report.
@@ -218,37 +218,25 @@ impl LoadProcess {
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .process_group(0);
-        // SAFETY: the closure makes only async-signal-safe system calls and
-        // builds its error from a raw errno value (no allocation).
-        unsafe {
-            program.pre_exec(move || {
-                if libc::prctl(
-                    libc::PR_SET_PDEATHSIG,
-                    libc::SIGTERM as libc::c_ulong,
-                    0,
-                    0,
-                    0,
-                ) != 0
-                {
-                    return Err(std::io::Error::last_os_error());
-                }
-                if libc::getppid() as u32 != parent {
-                    // latlab died between fork and prctl.
-                    return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
-                }
-                Ok(())
-            });
-        }
         let mailbox = Mailbox::default();
         let (spawned_tx, spawned_rx) = mpsc::channel();
         let inbox = mailbox.clone();
         let nice = options.nice;
-        // The child is forked by this thread: it inherits the thread's
+        // The child is started by this thread: it inherits the thread's
         // SCHED_OTHER policy and affinity (the caller may be a pinned
         // real-time thread), and its parent-death signal follows this thread,
         // which therefore lives until the child has exited.
+        //
+        // No pre_exec hook: without one std starts the child with
+        // posix_spawn (vfork-like, sharing the memory until exec) rather
+        // than fork, which would write-protect every page of the running
+        // measurement (copy-on-write faults later in its loop). The child
+        // sets its parent-death signal itself, right after exec, and then
+        // checks that its parent is still this process.
         let reader = std::thread::Builder::new()
             .name("ld-process".into())
+            // Locked memory if latlab has called mlockall: keep it small.
+            .stack_size(256 << 10)
             .spawn(move || {
                 if let Err(e) =
                     make_background("process", nice).and_then(|()| set_affinity("process", &cpus))
