@@ -177,6 +177,22 @@ fn read_messages(reader: impl BufRead, mailbox: &Mailbox) {
 /// 20 s) but discards the report; call [`LoadProcess::stop`] to get it.
 /// Once the child is reaped, a scratch directory it left behind (because it
 /// was killed) is removed.
+///
+/// ```no_run
+/// use std::process::Command;
+/// use latlab_load::{LoadOptions, LoadProcess, LoadSpec};
+///
+/// // A binary whose `load --serve` calls latlab_load::serve_stdio().
+/// let mut program = Command::new("/proc/self/exe");
+/// program.args(["load", "--serve"]);
+/// let spec: LoadSpec = "mem:1,net:1".parse()?;
+/// let load = LoadProcess::start(program, &spec, &LoadOptions::default())?;
+/// // ... measure, calling load.check() now and then ...
+/// load.check()?;
+/// let report = load.stop()?;
+/// println!("{}", report.summary_line());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct LoadProcess {
     pid: u32,
@@ -475,6 +491,9 @@ pub fn serve_stdio() -> Result<(), LoadError> {
         .ok_or_else(|| LoadError::Start {
             reason: format!("{PARENT_ENV} is not set: this mode is for latlab's own use (latlab run --load starts it)"),
         })?;
+    // Not for the load command. The process has one thread yet, so no
+    // other thread can be reading the environment.
+    std::env::remove_var(PARENT_ENV);
     // SAFETY: plain prctl calls with valid arguments (a NUL-terminated name).
     unsafe {
         libc::prctl(libc::PR_SET_NAME, PROCESS_NAME.as_ptr(), 0, 0, 0);

@@ -3,6 +3,7 @@
 mod common;
 use common::latlab;
 
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -362,6 +363,8 @@ fn start_run(scratch: &Path, json: &Path, mark: &str, load: &str, secs: u32) -> 
         .arg(json)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        // Its own group, as a shell's job: Ctrl-C can go to the whole group.
+        .process_group(0)
         .spawn()
         .unwrap();
     let pid = child.id();
@@ -448,9 +451,10 @@ fn run_sigint_stops_the_load_process_and_still_reports() {
     let mark = marker(6);
     let (child, load) = start_run(&scratch, &json, &mark, "cpu:1,io:1", 60);
     std::thread::sleep(Duration::from_millis(1500));
-    // SAFETY: signalling the child we started (only latlab, as a terminal's
-    // Ctrl-C would: the load process leads its own process group).
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    // Ctrl-C at a terminal: SIGINT to latlab's whole process group. The load
+    // process leads a group of its own, so latlab stops it and gets its report.
+    // SAFETY: signalling the process group of the child we started.
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
     let out = wait_output(child);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
