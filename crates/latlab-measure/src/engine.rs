@@ -449,9 +449,11 @@ impl ThreadContext {
             let Some(wake) = source.wait()? else {
                 continue; // interrupted by a signal: re-check stop
             };
-            if end.is_some_and(|end| wake.intended >= end) {
-                break;
-            }
+            let wake = match end {
+                Some(end) if wake.intended >= end => break,
+                Some(end) => wake.missed_before(end, self.interval_ns),
+                None => wake,
+            };
             let cycle = recorder.cycles;
             let latency = recorder.record(wake);
             if latency > max {

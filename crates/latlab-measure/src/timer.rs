@@ -91,6 +91,19 @@ pub struct Wake {
     pub missed: u64,
 }
 
+impl Wake {
+    /// The same activation with only the skipped periods whose grid points lie before
+    /// `end` (the end of the run) counted: a last wake-up that comes late must not
+    /// count periods after the run as missed. `intended` must be before `end`.
+    pub fn missed_before(self, end: u64, interval: u64) -> Wake {
+        let in_run = end.saturating_sub(self.intended + 1) / interval.max(1);
+        Wake {
+            missed: self.missed.min(in_run),
+            ..self
+        }
+    }
+}
+
 /// Something a measurement thread blocks on.
 pub trait WakeSource {
     /// Blocks until the next activation. `Ok(None)` when interrupted by a signal.
@@ -525,6 +538,24 @@ impl WakeSource for Rtc {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_late_last_wake_up_counts_only_the_periods_of_the_run() {
+        // Run ends at 1000; the wake-up for 900 comes at 1250: the periods at 1000 and
+        // 1100 are after the run.
+        let mut grid = Grid {
+            next: 900,
+            interval: 100,
+        };
+        let wake = grid.wake(1_250);
+        assert_eq!(wake.missed, 3);
+        assert_eq!(wake.missed_before(1_000, 100).missed, 0);
+        // The same wake-up in a longer run: 1000 and 1100 were skipped inside it.
+        assert_eq!(wake.missed_before(1_150, 100).missed, 2);
+        assert_eq!(wake.missed_before(10_000, 100).missed, 3);
+        // A grid point exactly at the end is not part of the run.
+        assert_eq!(wake.missed_before(1_100, 100).missed, 1);
+    }
 
     #[test]
     fn grid_counts_missed_periods_and_moves_on() {

@@ -96,6 +96,31 @@ fn wait_for_instance(pid: u32) -> bool {
     false
 }
 
+/// Waits until the recording child is tracing, lets it record for `settle`, sends it
+/// SIGINT and returns its output once it has stopped (within 30 s) with success.
+fn interrupt_while_recording(child: std::process::Child, settle: Duration) -> std::process::Output {
+    let pid = child.id();
+    assert!(
+        wait_for_instance(pid),
+        "instance latlab-{pid} never appeared"
+    );
+    std::thread::sleep(settle);
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(pid as libc::pid_t, libc::SIGINT) };
+    let t0 = Instant::now();
+    let res = child.wait_with_output().unwrap();
+    assert!(
+        t0.elapsed() < Duration::from_secs(30),
+        "latlab record {pid} did not stop on SIGINT"
+    );
+    assert!(
+        res.status.success(),
+        "{}",
+        String::from_utf8_lossy(&res.stderr)
+    );
+    res
+}
+
 #[test]
 fn record_of_sleep_has_sched_switch_and_matches_trace_cmd() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -168,24 +193,7 @@ fn sigint_still_writes_a_valid_file_and_removes_the_instance() {
         .spawn()
         .unwrap();
     let pid = child.id();
-    assert!(
-        wait_for_instance(pid),
-        "instance latlab-{pid} never appeared"
-    );
-    std::thread::sleep(Duration::from_millis(300));
-    // SAFETY: kill(2) on our own child.
-    unsafe { libc::kill(pid as libc::pid_t, libc::SIGINT) };
-    let t0 = Instant::now();
-    let res = child.wait_with_output().unwrap();
-    assert!(
-        t0.elapsed() < Duration::from_secs(30),
-        "record did not stop on SIGINT"
-    );
-    assert!(
-        res.status.success(),
-        "{}",
-        String::from_utf8_lossy(&res.stderr)
-    );
+    let res = interrupt_while_recording(child, Duration::from_millis(300));
     let report = json_report(&res.stdout);
     let events = report_events(&out);
     assert!(!events.is_empty());
@@ -357,24 +365,8 @@ fn sigint_to_latlab_alone_is_passed_to_the_command_and_the_file_is_written() {
         .spawn()
         .unwrap();
     let pid = child.id();
-    assert!(
-        wait_for_instance(pid),
-        "instance latlab-{pid} never appeared"
-    );
-    std::thread::sleep(Duration::from_millis(200));
-    // SAFETY: kill(2) on our own child.
-    unsafe { libc::kill(pid as libc::pid_t, libc::SIGINT) };
-    let t0 = Instant::now();
-    let res = child.wait_with_output().unwrap();
-    assert!(
-        t0.elapsed() < Duration::from_secs(30),
-        "the traced command was not stopped"
-    );
-    assert!(
-        res.status.success(),
-        "{}",
-        String::from_utf8_lossy(&res.stderr)
-    );
+    // The traced command must be stopped too, or latlab would not return.
+    let res = interrupt_while_recording(child, Duration::from_millis(200));
     let stderr = String::from_utf8_lossy(&res.stderr);
     assert!(
         stderr.contains("skipped: nosys:noevent"),

@@ -547,11 +547,18 @@ fn trace_marks_every_sample_over_the_threshold() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    assert_eq!(
-        marker_lines(&trace),
-        100,
-        "one marker line per sample over 1 ns"
-    );
+    // One marker line per sample over 1 ns, unless the ring buffer overran (a busy
+    // machine can starve the reader): then the report says how many events were lost.
+    let markers = marker_lines(&trace) as u64;
+    let lost = result2["trace"]["lost_events"].as_u64().unwrap();
+    if lost == 0 {
+        assert_eq!(markers, 100, "one marker line per sample over 1 ns");
+    } else {
+        assert!(
+            markers <= 100 && markers + lost >= 100,
+            "{markers} markers, {lost} lost"
+        );
+    }
     assert!(result2["trace"]["total_events"].as_u64().unwrap() > 100);
     assert_eq!(result2["trace"]["trace_clock"], "mono");
     assert!(instance_removed(pid), "instance latlab-{pid} left behind");
