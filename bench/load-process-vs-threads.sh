@@ -3,11 +3,13 @@
 # as threads of latlab (the hidden --load-in-process, how loads ran before),
 # with an unloaded run as reference; alternating rounds, side by side.
 #
-#   bench/load-process-vs-threads.sh [ROUNDS] [SECONDS] [LOAD]     (as root)
+#   bench/load-process-vs-threads.sh [ROUNDS] [SECONDS] [LOAD] [CPUS]  (as root)
 #
-# Runs `latlab run` (all CPUs, SCHED_FIFO 95, 1 ms) with --load none, LOAD in
-# a process, and LOAD in threads, and prints for each run p50/p99/p99.9/max,
-# the TLB shootdown IPIs the system took during it (/proc/interrupts "TLB")
+# Runs `latlab run` (SCHED_FIFO 95, 1 ms; on CPUS, e.g. 0 or 0,1, or on
+# every CPU when not given) with --load none, LOAD in a process, and LOAD in
+# threads, and prints for each run p50/p99/p99.9/max, the TLB shootdown
+# IPIs the measured CPUs (all CPUs by default) took during it
+# (/proc/interrupts "TLB")
 # and the load's throughput (units/s summed over kinds, and TLB IPIs per
 # million units: meaningful for a single kind); then the medians and the
 # ratios process/threads (latency and TLB IPIs: below 1 means the process
@@ -17,13 +19,22 @@ set -euo pipefail
 ROUNDS=${1:-3}
 SECS=${2:-10}
 LOAD=${3:-mem:2}
+CPUS=${4:-}
 cd "$(dirname "$0")/.."
 [ "$(id -u)" -eq 0 ] || { echo "run as root (SCHED_FIFO)" >&2; exit 1; }
 cargo build --release --locked -q -p latlab
 BIN=${CARGO_TARGET_DIR:-target}/release/latlab
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
-tlb() { awk '$1 == "TLB:" { s = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) s += $i; print s }' /proc/interrupts; }
+# TLB shootdowns received by the CPUs in $CPUS (every CPU when empty).
+tlb() {
+  awk -v want=",$CPUS," 'NR == 1 { for (i = 1; i <= NF; i++) cpu[i + 1] = substr($i, 4) }
+    $1 == "TLB:" { s = 0
+      for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) if (want == ",," || index(want, "," cpu[i] ",")) s += $i
+      print s }' /proc/interrupts
+}
+CPU_ARGS=()
+[ -n "$CPUS" ] && CPU_ARGS=(--cpus "$CPUS")
 for round in $(seq 1 "$ROUNDS"); do
   for mode in none process threads; do
     case $mode in
@@ -32,19 +43,19 @@ for round in $(seq 1 "$ROUNDS"); do
       threads) args=(--load "$LOAD" --load-in-process) ;;
     esac
     before=$(tlb)
-    "$BIN" run --quiet --no-save --duration "${SECS}s" "${args[@]}" \
+    "$BIN" run --quiet --no-save --duration "${SECS}s" "${CPU_ARGS[@]}" "${args[@]}" \
       --json "$OUT/$mode-$round.json" > "$OUT/$mode-$round.txt"
     echo $(( $(tlb) - before )) > "$OUT/$mode-$round.tlb"
   done
 done
-python3 - "$OUT" "$ROUNDS" "$LOAD" <<'PY'
+python3 - "$OUT" "$ROUNDS" "$LOAD" "$CPUS" <<'PY'
 import json, statistics, sys
 out, rounds, load = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 keys = ("p50", "p99", "p99_9", "max")
 modes = ("none", "process", "threads")
 cols = [k.replace("_", ".") + " us" for k in keys] + ["TLB IPIs", "load/s", "IPIs/Munit"]
 rows = {m: [] for m in modes}
-print(f"load {load}, {rounds} rounds")
+print(f"load {load}, {rounds} rounds, measured CPUs: {sys.argv[4] or 'all'}")
 print(f"{'round':>5} {'mode':>8} " + " ".join(f"{c:>10}" for c in cols))
 for r in range(1, rounds + 1):
     for m in modes:
