@@ -379,8 +379,10 @@ impl LoadProcess {
             });
         }
         if let Some(line) = &inbox.garbage {
+            let shown: String = line.chars().take(200).collect();
+            let more = if shown.len() < line.len() { "..." } else { "" };
             return Some(LoadError::Process {
-                message: format!("the load process (pid {pid}) wrote {line:?}, which is not a load message (a latlab bug, please report it)"),
+                message: format!("the load process (pid {pid}) wrote {shown:?}{more}, which is not a load message (a latlab bug, please report it)"),
             });
         }
         if inbox.closed && inbox.report.is_none() {

@@ -532,3 +532,47 @@ fn run_fails_clearly_when_its_load_process_dies_or_cannot_start() {
         "{stderr}"
     );
 }
+
+#[test]
+fn hidden_load_in_process_keeps_the_threads_for_the_side_by_side_bench() {
+    // bench/load-process-vs-threads.sh compares the load process with the
+    // old threads through this flag; it must still put the load in latlab.
+    if !common::root("hidden_load_in_process_keeps_the_threads_for_the_side_by_side_bench") {
+        return;
+    }
+    let temp = tempfile::tempdir().unwrap();
+    let json = temp.path().join("result.json");
+    let child = latlab()
+        .args([
+            "run",
+            "--quiet",
+            "--no-save",
+            "--cpus",
+            "0",
+            "--duration",
+            "2s",
+        ])
+        .args(["--load", "mem:1", "--load-in-process", "--json"])
+        .arg(&json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    wait_until("the mem worker thread", Duration::from_secs(15), || {
+        threads(pid).iter().any(|(n, _)| n == "ld-mem0")
+    });
+    assert_eq!(
+        load_process(pid),
+        None,
+        "no load process with --load-in-process"
+    );
+    let out = wait_output(child);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert!(result["load"]["kinds"][0]["total"].as_u64().unwrap() > 0);
+}
