@@ -2,7 +2,7 @@
 //! (`run`, and any other measuring command that flattens [`LoadFlags`]).
 
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
@@ -57,14 +57,25 @@ impl LoadFlags {
         let started = if self.load_in_process {
             RunningLoad::start(spec, &options).map(|l| StartedLoad::Threads(Box::new(l)))
         } else {
-            // /proc/self/exe: the binary that runs now, even if the file was
-            // replaced or deleted since (a rebuild during a long run).
-            let mut program = Command::new("/proc/self/exe");
+            let mut program = Command::new(own_binary());
             program.arg0("latlab").args(["load", "--serve"]);
             LoadProcess::start(program, spec, &options).map(StartedLoad::Process)
         };
         started.context("starting the background load")
     }
+}
+
+/// latlab's own binary: /proc/self/exe, the binary that runs now even if
+/// the file was replaced or deleted since (a rebuild during a long run);
+/// without /proc, the name latlab was started by.
+fn own_binary() -> PathBuf {
+    let exe = Path::new("/proc/self/exe");
+    if exe.exists() {
+        return exe.to_owned();
+    }
+    std::env::args_os()
+        .next()
+        .map_or_else(|| PathBuf::from("latlab"), PathBuf::from)
 }
 
 /// A background load that runs: in its own process (the default) or in
