@@ -387,15 +387,21 @@ impl LoadProcess {
         }
         if inbox.closed && inbox.report.is_none() {
             let how = self.exit_status();
+            let (when, hint) = if !inbox.ready {
+                (
+                    "before it reported ready",
+                    "; is the program one that serves loads (latlab load --serve)?",
+                )
+            } else if how.contains("signal") {
+                (
+                    "while the load should have been running",
+                    "; if nobody killed it, see the kernel log (dmesg) for the OOM killer or a crash",
+                )
+            } else {
+                ("while the load should have been running", "")
+            };
             return Some(LoadError::Process {
-                message: format!(
-                    "the load process (pid {pid}) {how} while the load should have been running{}",
-                    if how.contains("signal") {
-                        "; if nobody killed it, see the kernel log (dmesg) for the OOM killer or a crash"
-                    } else {
-                        ""
-                    }
-                ),
+                message: format!("the load process (pid {pid}) {how} {when}{hint}"),
             });
         }
         None
@@ -772,6 +778,63 @@ mod tests {
         assert!(error.contains("no such tool"), "{error}");
         assert!(server.join().unwrap().is_err());
         assert_eq!(std::fs::read_dir(root.path()).unwrap().count(), 0);
+    }
+
+    /// Starts `sh -c script` as if it were the load process.
+    fn start_sh(script: &str) -> Result<LoadProcess, LoadError> {
+        let root = tempfile::tempdir().unwrap();
+        let mut program = Command::new("/bin/sh");
+        program.args(["-c", script]);
+        LoadProcess::start(program, &"cpu:1".parse().unwrap(), &options(root.path()))
+    }
+
+    #[test]
+    fn a_program_that_is_no_load_process_is_a_clear_error() {
+        let err = start_sh("exit 4").unwrap_err().to_string();
+        assert!(err.contains("exited with status 4"), "{err}");
+        assert!(err.contains("before it reported ready"), "{err}");
+        let err = start_sh("read request; echo hello")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("\"hello\", which is not a load message"),
+            "{err}"
+        );
+        let err = start_sh("read request; echo '{\"event\":\"failed\",\"error\":\"no disk\"}'")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(err, "no disk");
+        let missing = Command::new("/nonexistent/latlab");
+        let err = LoadProcess::start(missing, &"cpu:1".parse().unwrap(), &LoadOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("cannot start the load process"), "{err}");
+        assert!(err.contains("/nonexistent/latlab"), "{err}");
+    }
+
+    #[test]
+    fn a_load_process_that_dies_while_running_is_seen_by_check_and_stop() {
+        // Reports ready, then dies by a signal as if killed.
+        let load = start_sh("read request; echo '{\"event\":\"ready\"}'; kill -9 $$").unwrap();
+        let start = Instant::now();
+        while load.check().is_ok() {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "check never failed"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let err = load.check().unwrap_err().to_string();
+        assert!(
+            err.contains(&format!("(pid {}) was killed by signal 9", load.pid())),
+            "{err}"
+        );
+        assert!(
+            err.contains("while the load should have been running"),
+            "{err}"
+        );
+        let err = load.stop().unwrap_err().to_string();
+        assert!(err.contains("was killed by signal 9"), "{err}");
     }
 
     #[test]
