@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # Benchmark: `latlab explain` on a freshly recorded trace of about 10 million
 # events, printed alongside the decode rate of `latlab dump --stats` on the
-# same file (the floor: explain decodes the file twice, detection then
-# separation).
+# same file (the floor: explain decodes the file once, detection and
+# separation together).
 #
 #   sudo bench/explain-10m.sh [SECONDS]
+#   sudo OLD=/path/to/older/latlab bench/explain-10m.sh [SECONDS]
+#   sudo TRACE=big.dat OLD=... bench/explain-10m.sh   # reuse a recording
+#
+# With OLD, that binary's explain runs side by side on the same trace (e.g.
+# a build of the previous commit) and the new/old CPU-time ratio is printed;
+# the two JSON reports are compared too.
 #
 # Records latlab's default events (sched, irq, timer, irq_vectors, kmem, ...)
 # for SECONDS (default 30) while `latlab run` measures CPU 0 every 500 us and
@@ -25,9 +31,9 @@ cargo build --release -q -p latlab
 LATLAB=$(realpath "${CARGO_TARGET_DIR:-target}/release/latlab")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-trace=$work/big.dat
+trace=${TRACE:-$work/big.dat}
 
-"$LATLAB" record -o "$trace" --buffer-size 131072 -- \
+[ -n "${TRACE:-}" ] || "$LATLAB" record -o "$trace" --buffer-size 131072 -- \
   "$LATLAB" run --cpus 0 --interval 500us --duration "${SECS}s" --no-save -q \
   --load none --load-cmd "perf bench sched pipe -l 1000000000 >/dev/null 2>&1" >/dev/null
 
@@ -46,7 +52,15 @@ printf "%-30s %7s %7s %14s %12s\n" "" "wall s" "CPU s" "M events/CPU s" "peak RS
 printf "%-30s %7s %7s %14s %12s\n" \
   "latlab dump --stats (decode)" "$dwall" "$dcpu" "$(rate "$dcpu")" "$((drss / 1024))" \
   "latlab explain" "$ewall" "$ecpu" "$(rate "$ecpu")" "$((erss / 1024))"
-awk -v a="$ecpu" -v b="$dcpu" 'BEGIN { printf "explain / decode CPU time: %.2fx (explain decodes twice)\n", a / b }'
+if [ -n "${OLD:-}" ]; then
+  read -r owall ocpu orss < <(measure "$OLD" explain "$trace" --threshold p99 --json "$work/old.json")
+  printf "%-30s %7s %7s %14s %12s\n" "explain, OLD binary" "$owall" "$ocpu" "$(rate "$ocpu")" "$((orss / 1024))"
+fi
+awk -v a="$ecpu" -v b="$dcpu" 'BEGIN { printf "explain / decode CPU time: %.2fx (explain decodes once)\n", a / b }'
+if [ -n "${OLD:-}" ]; then
+  awk -v a="$ecpu" -v b="$ocpu" 'BEGIN { printf "explain new / OLD CPU time: %.2fx\n", a / b }'
+  if cmp -s "$work/r.json" "$work/old.json"; then echo "reports: identical"; else echo "reports: differ"; fi
+fi
 python3 - "$work/r.json" <<'PY' || true
 import json, sys
 r = json.load(open(sys.argv[1]))

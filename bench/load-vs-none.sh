@@ -12,12 +12,13 @@ SECS=${2:-10}
 LOAD=${3:-full}
 cd "$(dirname "$0")/.."
 [ "$(id -u)" -eq 0 ] || { echo "run as root (SCHED_FIFO)" >&2; exit 1; }
-cargo build --release --locked -q
+cargo build --release --locked -q -p latlab
+BIN=${CARGO_TARGET_DIR:-target}/release/latlab
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 for round in $(seq 1 "$ROUNDS"); do
   for load in none "$LOAD"; do
-    target/release/latlab run --quiet --no-save --duration "${SECS}s" --load "$load" \
+    "$BIN" run --quiet --no-save --duration "${SECS}s" --load "$load" \
       --json "$OUT/$load-$round.json" > "$OUT/$load-$round.txt"
   done
 done

@@ -23,14 +23,14 @@ pub enum Cause {
     /// The timer interrupt came late while this task ran and the CPU logged
     /// events: interrupts were disabled in the kernel on its behalf.
     TimerIrqDelay {
-        /// `comm:pid`.
+        /// `comm:pid` in a window's parts; `comm` in a ranked [`CauseRow`].
         task: String,
     },
     /// The timer interrupt came late and the CPU logged nothing at all in
     /// the gap: interrupts were off in untraced code, or the (virtual) CPU
     /// was not running (hypervisor preemption, SMI).
     SilentGap {
-        /// `comm:pid` of the task the CPU was running.
+        /// The task the CPU was running (`comm:pid`; `comm` in a [`CauseRow`]).
         task: String,
     },
     /// Time inside the timer interrupt itself: other expired hrtimer
@@ -48,7 +48,7 @@ pub enum Cause {
     },
     /// Another task ran on the CPU before the woken task.
     OtherTask {
-        /// `comm:pid`.
+        /// `comm:pid` in a window's parts; `comm` in a ranked [`CauseRow`].
         task: String,
         /// Its kernel priority (0-99 real-time, 100-139 normal; -1 unknown).
         prio: i32,
@@ -56,7 +56,7 @@ pub enum Cause {
     /// The task running when the wake-up came kept the CPU in the kernel
     /// with no preemption point (non-preemptible kernel code).
     NonPreemptibleKernel {
-        /// `comm:pid`.
+        /// `comm:pid` in a window's parts; `comm` in a ranked [`CauseRow`].
         task: String,
     },
     /// The CPU was idle: leaving the idle state (C-state exit, or a halted
@@ -409,25 +409,74 @@ pub struct CauseRow {
     pub excess_ns: u64,
     /// Share of all late-window latency (0-1).
     pub share: f64,
-    /// Events the task named in the cause logged in late windows, most first.
+    /// For a cause that names a task: every process with that command name
+    /// (`comm`) that took part in a late window, most late latency first.
+    /// Short-lived processes (each `dd` of a disk load, each fork of a
+    /// shell loop) have their own pids but are one cause.
+    pub pids: Vec<PidRow>,
+    /// Events the task(s) named in the cause logged in late windows, most first.
     pub related_events: Vec<(String, u64)>,
     /// What to do about it.
     pub recommendation: String,
 }
 
-fn cause_pid(c: &Cause) -> Option<i32> {
-    let task = match c {
-        Cause::TimerIrqDelay { task }
-        | Cause::SilentGap { task }
-        | Cause::OtherTask { task, .. }
-        | Cause::NonPreemptibleKernel { task } => task,
-        _ => return None,
-    };
-    task.rsplit(':').next()?.parse().ok()
+/// One process's part in a cause grouped by command name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PidRow {
+    /// The process (thread) id.
+    pub pid: i32,
+    /// Latency it accounts for, summed over late windows (ns).
+    pub late_ns: u64,
+    /// Late windows it appears in.
+    pub late_windows: u64,
+}
+
+impl Cause {
+    /// The task label (`comm:pid`) of a cause that names a task.
+    fn task(&self) -> Option<&str> {
+        match self {
+            Cause::TimerIrqDelay { task }
+            | Cause::SilentGap { task }
+            | Cause::OtherTask { task, .. }
+            | Cause::NonPreemptibleKernel { task } => Some(task),
+            _ => None,
+        }
+    }
+
+    /// The same cause naming `task` instead.
+    fn with_task(&self, label: String) -> Cause {
+        let mut c = self.clone();
+        match &mut c {
+            Cause::TimerIrqDelay { task }
+            | Cause::SilentGap { task }
+            | Cause::OtherTask { task, .. }
+            | Cause::NonPreemptibleKernel { task } => *task = label,
+            _ => {}
+        }
+        c
+    }
+
+    /// The cause grouped by command name (`dd:812` -> `dd`) and the pid it
+    /// named. A task with an unknown name (`<...>:812`) stays on its own.
+    pub fn by_command(&self) -> (Cause, Option<i32>) {
+        let Some((comm, pid)) = self
+            .task()
+            .and_then(|t| t.rsplit_once(':'))
+            .and_then(|(c, p)| Some((c, p.parse::<i32>().ok()?)))
+        else {
+            return (self.clone(), None);
+        };
+        if comm == "<...>" {
+            return (self.clone(), None);
+        }
+        (self.with_task(comm.to_string()), Some(pid))
+    }
 }
 
 /// Ranks causes across windows by the latency they add beyond their share
 /// in normal windows. `parts[i]` is the decomposition of `windows[i]`.
+/// Causes that name a task are grouped by the task's command name
+/// ([`Cause::by_command`]), with each pid's part in [`CauseRow::pids`].
 pub fn rank_causes(windows: &[Window], parts: &[Vec<Part>], names: &Names) -> Vec<CauseRow> {
     let n_late = windows.iter().filter(|w| w.late).count() as u64;
     let n_norm = windows.iter().filter(|w| !w.late).count() as u64;
@@ -437,17 +486,33 @@ pub fn rank_causes(windows: &[Window], parts: &[Vec<Part>], names: &Names) -> Ve
         .filter(|(w, _)| w.late)
         .map(|(_, ps)| ps.iter().map(|p| p.ns).sum::<u64>())
         .sum();
-    // (late windows, normal windows, late ns, normal ns)
+    // (late windows, normal windows, late ns, normal ns) per grouped cause,
+    // and (late windows, late ns) per pid of it.
     let mut agg: BTreeMap<Cause, (u64, u64, u64, u64)> = BTreeMap::new();
+    let mut by_pid: BTreeMap<Cause, BTreeMap<i32, (u64, u64)>> = BTreeMap::new();
     for (w, ps) in windows.iter().zip(parts) {
+        let mut in_window: BTreeMap<Cause, u64> = BTreeMap::new();
         for p in ps {
-            let a = agg.entry(p.cause.clone()).or_default();
+            let (group, pid) = p.cause.by_command();
+            if let (Some(pid), true) = (pid, w.late) {
+                let e = by_pid
+                    .entry(group.clone())
+                    .or_default()
+                    .entry(pid)
+                    .or_default();
+                e.0 += 1;
+                e.1 += p.ns;
+            }
+            *in_window.entry(group).or_default() += p.ns;
+        }
+        for (group, ns) in in_window {
+            let a = agg.entry(group).or_default();
             if w.late {
                 a.0 += 1;
-                a.2 += p.ns;
+                a.2 += ns;
             } else {
                 a.1 += 1;
-                a.3 += p.ns;
+                a.3 += ns;
             }
         }
     }
@@ -477,19 +542,42 @@ pub fn rank_causes(windows: &[Window], parts: &[Vec<Part>], names: &Names) -> Ve
         .map(|(cause, (lw, nw, lns, nns))| {
             let mean_late = lns / n_late.max(1);
             let mean_normal = nns.checked_div(n_norm).unwrap_or(0);
-            let mut related: Vec<(String, u64)> = cause_pid(&cause)
-                .and_then(|pid| per_pid.get(&pid))
+            let mut pids: Vec<PidRow> = by_pid
+                .get(&cause)
                 .map(|m| {
                     m.iter()
-                        .map(|(&n, &c)| (names.get(n).to_string(), c))
+                        .map(|(&pid, &(late_windows, late_ns))| PidRow {
+                            pid,
+                            late_ns,
+                            late_windows,
+                        })
                         .collect()
                 })
                 .unwrap_or_default();
+            pids.sort_by(|a, b| b.late_ns.cmp(&a.late_ns).then(a.pid.cmp(&b.pid)));
+            let mut events: HashMap<u32, u64> = HashMap::new();
+            for m in pids.iter().filter_map(|p| per_pid.get(&p.pid)) {
+                for (&n, &c) in m {
+                    *events.entry(n).or_default() += c;
+                }
+            }
+            let mut related: Vec<(String, u64)> = events
+                .into_iter()
+                .map(|(n, c)| (names.get(n).to_string(), c))
+                .collect();
             related.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
             related.truncate(5);
+            // One pid: named as before (`hog:7`); several: `dd (14 pids)`.
+            let shown = match (cause.task(), pids.as_slice()) {
+                (Some(comm), [one]) => cause.with_task(format!("{comm}:{}", one.pid)),
+                (Some(comm), many) if many.len() > 1 => {
+                    cause.with_task(format!("{comm} ({} pids)", many.len()))
+                }
+                _ => cause.clone(),
+            };
             CauseRow {
-                description: cause.describe(),
-                recommendation: cause.recommendation(&related),
+                description: shown.describe(),
+                recommendation: shown.recommendation(&related),
                 late_windows: lw,
                 normal_windows: nw,
                 late_ns: lns,
@@ -501,6 +589,7 @@ pub fn rank_causes(windows: &[Window], parts: &[Vec<Part>], names: &Names) -> Ve
                 } else {
                     0.0
                 },
+                pids,
                 related_events: related,
                 cause,
             }

@@ -108,6 +108,15 @@ impl Detector {
         Self::default()
     }
 
+    /// The earliest intended time of a period that has begun but not yet
+    /// ended (a timer callback running, or a task woken and not yet
+    /// switched in): its window may still need events from then on.
+    pub fn oldest_open(&self) -> Option<u64> {
+        let expiring = self.in_expire.iter().flatten().filter_map(|e| e.intended);
+        let woken = self.pending.values().map(|p| p.intended);
+        expiring.chain(woken).min()
+    }
+
     /// Feeds one event.
     pub fn push(&mut self, r: &Rec) {
         let position = self.events;

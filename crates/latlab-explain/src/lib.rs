@@ -66,11 +66,11 @@ pub mod source;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-pub use analyze::{CategoryRow, Cause, CauseRow, EventRow, Part};
+pub use analyze::{CategoryRow, Cause, CauseRow, EventRow, Part, PidRow};
 pub use detect::{Period, PeriodSource, TaskSummary};
 pub use error::{ExplainError, Result};
 pub use report::{PeriodRow, Report, WindowReport};
-pub use source::{Lost, Records, Source, Trace};
+pub use source::{Lost, Records, Source, Trace, WalkFn};
 
 use crate::model::Names;
 
@@ -218,11 +218,65 @@ pub fn explain_file(path: &Path, opts: &Options) -> Result<Report> {
     Ok(report)
 }
 
-/// Runs detection, separation and analysis over `source`.
-pub fn explain(source: &dyn Source, mut names: Names, opts: &Options) -> Result<Report> {
-    // Pass 1: detection.
+/// Runs detection, separation and analysis over `source`, in one pass over
+/// its events (see [`separate`] for when a second one is needed).
+pub fn explain(source: &dyn Source, names: Names, opts: &Options) -> Result<Report> {
+    explain_with(source, names, opts, true)
+}
+
+/// Events between two trims of the one-pass history.
+const TRIM_EVERY: u64 = 8192;
+
+/// [`explain`]; `one_pass` false always cuts windows in a second pass (the
+/// reference the one-pass result must equal).
+fn explain_with(
+    source: &dyn Source,
+    mut names: Names,
+    opts: &Options,
+    one_pass: bool,
+) -> Result<Report> {
+    // Detection, and (one pass) the window of every period as it ends.
+    let one_pass = one_pass && opts.dump_windows.is_none();
     let mut det = detect::Detector::new();
-    let lost = source.walk(&mut names, &mut |r, _| det.push(r))?;
+    let mut col = separate::Collector::new();
+    // Whose windows the one pass cuts: the tasks the options name, else
+    // latlab's measurement threads once one is seen (they will be chosen),
+    // else every task's. This only saves memory: a chosen window that was
+    // not cut sends explain to a second pass.
+    let named = !opts.pids.is_empty() || !opts.comms.is_empty();
+    let is_latlab = |comm: &str| comm.starts_with("latlab-cpu");
+    let mut latlab_seen = false;
+    let lost = source.walk(&mut names, &mut |r, names, _| {
+        if !one_pass {
+            det.push(r);
+            return;
+        }
+        col.push(r);
+        let found = det.periods.len();
+        det.push(r);
+        for k in found..det.periods.len() {
+            let p = det.periods[k];
+            let comm = names.comm(p.pid);
+            let want = if named {
+                opts.pids.contains(&p.pid) || opts.comms.iter().any(|c| comm_matches(c, comm))
+            } else if is_latlab(comm) {
+                if !latlab_seen {
+                    latlab_seen = true;
+                    col.retain(|q| is_latlab(names.comm(q.pid)));
+                }
+                true
+            } else {
+                !latlab_seen
+            };
+            if want {
+                col.ended(k, p);
+            }
+        }
+        if det.events % TRIM_EVERY == 0 {
+            col.trim(det.oldest_open());
+        }
+    })?;
+    col.finish();
     let all_periods = std::mem::take(&mut det.periods);
     let tasks_found = detect::summarize_tasks(&all_periods, |p| names.comm(p).to_string());
 
@@ -266,11 +320,15 @@ pub fn explain(source: &dyn Source, mut names: Names, opts: &Options) -> Result<
             has_hr.insert(p.pid, true);
         }
     }
-    let periods: Vec<Period> = all_periods
-        .into_iter()
-        .filter(|p| selected.contains(&p.pid))
-        .filter(|p| p.source == PeriodSource::Hrtimer || !has_hr.contains_key(&p.pid))
+    // `periods[i]` is `all_periods[found_as[i]]`.
+    let found_as: Vec<usize> = (0..all_periods.len())
+        .filter(|&i| {
+            let p = &all_periods[i];
+            selected.contains(&p.pid)
+                && (p.source == PeriodSource::Hrtimer || !has_hr.contains_key(&p.pid))
+        })
         .collect();
+    let periods: Vec<Period> = found_as.iter().map(|&i| all_periods[i]).collect();
 
     let stats = detect::latency_summary(&periods);
     let mut lat: Vec<u64> = periods.iter().map(|p| p.latency()).collect();
@@ -320,12 +378,34 @@ pub fn explain(source: &dyn Source, mut names: Names, opts: &Options) -> Result<
         chosen.push((normal[k * normal.len() / take], false));
     }
 
-    // Pass 2: separation.
-    let mut sep = separate::Separator::new(&periods, &chosen, opts.dump_windows.is_some());
-    if !chosen.is_empty() {
-        source.walk(&mut names, &mut |r, line| sep.push(r, line))?;
-    }
-    let windows = sep.windows;
+    // Separation: the chosen windows the one pass cut, else a second pass.
+    let cut: Option<Vec<separate::Window>> = if one_pass {
+        chosen
+            .iter()
+            .map(|&(i, late)| {
+                let mut w = col.windows.get_mut(found_as[i])?.take()?;
+                w.period = i;
+                w.late = late;
+                Some(w)
+            })
+            .collect()
+    } else {
+        None
+    };
+    drop(col);
+    let windows = match cut {
+        Some(mut windows) => {
+            windows.sort_by_key(|w| (w.p.intended, w.period));
+            windows
+        }
+        None => {
+            let mut sep = separate::Separator::new(&periods, &chosen, opts.dump_windows.is_some());
+            if !chosen.is_empty() {
+                source.walk(&mut names, &mut |r, _, line| sep.push(r, line))?;
+            }
+            sep.windows
+        }
+    };
 
     // Analysis.
     let parts: Vec<Vec<Part>> = windows

@@ -289,6 +289,22 @@ impl Report {
                     fmt_ns(c.mean_late_ns),
                     fmt_ns(c.mean_normal_ns)
                 );
+                if c.pids.len() > 1 {
+                    let top: Vec<String> = c
+                        .pids
+                        .iter()
+                        .take(5)
+                        .map(|p| {
+                            format!("{} {} in {} late", p.pid, fmt_ns(p.late_ns), p.late_windows)
+                        })
+                        .collect();
+                    let more = if c.pids.len() > 5 {
+                        format!(", and {} more (--json has all)", c.pids.len() - 5)
+                    } else {
+                        String::new()
+                    };
+                    let _ = writeln!(o, "     its pids, most first: {}{more}", top.join(", "));
+                }
                 if !c.related_events.is_empty() {
                     let ev: Vec<String> = c
                         .related_events

@@ -6,6 +6,20 @@
 //! over the whole trace and saved when a window opens, so the analysis knows
 //! what the CPU was doing at the intended time even when the window starts
 //! in the middle of something.
+//!
+//! Two ways to cut windows, with identical results:
+//! - [`Collector`] runs in the same pass as detection: it keeps a bounded
+//!   history of recent events and cuts the window of every period as soon
+//!   as the period ends; the analysis keeps the windows it chooses.
+//! - [`Separator`] is a second pass that cuts only the chosen windows. It
+//!   is used when a chosen window began before the history's horizon, when
+//!   the windows of all periods outgrew their memory budget
+//!   ([`MIN_COLLECTED_BYTES`], [`COLLECTED_BYTES_PER_EVENT`]), and for
+//!   `--dump-windows`, which needs each event rendered as text (the raw
+//!   event is gone once the pass has moved on, and rendering every event
+//!   just in case costs more than a second pass).
+
+use std::collections::VecDeque;
 
 use crate::detect::Period;
 use crate::model::{Kind, Rec, Sym};
@@ -78,6 +92,22 @@ pub struct Window {
     pub text: Vec<u8>,
 }
 
+/// Whether event `r` belongs to the window of period `p`: logged on its
+/// CPU or its timer's CPU, or waking its task, or an IPI sent to either CPU.
+fn touches(p: &Period, r: &Rec) -> bool {
+    if r.cpu == p.cpu || r.cpu == p.timer_cpu {
+        return true;
+    }
+    match r.kind {
+        Kind::Wake { pid, .. } => pid == p.pid,
+        Kind::IpiSend { mask } => {
+            let bit = |c: u32| if c < 64 { 1u64 << c } else { 0 };
+            mask & (bit(p.cpu) | bit(p.timer_cpu)) != 0
+        }
+        _ => false,
+    }
+}
+
 /// Per-window cap on stored events.
 pub const MAX_WINDOW_EVENTS: usize = 100_000;
 
@@ -120,17 +150,7 @@ impl Separator {
     }
 
     fn touches(w: &Window, r: &Rec) -> bool {
-        if r.cpu == w.p.cpu || r.cpu == w.p.timer_cpu {
-            return true;
-        }
-        match r.kind {
-            Kind::Wake { pid, .. } => pid == w.p.pid,
-            Kind::IpiSend { mask } => {
-                let bit = |c: u32| if c < 64 { 1u64 << c } else { 0 };
-                mask & (bit(w.p.cpu) | bit(w.p.timer_cpu)) != 0
-            }
-            _ => false,
-        }
+        touches(&w.p, r)
     }
 
     /// Feeds one event (time order); `line` renders it as text.
@@ -170,6 +190,280 @@ impl Separator {
                 self.cpus.resize(c + 1, CpuState::default());
             }
             self.cpus[c].apply(r);
+        }
+    }
+}
+
+/// History kept in any case (trace-clock ns): a timer interrupt delayed by
+/// up to this much still finds the events since the intended expiry.
+pub const HISTORY_NS: u64 = 200_000_000;
+/// History kept at most for a period still open (ns): a task woken and not
+/// yet run holds the history back this far at most.
+pub const MAX_HISTORY_NS: u64 = 1_000_000_000;
+/// Events the history holds at most.
+pub const MAX_HISTORY_EVENTS: usize = 1 << 19;
+/// Bytes the one-pass windows may take, all windows together (their
+/// events and the windows themselves), at least; see
+/// [`COLLECTED_BYTES_PER_EVENT`].
+pub const MIN_COLLECTED_BYTES: usize = 128 << 20;
+/// Bytes the one-pass windows may take per event of the trace so far (a
+/// `.dat` event takes 40-60 bytes of the file, which is mapped in memory
+/// anyway): past both this and [`MIN_COLLECTED_BYTES`], the collector gives
+/// up and explain cuts the chosen windows in a second pass instead, so
+/// memory stays bounded by a fraction of the trace's own size.
+pub const COLLECTED_BYTES_PER_EVENT: usize = 16;
+/// A CPU-state checkpoint every this many events.
+const CHECKPOINT_EVERY: u64 = 64;
+
+/// One event of the history, with the running maximum of the timestamps
+/// up to it (a window opens at the first event at or after its intended
+/// time; the running maximum makes that a binary search even where a CPU's
+/// clock stepped back).
+#[derive(Debug, Clone, Copy)]
+struct Past {
+    rec: Rec,
+    max_ts: u64,
+}
+
+/// A period that has ended, waiting for an event past its end.
+#[derive(Debug, Clone, Copy)]
+struct Ended {
+    index: usize,
+    p: Period,
+}
+
+/// One-pass separation: cuts the window of every period while detection
+/// runs (see the module docs). Feed every event with [`Collector::push`],
+/// then every period the detector found with [`Collector::ended`], then
+/// call [`Collector::finish`] at the end of the trace.
+#[derive(Debug, Default)]
+pub struct Collector {
+    history: VecDeque<Past>,
+    /// Stream index of `history[0]`.
+    base: u64,
+    /// Stream index of the next event.
+    next: u64,
+    /// Running maximum of the timestamps of the events dropped from the history.
+    dropped_max: Option<u64>,
+    max_ts: u64,
+    cpus: Vec<CpuState>,
+    /// CPU states before the event at the stream index, oldest first.
+    checkpoints: VecDeque<(u64, Vec<CpuState>)>,
+    ended: Vec<Ended>,
+    /// Bytes held by `windows`.
+    collected: usize,
+    /// Bytes the windows may take at least ([`MIN_COLLECTED_BYTES`]).
+    budget: usize,
+    /// And per event seen ([`COLLECTED_BYTES_PER_EVENT`]).
+    budget_per_event: usize,
+    /// Whether the windows outgrew the budget (all dropped).
+    pub gave_up: bool,
+    /// The window of each period by its index in the detector's list;
+    /// `None` while not cut, or when its start had already left the
+    /// history (the caller then runs a [`Separator`] pass).
+    pub windows: Vec<Option<Window>>,
+}
+
+impl Collector {
+    /// An empty collector.
+    pub fn new() -> Self {
+        Self::with_budget(MIN_COLLECTED_BYTES, COLLECTED_BYTES_PER_EVENT)
+    }
+
+    /// An empty collector whose windows may take `budget` bytes in all, or
+    /// `per_event` bytes per event seen if that is more.
+    pub fn with_budget(budget: usize, per_event: usize) -> Self {
+        Collector {
+            budget,
+            budget_per_event: per_event,
+            ..Self::default()
+        }
+    }
+
+    /// Feeds one event (time order), before the detector sees it.
+    pub fn push(&mut self, r: &Rec) {
+        if self.gave_up {
+            return;
+        }
+        if self.next % CHECKPOINT_EVERY == 0 {
+            self.checkpoints.push_back((self.next, self.cpus.clone()));
+        }
+        self.max_ts = if self.next == 0 {
+            r.ts
+        } else {
+            self.max_ts.max(r.ts)
+        };
+        self.history.push_back(Past {
+            rec: *r,
+            max_ts: self.max_ts,
+        });
+        self.next += 1;
+        if r.cpu != u32::MAX {
+            let c = r.cpu as usize;
+            if c >= self.cpus.len() {
+                self.cpus.resize(c + 1, CpuState::default());
+            }
+            self.cpus[c].apply(r);
+        }
+        if !self.ended.is_empty() {
+            let ts = r.ts;
+            let mut k = 0;
+            while k < self.ended.len() {
+                if self.ended[k].p.run < ts {
+                    let e = self.ended.swap_remove(k);
+                    self.cut(e);
+                } else {
+                    k += 1;
+                }
+            }
+        }
+    }
+
+    /// Tells the collector that the detector found period `index` (its
+    /// list index), ended by the last event pushed.
+    pub fn ended(&mut self, index: usize, p: Period) {
+        if self.gave_up {
+            return;
+        }
+        if self.windows.len() <= index {
+            self.windows.resize(index + 1, None);
+        }
+        self.ended.push(Ended { index, p });
+    }
+
+    /// Forgets the windows (cut or waiting) of the periods `keep` rejects.
+    pub fn retain(&mut self, keep: impl Fn(&Period) -> bool) {
+        self.ended.retain(|e| keep(&e.p));
+        for slot in &mut self.windows {
+            if slot.as_ref().is_some_and(|w| !keep(&w.p)) {
+                if let Some(w) = slot.take() {
+                    self.collected -=
+                        std::mem::size_of::<Window>() + w.events.len() * std::mem::size_of::<Rec>();
+                }
+            }
+        }
+    }
+
+    /// Drops history no open period can need; `oldest_open` is the
+    /// detector's [`crate::detect::Detector::oldest_open`].
+    pub fn trim(&mut self, oldest_open: Option<u64>) {
+        let head = self.max_ts;
+        let mut keep = head.saturating_sub(HISTORY_NS);
+        let open = self
+            .ended
+            .iter()
+            .map(|e| e.p.intended)
+            .chain(oldest_open)
+            .min();
+        if let Some(o) = open {
+            keep = keep.min(o.max(head.saturating_sub(MAX_HISTORY_NS)));
+        }
+        // Drop whole checkpoint intervals only, so that the history always
+        // starts at a checkpoint and a window's CPU state can be replayed.
+        // `max_ts` never decreases along the history: a binary search.
+        let drop = self
+            .history
+            .partition_point(|x| x.max_ts < keep)
+            .max(self.history.len().saturating_sub(MAX_HISTORY_EVENTS));
+        let want = self.base + drop as u64;
+        let ci = self.checkpoints.partition_point(|(at, _)| *at <= want);
+        let Some(&(new_base, _)) = ci.checked_sub(1).and_then(|i| self.checkpoints.get(i)) else {
+            return;
+        };
+        if new_base <= self.base {
+            return;
+        }
+        let n = (new_base - self.base) as usize;
+        self.dropped_max = Some(self.history[n - 1].max_ts);
+        self.history.drain(..n);
+        self.base = new_base;
+        while self
+            .checkpoints
+            .front()
+            .is_some_and(|(at, _)| *at < new_base)
+        {
+            self.checkpoints.pop_front();
+        }
+    }
+
+    /// Cuts the windows of the periods still waiting (end of the trace).
+    pub fn finish(&mut self) {
+        for e in std::mem::take(&mut self.ended) {
+            self.cut(e);
+        }
+    }
+
+    /// Cuts the window of `e` from the history, exactly as a [`Separator`]
+    /// pass would.
+    fn cut(&mut self, e: Ended) {
+        let p = e.p;
+        // The window opens at the first event at or after the intended time.
+        if self.dropped_max.is_some_and(|m| m >= p.intended) {
+            return; // its start has left the history
+        }
+        let open = self.history.partition_point(|x| x.max_ts < p.intended);
+        if open == self.history.len() {
+            return; // cannot happen: the period ended on an event at or after it
+        }
+        let open_at = self.base + open as u64;
+        // CPU states before the opening event: the last checkpoint at or
+        // before it, replayed up to it.
+        let ci = self
+            .checkpoints
+            .partition_point(|(at, _)| *at <= open_at)
+            .saturating_sub(1);
+        let Some((at, states)) = self.checkpoints.get(ci) else {
+            return;
+        };
+        if *at > open_at {
+            return;
+        }
+        let state_of = |c: u32| states.get(c as usize).cloned().unwrap_or_default();
+        let (mut timer_st, mut task_st) = (state_of(p.timer_cpu), state_of(p.cpu));
+        for x in self.history.range((at - self.base) as usize..open) {
+            if x.rec.cpu == p.timer_cpu {
+                timer_st.apply(&x.rec);
+            }
+            if x.rec.cpu == p.cpu {
+                task_st.apply(&x.rec);
+            }
+        }
+        let mut w = Window {
+            period: e.index,
+            late: false,
+            p,
+            timer_cpu_state: timer_st,
+            task_cpu_state: task_st,
+            events: Vec::new(),
+            dropped: 0,
+            text: Vec::new(),
+        };
+        for x in self.history.range(open..) {
+            if x.rec.ts > p.run {
+                break;
+            }
+            if !touches(&p, &x.rec) {
+                continue;
+            }
+            if w.events.len() >= MAX_WINDOW_EVENTS {
+                w.dropped += 1;
+            } else {
+                w.events.push(x.rec);
+            }
+        }
+        // Most windows are kept until the end without being chosen.
+        w.events.shrink_to_fit();
+        self.collected +=
+            std::mem::size_of::<Window>() + w.events.len() * std::mem::size_of::<Rec>();
+        self.windows[e.index] = Some(w);
+        let allowed = (self.next as usize)
+            .saturating_mul(self.budget_per_event)
+            .max(self.budget);
+        if self.collected > allowed {
+            *self = Collector {
+                gave_up: true,
+                ..Collector::default()
+            };
         }
     }
 }

@@ -1,29 +1,34 @@
 //! Trace sources: every format latlab reads, turned into [`Rec`]s.
 //!
-//! The analysis walks a source twice (detection, then separation), so a
-//! `.dat` file is decoded lazily each time and never held as events; text and
-//! CTF traces are parsed once into memory by `latlab-ftrace`.
+//! The analysis walks a source once (detection and separation together; a
+//! second walk only for `--dump-windows` or a window older than the
+//! one-pass history, see [`crate::separate`]), so a `.dat` file is decoded
+//! lazily and never held as events; text and CTF traces are parsed once
+//! into memory by `latlab-ftrace`.
 
 use std::path::{Path, PathBuf};
 
-use latlab_ftrace::format::{Field, Value};
+use latlab_ftrace::format::{Field, FieldKind, Value};
 use latlab_ftrace::render::Renderer;
 use latlab_ftrace::text::TextEvent;
 use latlab_ftrace::{DatFile, Endian, Event};
 
 use crate::error::{ExplainError, Result};
-use crate::model::{parse_marker, Kind, Names, Rec};
+use crate::model::{parse_marker, Kind, Names, Rec, Sym};
 
 /// Renders the current event as one text line (`trace-cmd report` layout).
 pub type LineFn<'a> = dyn FnMut(&mut Vec<u8>) + 'a;
 
+/// What [`Source::walk`] calls for every event.
+pub type WalkFn<'a> = dyn FnMut(&Rec, &Names, &mut LineFn<'_>) + 'a;
+
 /// Something the analysis can walk in time order, as often as it likes.
 pub trait Source {
     /// Calls `f` for every event in time order. `f` gets the normalised
-    /// record and a function that renders the raw event as text. Task names
-    /// learned on the way go into `names`. Returns what the recording lost
-    /// (as far as the format says).
-    fn walk(&self, names: &mut Names, f: &mut dyn FnMut(&Rec, &mut LineFn<'_>)) -> Result<Lost>;
+    /// record, the names known so far (task names learned on the way go
+    /// into `names`) and a function that renders the raw event as text.
+    /// Returns what the recording lost (as far as the format says).
+    fn walk(&self, names: &mut Names, f: &mut WalkFn<'_>) -> Result<Lost>;
 
     /// A short description of the format.
     fn format(&self) -> String;
@@ -46,10 +51,10 @@ pub struct Records {
 }
 
 impl Source for Records {
-    fn walk(&self, _names: &mut Names, f: &mut dyn FnMut(&Rec, &mut LineFn<'_>)) -> Result<Lost> {
+    fn walk(&self, names: &mut Names, f: &mut WalkFn<'_>) -> Result<Lost> {
         for r in &self.recs {
             let r = *r;
-            f(&r, &mut |out: &mut Vec<u8>| {
+            f(&r, names, &mut |out: &mut Vec<u8>| {
                 out.extend_from_slice(format!("{:?}\n", r).as_bytes())
             });
         }
@@ -142,12 +147,26 @@ enum Dec {
     Print(Option<Field>),
 }
 
+/// A number field of a record; scalars (nearly every field read here) are
+/// read in place, the same way [`Field::value`] reads them.
+#[inline]
 fn num(f: &Option<Field>, data: &[u8], e: Endian) -> Option<i64> {
-    f.as_ref()?.value(data, e)?.as_i64()
+    let f = f.as_ref()?;
+    if f.kind == FieldKind::Scalar {
+        let b = data.get(f.offset..f.offset.checked_add(f.size)?)?;
+        return Some(if f.signed { e.int(b) } else { e.uint(b) as i64 });
+    }
+    f.value(data, e)?.as_i64()
 }
 
 fn text_of<'a>(f: &Option<Field>, data: &'a [u8], e: Endian) -> Option<&'a [u8]> {
-    match f.as_ref()?.value(data, e)? {
+    let f = f.as_ref()?;
+    if matches!(f.kind, FieldKind::String | FieldKind::Array { .. }) {
+        // A fixed `char comm[16]`: the bytes up to the first NUL.
+        let b = data.get(f.offset..f.offset.checked_add(f.size)?)?;
+        return b.split(|&c| c == 0).next();
+    }
+    match f.value(data, e)? {
         Value::Str(s) => Some(s),
         Value::Array { data, .. } => Some(data.split(|&b| b == 0).next().unwrap_or(data)),
         _ => None,
@@ -215,7 +234,56 @@ fn decoder(f: &latlab_ftrace::format::EventFormat, names: &mut Names) -> Dec {
     }
 }
 
-fn dat_rec(ev: &Event<'_>, dec: &Dec, name: u32, names: &mut Names) -> Rec {
+/// Task names of recent `sched_switch` records: a switch names two tasks,
+/// nearly always ones named the same way a moment ago, so most look-ups
+/// end here instead of in [`Names`] (same results: a hit means `Names`
+/// already maps that pid to that name, as the last name given for it).
+struct CommCache {
+    /// (pid, its name, the raw 16 bytes of the `comm` field it came from).
+    slots: Vec<(i32, Sym, [u8; 16])>,
+}
+
+impl CommCache {
+    const SLOTS: usize = 1024;
+
+    fn new() -> Self {
+        CommCache {
+            slots: vec![(i32::MIN, 0, [0; 16]); Self::SLOTS],
+        }
+    }
+
+    /// The name of `pid` from a `comm` field's raw bytes (up to the first
+    /// NUL, as [`Names::set_comm_bytes`] reads them).
+    #[inline]
+    fn comm(&mut self, names: &mut Names, pid: i32, raw: &[u8]) -> Sym {
+        // Idle tasks (pid 0) are never given a name in `Names` and are
+        // named per CPU: not cached.
+        let key = match <[u8; 16]>::try_from(raw) {
+            Ok(key) if pid > 0 => key,
+            _ => return names.set_comm_bytes(pid, raw),
+        };
+        let slot = &mut self.slots[pid as usize % Self::SLOTS];
+        if slot.0 == pid && slot.2 == key {
+            return slot.1;
+        }
+        let sym = names.set_comm_bytes(pid, raw);
+        *slot = (pid, sym, key);
+        sym
+    }
+}
+
+/// A fixed `char comm[16]` field's raw bytes (NULs and all), else its text.
+#[inline]
+fn comm_field<'a>(f: &Option<Field>, data: &'a [u8], e: Endian) -> Option<&'a [u8]> {
+    match f {
+        Some(f) if matches!(f.kind, FieldKind::String | FieldKind::Array { .. }) => {
+            data.get(f.offset..f.offset.checked_add(f.size)?)
+        }
+        _ => text_of(f, data, e),
+    }
+}
+
+fn dat_rec(ev: &Event<'_>, dec: &Dec, name: u32, names: &mut Names, cache: &mut CommCache) -> Rec {
     let d = ev.data;
     let e = ev.meta.endian;
     let kind = match dec {
@@ -245,8 +313,8 @@ fn dat_rec(ev: &Event<'_>, dec: &Dec, name: u32, names: &mut Names) -> Rec {
             let [pp, ps, np, npr, nc, pc] = &**f;
             let prev_pid = num(pp, d, e).unwrap_or(-1) as i32;
             let next_pid = num(np, d, e).unwrap_or(-1) as i32;
-            let next_comm = names.set_comm_bytes(next_pid, text_of(nc, d, e).unwrap_or(b"?"));
-            let prev_comm = names.set_comm_bytes(prev_pid, text_of(pc, d, e).unwrap_or(b"?"));
+            let next_comm = cache.comm(names, next_pid, comm_field(nc, d, e).unwrap_or(b"?"));
+            let prev_comm = cache.comm(names, prev_pid, comm_field(pc, d, e).unwrap_or(b"?"));
             Kind::Switch {
                 prev_pid,
                 prev_runnable: num(ps, d, e).map(|s| s & 0xff == 0).unwrap_or(false),
@@ -451,7 +519,7 @@ pub fn text_rec(ev: &TextEvent, names: &mut Names) -> Rec {
 }
 
 impl Source for Trace {
-    fn walk(&self, names: &mut Names, f: &mut dyn FnMut(&Rec, &mut LineFn<'_>)) -> Result<Lost> {
+    fn walk(&self, names: &mut Names, f: &mut WalkFn<'_>) -> Result<Lost> {
         match self {
             Trace::Dat { path, file } => {
                 let meta = &file.meta;
@@ -466,6 +534,7 @@ impl Source for Trace {
                     .collect();
                 let unknown = names.intern("unknown");
                 let mut renderer = Renderer::new(meta);
+                let mut cache = CommCache::new();
                 let mut events = file.events();
                 while let Some(ev) = events.next_event() {
                     let ev = ev.map_err(|source| ExplainError::Trace {
@@ -473,7 +542,7 @@ impl Source for Trace {
                         source,
                     })?;
                     let rec = match meta.event_index(ev.id()) {
-                        Some(i) => dat_rec(&ev, &decs[i].0, decs[i].1, names),
+                        Some(i) => dat_rec(&ev, &decs[i].0, decs[i].1, names, &mut cache),
                         None => Rec {
                             ts: ev.ts,
                             cpu: ev.cpu,
@@ -482,7 +551,9 @@ impl Source for Trace {
                             kind: Kind::Other,
                         },
                     };
-                    f(&rec, &mut |out: &mut Vec<u8>| renderer.line(&ev, out));
+                    f(&rec, names, &mut |out: &mut Vec<u8>| {
+                        renderer.line(&ev, out)
+                    });
                 }
                 let l = events.lost();
                 Ok(Lost {
@@ -493,7 +564,7 @@ impl Source for Trace {
             Trace::Text { events, .. } => {
                 for ev in events {
                     let rec = text_rec(ev, names);
-                    f(&rec, &mut |out: &mut Vec<u8>| {
+                    f(&rec, names, &mut |out: &mut Vec<u8>| {
                         latlab_ftrace::text::render_line(ev, out)
                     });
                 }

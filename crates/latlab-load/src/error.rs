@@ -79,6 +79,14 @@ pub enum LoadError {
         /// Which worker and what went wrong.
         what: String,
     },
+    /// The load's child process failed: it reported an error (the message is
+    /// the child's error, e.g. a worker that died), or it ended, or stopped
+    /// answering, while the load should have been running.
+    #[error("{message}")]
+    Process {
+        /// What went wrong, naming the process and the cause.
+        message: String,
+    },
     /// A worker thread panicked (a bug in latlab).
     #[error("{kind} load worker {index} panicked (a latlab bug, please report it)")]
     WorkerPanicked {

@@ -39,10 +39,15 @@
 //! measurement meaningless), and [`RunningLoad::stop`] before the summary;
 //! the [`LoadReport`] goes into the result (it is `Serialize`), and
 //! [`LoadReport::summary_line`] or [`LoadReport::table`] into the text.
-//! Workers are threads of the calling process (so none can outlive it); they
-//! share its address space, so with `mlockall(MCL_FUTURE)` the `mem` load's
-//! mappings are populated at mmap time, which still exercises the page
-//! allocator.
+//! Workers of a [`RunningLoad`] are threads of the calling process (so none
+//! can outlive it) and share its address space. A real-time, memory-locked
+//! measuring process runs its load with [`LoadProcess`] instead: the same
+//! load in a child process (latlab re-executing itself, the child running
+//! [`serve_stdio`]) at SCHED_OTHER, not memory-locked, in its own address
+//! space, so the `mem` load's pages are not locked and its `munmap`s do not
+//! shoot down TLB entries on the measuring CPUs. The child reports
+//! readiness, failures and the final [`LoadReport`] over a pipe, and is
+//! stopped cleanly by the kernel (`PR_SET_PDEATHSIG`) if latlab dies.
 //!
 //! # Example
 //!
@@ -67,6 +72,7 @@
 
 mod command;
 mod error;
+mod process;
 mod report;
 mod running;
 mod sched;
@@ -75,6 +81,7 @@ mod tempdir;
 mod workers;
 
 pub use error::LoadError;
+pub use process::{serve_stdio, LoadProcess};
 pub use report::{CommandReport, KindReport, LoadReport};
 pub use running::{LoadOptions, RunningLoad};
 pub use spec::{LoadKind, LoadSpec};

@@ -14,7 +14,7 @@ use crate::workers::{start_unit, Counter, Setup, Unit, IO_CHUNK};
 use crate::{LoadError, LoadKind, LoadSpec};
 
 /// How long `start` waits for every worker thread to report that it runs.
-const READY_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const READY_TIMEOUT: Duration = Duration::from_secs(10);
 /// Largest UDP payload over IPv4.
 const MAX_UDP_PAYLOAD: usize = 65_507;
 
@@ -571,7 +571,7 @@ impl Drop for RunningLoad {
 
 /// Every online CPU (the kernel intersects it with the cgroup's cpuset when
 /// a thread is pinned to it).
-fn online_cpus() -> Vec<usize> {
+pub(crate) fn online_cpus() -> Vec<usize> {
     std::fs::read_to_string("/sys/devices/system/cpu/online")
         .ok()
         .and_then(|text| latlab_rt::sched::parse_cpu_list(text.trim()).ok())
@@ -595,7 +595,8 @@ fn is_ram_fs(path: &std::path::Path) -> bool {
     }
 }
 
-fn validate(options: &LoadOptions) -> Result<(), LoadError> {
+/// Refuses options the loads cannot work with, before anything starts.
+pub(crate) fn validate(options: &LoadOptions) -> Result<(), LoadError> {
     if !(0..=19).contains(&options.nice) {
         return Err(LoadError::BadOption {
             option: "nice",

@@ -68,6 +68,23 @@ impl Drop for TempDir {
     }
 }
 
+/// Removes the scratch directories `latlab-load-<pid>-*` of process `pid`
+/// under `root`: for a load process that was killed before it could (call
+/// it only once that process is reaped).
+pub(crate) fn remove_of(root: &Path, pid: u32) {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return;
+    };
+    let prefix = format!("{PREFIX}{pid}-");
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let ours = name.to_str().is_some_and(|n| n.starts_with(&prefix));
+        if ours && entry.file_type().is_ok_and(|t| t.is_dir()) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
 /// Removes `latlab-load-<pid>-*` directories under `root` whose process is gone.
 fn remove_stale(root: &Path) {
     let Ok(entries) = std::fs::read_dir(root) else {

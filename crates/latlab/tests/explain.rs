@@ -177,7 +177,10 @@ fn kernel_heavy_load_names_the_non_preemptible_task() {
         |r| {
             causes(r).iter().any(|c| {
                 let task = c["cause"]["task"].as_str().unwrap_or("");
-                c["cause"]["category"] == "non_preemptible_kernel" && task.starts_with("dd:")
+                // Causes are grouped by command name: every dd process is one cause.
+                c["cause"]["category"] == "non_preemptible_kernel"
+                    && task == "dd"
+                    && !c["pids"].as_array().unwrap().is_empty()
             })
         },
     );

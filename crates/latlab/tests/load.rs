@@ -3,6 +3,7 @@
 mod common;
 use common::latlab;
 
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -281,4 +282,297 @@ fn cpus_option_confines_the_load_instead_of_panicking() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("invalid CPU list"));
+}
+
+// `latlab run --load`: the load runs in a child process of its own.
+
+/// True while `pid` exists and is not a zombie.
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let state = stat
+                .rsplit_once(')')?
+                .1
+                .split_whitespace()
+                .next()?
+                .to_owned();
+            Some(state != "Z" && state != "X")
+        })
+        .unwrap_or(false)
+}
+
+/// A field of /proc/<pid>/status in kB (VmLck, ...).
+fn status_kb(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"))
+}
+
+/// (name, scheduling policy) of every thread of `pid`.
+fn threads(pid: u32) -> Vec<(String, i64)> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .flatten()
+    {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
+        // Field 41 (policy) counted from field 3, the one after the ")".
+        let policy = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(38)?.parse().ok())
+            .unwrap_or(-1);
+        out.push((comm.trim().to_owned(), policy));
+    }
+    out
+}
+
+/// The load process of latlab `pid` (its child named latlab-load), once it runs.
+fn load_process(pid: u32) -> Option<u32> {
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .ok()?
+        .flatten()
+    {
+        let children = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+        for child in children.split_whitespace().filter_map(|c| c.parse().ok()) {
+            let comm = std::fs::read_to_string(format!("/proc/{child}/comm")).unwrap_or_default();
+            if comm.trim() == "latlab-load" {
+                return Some(child);
+            }
+        }
+    }
+    None
+}
+
+/// Starts `latlab run` on CPU 0 with `load` plus a sleeping command in
+/// `scratch`, and waits until the load process has reported ready (its
+/// command and the io load's temp dir exist). Returns latlab and the load's pid.
+fn start_run(scratch: &Path, json: &Path, mark: &str, load: &str, secs: u32) -> (Child, u32) {
+    let child = latlab()
+        .args(["run", "--quiet", "--no-save", "--cpus", "0", "--duration"])
+        .arg(format!("{secs}s"))
+        .args(["--load", load, "--load-cmd"])
+        .arg(format!("sleep {mark}; true"))
+        .arg("--load-temp-dir")
+        .arg(scratch)
+        .arg("--json")
+        .arg(json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Its own group, as a shell's job: Ctrl-C can go to the whole group.
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut load = None;
+    wait_until("the load process to start", Duration::from_secs(15), || {
+        load = load.or_else(|| load_process(pid));
+        // ld-input starts once the load process has reported ready.
+        load.is_some_and(|l| threads(l).iter().any(|(n, _)| n == "ld-input"))
+            && !entries(scratch).is_empty()
+            && !processes_with(mark).is_empty()
+    });
+    (child, load.unwrap())
+}
+
+fn assert_nothing_left(scratch: &Path, mark: &str, load: u32) {
+    wait_until("the load process to exit", Duration::from_secs(10), || {
+        !alive(load) && processes_with(mark).is_empty() && entries(scratch).is_empty()
+    });
+}
+
+#[test]
+fn run_load_runs_in_its_own_unlocked_sched_other_process() {
+    if !common::root("run_load_runs_in_its_own_unlocked_sched_other_process") {
+        return;
+    }
+    let temp = tempfile::tempdir().unwrap();
+    let scratch = temp.path().join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let json = temp.path().join("result.json");
+    let mark = marker(5);
+    let (child, load) = start_run(&scratch, &json, &mark, "cpu:1,io:1,mem:1", 3);
+    let latlab_pid = child.id();
+    assert_ne!(load, latlab_pid);
+    // latlab is memory-locked; the load shares none of it: another mm.
+    assert!(status_kb(latlab_pid, "VmLck") > 0, "latlab mlocks itself");
+    assert_eq!(
+        status_kb(load, "VmLck"),
+        0,
+        "the load's memory is not locked"
+    );
+    let load_threads = threads(load);
+    for name in ["ld-cpu0", "ld-io0", "ld-mem0"] {
+        assert!(
+            load_threads.iter().any(|(n, _)| n == name),
+            "{name} in the load process: {load_threads:?}"
+        );
+    }
+    for (name, policy) in &load_threads {
+        assert_eq!(*policy, 0, "{name} runs SCHED_OTHER: {load_threads:?}");
+    }
+    let own = threads(latlab_pid);
+    assert!(
+        !own.iter()
+            .any(|(n, _)| n.starts_with("ld-") && n != "ld-process"),
+        "no load worker among latlab's threads: {own:?}"
+    );
+    let out = wait_output(child);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let kinds = result["load"]["kinds"].as_array().expect("load report");
+    for name in ["cpu", "mem"] {
+        let kind = kinds.iter().find(|k| k["kind"] == name).unwrap();
+        assert!(kind["total"].as_u64().unwrap() > 0, "{kind}");
+        assert!(!kind["series"].as_array().unwrap().is_empty(), "{kind}");
+    }
+    assert_eq!(result["load"]["spec"], "cpu:1,io:1,mem:1");
+    assert_eq!(
+        result["load"]["external"]["command"],
+        format!("sleep {mark}; true")
+    );
+    assert_nothing_left(&scratch, &mark, load);
+}
+
+#[test]
+fn run_sigint_stops_the_load_process_and_still_reports() {
+    if !common::root("run_sigint_stops_the_load_process_and_still_reports") {
+        return;
+    }
+    let temp = tempfile::tempdir().unwrap();
+    let scratch = temp.path().join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let json = temp.path().join("result.json");
+    let mark = marker(6);
+    let (child, load) = start_run(&scratch, &json, &mark, "cpu:1,io:1", 60);
+    std::thread::sleep(Duration::from_millis(1500));
+    // Ctrl-C at a terminal: SIGINT to latlab's whole process group. The load
+    // process leads a group of its own, so latlab stops it and gets its report.
+    // SAFETY: signalling the process group of the child we started.
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
+    let out = wait_output(child);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(result["interrupted"], true);
+    assert!(result["load"]["kinds"][0]["total"].as_u64().unwrap() > 0);
+    assert_nothing_left(&scratch, &mark, load);
+}
+
+#[test]
+fn run_sigkill_makes_the_load_process_clean_up_and_exit() {
+    if !common::root("run_sigkill_makes_the_load_process_clean_up_and_exit") {
+        return;
+    }
+    let temp = tempfile::tempdir().unwrap();
+    let scratch = temp.path().join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let json = temp.path().join("result.json");
+    let mark = marker(7);
+    let (child, load) = start_run(&scratch, &json, &mark, "cpu:1,io:1", 60);
+    // SAFETY: signalling the child we started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    assert!(!wait_output(child).status.success());
+    // The parent-death signal (SIGTERM) makes the load process stop its
+    // workers and command and remove its temp dir, as on a normal stop.
+    assert_nothing_left(&scratch, &mark, load);
+}
+
+#[test]
+fn run_fails_clearly_when_its_load_process_dies_or_cannot_start() {
+    if !common::root("run_fails_clearly_when_its_load_process_dies_or_cannot_start") {
+        return;
+    }
+    let temp = tempfile::tempdir().unwrap();
+    let scratch = temp.path().join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let json = temp.path().join("result.json");
+    let mark = marker(8);
+    let (child, load) = start_run(&scratch, &json, &mark, "cpu:1,io:1", 60);
+    // SAFETY: killing the grandchild this test's latlab started.
+    unsafe { libc::kill(load as i32, libc::SIGKILL) };
+    let out = wait_output(child);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "the load process (pid {load}) was killed by signal 9"
+        )),
+        "{stderr}"
+    );
+    // Its command dies with it, and latlab removes the temp dir it left.
+    assert_nothing_left(&scratch, &mark, load);
+
+    // A load that cannot start names why, and the run does not begin.
+    let missing = temp.path().join("no-such-dir");
+    let out = latlab()
+        .args([
+            "run",
+            "--quiet",
+            "--no-save",
+            "--cpus",
+            "0",
+            "--duration",
+            "10s",
+        ])
+        .args(["--load", "io:1", "--load-temp-dir"])
+        .arg(&missing)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("starting the background load"), "{stderr}");
+    assert!(
+        stderr.contains(&missing.display().to_string()) && stderr.contains("temp dir"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn hidden_load_in_process_keeps_the_threads_for_the_side_by_side_bench() {
+    // bench/load-process-vs-threads.sh compares the load process with the
+    // old threads through this flag; it must still put the load in latlab.
+    if !common::root("hidden_load_in_process_keeps_the_threads_for_the_side_by_side_bench") {
+        return;
+    }
+    let temp = tempfile::tempdir().unwrap();
+    let json = temp.path().join("result.json");
+    let child = latlab()
+        .args([
+            "run",
+            "--quiet",
+            "--no-save",
+            "--cpus",
+            "0",
+            "--duration",
+            "2s",
+        ])
+        .args(["--load", "mem:1", "--load-in-process", "--json"])
+        .arg(&json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    wait_until("the mem worker thread", Duration::from_secs(15), || {
+        threads(pid).iter().any(|(n, _)| n == "ld-mem0")
+    });
+    assert_eq!(
+        load_process(pid),
+        None,
+        "no load process with --load-in-process"
+    );
+    let out = wait_output(child);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert!(result["load"]["kinds"][0]["total"].as_u64().unwrap() > 0);
 }

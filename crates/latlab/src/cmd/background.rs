@@ -1,11 +1,13 @@
 //! Background-load flags shared by the commands that measure under load
 //! (`run`, and any other measuring command that flattens [`LoadFlags`]).
 
-use std::path::PathBuf;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::Duration;
 
 use anyhow::Context;
-use latlab_load::{LoadOptions, LoadReport, LoadSpec, RunningLoad};
+use latlab_load::{LoadError, LoadOptions, LoadProcess, LoadReport, LoadSpec, RunningLoad};
 
 /// `--load`, `--load-cmd` and their settings.
 #[derive(Debug, Clone, clap::Args)]
@@ -25,6 +27,10 @@ pub struct LoadFlags {
     /// Directory for the io load's temporary files [default: the system temp dir].
     #[arg(long, value_name = "DIR")]
     pub load_temp_dir: Option<PathBuf>,
+    /// Run the built-in loads as threads of latlab itself instead of a child
+    /// process (hidden: only to compare the two, see bench/load-vs-none.sh).
+    #[arg(long, hide = true)]
+    pub load_in_process: bool,
 }
 
 impl LoadFlags {
@@ -37,20 +43,71 @@ impl LoadFlags {
         (!spec.is_empty()).then_some(spec)
     }
 
-    /// Starts the load (after the measurement threads are ready).
-    pub fn start(&self, spec: &LoadSpec) -> anyhow::Result<RunningLoad> {
+    /// Starts the load (after the measurement threads are ready): in a child
+    /// process (latlab's own binary, `load --serve`) at SCHED_OTHER, not
+    /// memory-locked, in its own address space; or, with the hidden
+    /// `--load-in-process`, as threads of latlab.
+    pub fn start(&self, spec: &LoadSpec) -> anyhow::Result<StartedLoad> {
         let defaults = LoadOptions::default();
         let options = LoadOptions {
             disk_cap_bytes: self.load_disk_cap,
             temp_root: self.load_temp_dir.clone().unwrap_or(defaults.temp_root),
             ..defaults
         };
-        RunningLoad::start(spec, &options).context("starting the background load")
+        let started = if self.load_in_process {
+            RunningLoad::start(spec, &options).map(|l| StartedLoad::Threads(Box::new(l)))
+        } else {
+            let mut program = Command::new(own_binary());
+            program.arg0("latlab").args(["load", "--serve"]);
+            LoadProcess::start(program, spec, &options).map(StartedLoad::Process)
+        };
+        started.context("starting the background load")
+    }
+}
+
+/// latlab's own binary: /proc/self/exe, the binary that runs now even if
+/// the file was replaced or deleted since (a rebuild during a long run);
+/// without /proc, the name latlab was started by.
+fn own_binary() -> PathBuf {
+    let exe = Path::new("/proc/self/exe");
+    if exe.exists() {
+        return exe.to_owned();
+    }
+    std::env::args_os()
+        .next()
+        .map_or_else(|| PathBuf::from("latlab"), PathBuf::from)
+}
+
+/// A background load that runs: in its own process (the default) or in
+/// latlab's threads (`--load-in-process`).
+#[derive(Debug)]
+pub enum StartedLoad {
+    /// In a child process.
+    Process(LoadProcess),
+    /// In threads of latlab.
+    Threads(Box<RunningLoad>),
+}
+
+impl StartedLoad {
+    /// Fails when the load died (the measurement would mean nothing).
+    pub fn check(&self) -> Result<(), LoadError> {
+        match self {
+            StartedLoad::Process(load) => load.check(),
+            StartedLoad::Threads(load) => load.check(),
+        }
+    }
+
+    /// Stops the load and returns its report.
+    pub fn stop(self) -> Result<LoadReport, LoadError> {
+        match self {
+            StartedLoad::Process(load) => load.stop(),
+            StartedLoad::Threads(load) => load.stop(),
+        }
     }
 }
 
 /// Stops a load and returns its report (or the error that killed it).
-pub fn stop(load: RunningLoad) -> anyhow::Result<LoadReport> {
+pub fn stop(load: StartedLoad) -> anyhow::Result<LoadReport> {
     load.stop().context("the background load failed")
 }
 
@@ -65,7 +122,7 @@ pub const LOAD_SETTLE: Duration = Duration::from_secs(1);
 pub struct BackgroundLoad<'a> {
     flags: &'a LoadFlags,
     spec: Option<LoadSpec>,
-    running: Option<RunningLoad>,
+    running: Option<StartedLoad>,
 }
 
 impl<'a> BackgroundLoad<'a> {

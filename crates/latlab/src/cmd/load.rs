@@ -42,10 +42,17 @@ pub struct LoadArgs {
     /// Bytes per send of the net and udp loads.
     #[arg(long, value_name = "BYTES", default_value = "4096", value_parser = parse_size)]
     pub net_msg_size: u64,
+    /// Internal: be the load process of a measuring command (`run --load`):
+    /// read the request on stdin, report on stdout (see latlab_load::LoadProcess).
+    #[arg(long, hide = true)]
+    pub serve: bool,
 }
 
 /// Runs the load for the requested time, then prints (and writes) its report.
 pub fn execute(args: LoadArgs) -> anyhow::Result<ExitCode> {
+    if args.serve {
+        return Ok(serve());
+    }
     let text = args.spec.clone().unwrap_or_else(|| {
         if args.load_cmd.is_some() {
             "none"
@@ -123,6 +130,20 @@ pub fn execute(args: LoadArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("writing the JSON report to {}", path.display()))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The load process of a measuring command. Its errors go to latlab over
+/// the pipe (latlab prints them); printed here only when run by hand.
+fn serve() -> ExitCode {
+    match latlab_load::serve_stdio() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            if std::io::stdout().is_terminal() {
+                eprintln!("latlab load --serve: {err}");
+            }
+            ExitCode::from(super::EXIT_ERROR)
+        }
+    }
 }
 
 /// Parses a positive duration as latlab writes them everywhere (`30s`, `500ms`, `2m`).
