@@ -814,8 +814,17 @@ mod tests {
 
     #[test]
     fn a_load_process_that_dies_while_running_is_seen_by_check_and_stop() {
-        // Reports ready, then dies by a signal as if killed.
-        let load = start_sh("read request; echo '{\"event\":\"ready\"}'; kill -9 $$").unwrap();
+        // Reports ready, then dies by a signal as if killed, once start() has returned
+        // (dying earlier is a failed start, which another test covers).
+        let dir = tempfile::tempdir().unwrap();
+        let go = dir.path().join("go");
+        let load = start_sh(&format!(
+            "read request; echo '{{\"event\":\"ready\"}}'; \
+             while [ ! -e '{}' ]; do sleep 0.01; done; kill -9 $$",
+            go.display()
+        ))
+        .unwrap();
+        std::fs::write(&go, b"").unwrap();
         let start = Instant::now();
         while load.check().is_ok() {
             assert!(
