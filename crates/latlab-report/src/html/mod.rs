@@ -531,17 +531,44 @@ fn render_explain(h: &mut String, explain: &Value) {
             let _ = writeln!(
                 h,
                 "<li><b>{}</b><br>in {} late and {} normal windows; {} in late windows \
-                 ({:.0} % of their latency)<br><i>{}</i></li>",
+                 ({:.0} % of their latency){}<br><i>{}</i></li>",
                 escape(c["description"].as_str().unwrap_or("?")),
                 c["late_windows"].as_u64().unwrap_or(0),
                 c["normal_windows"].as_u64().unwrap_or(0),
                 format_ns(c["late_ns"].as_u64().unwrap_or(0)),
                 c["share"].as_f64().unwrap_or(0.0) * 100.0,
+                pid_line(c),
                 escape(c["recommendation"].as_str().unwrap_or(""))
             );
         }
         h.push_str("</ol>\n");
     }
+}
+
+/// For a cause made of several processes of one command (each `dd` of a disk
+/// load): `<br>N pids, most first: pid late, ...` (the five with the most late
+/// latency); empty for one pid.
+fn pid_line(cause: &Value) -> String {
+    let Some(pids) = cause["pids"].as_array().filter(|p| p.len() > 1) else {
+        return String::new();
+    };
+    let top: Vec<String> = pids
+        .iter()
+        .take(5)
+        .map(|p| {
+            format!(
+                "{} {}",
+                p["pid"].as_i64().unwrap_or(0),
+                format_ns(p["late_ns"].as_u64().unwrap_or(0))
+            )
+        })
+        .collect();
+    let more = if pids.len() > 5 { ", ..." } else { "" };
+    format!(
+        "<br>{} pids, most first: {}{more}",
+        pids.len(),
+        top.join(", ")
+    )
 }
 
 fn render_run(h: &mut String, id: &str, label: &str, run: &RunResult) {

@@ -242,7 +242,18 @@ fn explain_results_are_drawn_as_bars_and_ranked_causes() {
         "causes": [{
             "description": "softirq NET_RX <ran first>",
             "late_windows": 3, "normal_windows": 1, "late_ns": 450_000, "share": 0.75,
-            "recommendation": "threaded NAPI"
+            "recommendation": "threaded NAPI", "pids": []
+        }, {
+            "description": "dd (6 pids) ran", "late_windows": 2, "normal_windows": 0,
+            "late_ns": 120_000, "share": 0.2, "recommendation": "move dd",
+            "pids": [
+                {"pid": 41, "late_ns": 60_000, "late_windows": 1},
+                {"pid": 42, "late_ns": 20_000, "late_windows": 1},
+                {"pid": 43, "late_ns": 15_000, "late_windows": 1},
+                {"pid": 44, "late_ns": 10_000, "late_windows": 1},
+                {"pid": 45, "late_ns": 10_000, "late_windows": 1},
+                {"pid": 46, "late_ns": 5_000, "late_windows": 1}
+            ]
         }]
     }));
     let html = render(&[entry("board", run)], "t");
@@ -254,7 +265,14 @@ fn explain_results_are_drawn_as_bars_and_ranked_causes() {
     assert!(html.contains("width:225.0px"), "a 75 % bar");
     // Text from the trace is escaped.
     assert!(html.contains("softirq NET_RX &lt;ran first&gt;"));
-    assert!(html.contains("450 us in late windows (75 % of their latency)"));
+    assert!(html.contains("450 us in late windows (75 % of their latency)<br><i>"));
+    // A cause of several processes lists the top five pids.
+    assert!(
+        html.contains(
+            "6 pids, most first: 41 60.0 us, 42 20.0 us, 43 15.0 us, 44 10.0 us, 45 10.0 us, ..."
+        ),
+        "{html}"
+    );
     // Without an explanation there is no such section.
     assert!(!render(&[entry("board", sample_result())], "t").contains("Why wake-ups were late"));
 }
