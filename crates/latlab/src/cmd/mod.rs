@@ -14,6 +14,7 @@ pub mod report;
 pub mod respond;
 pub mod run;
 pub mod scenario;
+pub mod status;
 
 use std::process::ExitCode;
 

@@ -26,6 +26,7 @@ use latlab_rt::{clock, dma, memory, privilege};
 
 use super::background::{BackgroundLoad, LoadFlags};
 use super::measuring::{write_file, RequirementFlags, SaveFlags};
+use super::status::{bar, count_and_eta, StatusLine};
 use super::EXIT_REQUIREMENT_FAILED;
 
 /// Arguments of `latlab respond`.
@@ -243,9 +244,8 @@ pub fn execute(args: RespondArgs) -> anyhow::Result<ExitCode> {
     let started = clock::unix_time_s();
     let mut monitor = RespondMonitor {
         live: LiveView {
-            enabled: !args.quiet && std::io::stderr().is_terminal(),
+            line: StatusLine::new(!args.quiet && std::io::stderr().is_terminal()),
             count: run.config.count,
-            drawn: false,
         },
         load: BackgroundLoad::new(&args.load),
     };
@@ -348,35 +348,37 @@ impl Observer for RespondMonitor<'_> {
 }
 
 /// The progress line on a terminal.
+/// The live status of a response measurement: events done (with a bar and the
+/// time left when the count is known), maxima so far and losses.
 struct LiveView {
-    enabled: bool,
+    line: StatusLine,
     count: Option<u64>,
-    drawn: bool,
 }
 
 impl LiveView {
     fn update(&mut self, p: &Progress) {
-        if !self.enabled {
+        if !self.line.enabled() {
             return;
         }
-        let done = match self.count {
-            Some(count) => format!("{}/{count}", p.answered + p.lost),
-            None => (p.answered + p.lost).to_string(),
+        let done = p.answered + p.lost;
+        let progress = match self.count {
+            Some(count) => format!(
+                "{} {}",
+                bar(done as f64 / count.max(1) as f64),
+                count_and_eta(done, count, "events", p.elapsed_s)
+            ),
+            None => format!("{done} events, {:.0} s", p.elapsed_s),
         };
-        eprint!(
-            "\r\x1b[K{done} events, {:.0} s  one-way max {}  round-trip max {}  lost {}",
-            p.elapsed_s,
+        self.line.draw(&format!(
+            "{progress}  one-way max {}  round-trip max {}  lost {}",
             format_ns(p.max_one_way_ns),
             format_ns(p.max_round_trip_ns),
             p.lost
-        );
-        self.drawn = true;
+        ));
     }
 
     fn finish(&mut self) {
-        if self.drawn {
-            eprint!("\r\x1b[K");
-        }
+        self.line.finish();
     }
 }
 

@@ -26,6 +26,7 @@ use latlab_tracefs::{Capture, CaptureOptions, CaptureReport};
 
 use super::background::{BackgroundLoad, LoadFlags};
 use super::measuring::{write_file, RequirementFlags, SaveFlags};
+use super::status::{bar, count_and_eta, StatusLine};
 use super::EXIT_REQUIREMENT_FAILED;
 
 /// Arguments of `latlab run`.
@@ -483,45 +484,42 @@ impl Monitor for RunMonitor<'_> {
 }
 
 /// The progress line on a terminal: bar, elapsed/remaining, max per CPU.
+/// The live status of a run: progress and each CPU's maximum so far.
 struct LiveView {
-    enabled: bool,
+    line: StatusLine,
     total_s: Option<f64>,
     loops: Option<u64>,
-    drawn: bool,
 }
 
 impl LiveView {
     fn new(enabled: bool, config: &MeasureConfig) -> Self {
         LiveView {
-            enabled,
+            line: StatusLine::new(enabled),
             total_s: config.duration_ns.map(|d| d as f64 / 1e9),
             loops: config.loops,
-            drawn: false,
         }
     }
 
     fn update(&mut self, progress: &Progress) {
-        if !self.enabled {
+        if !self.line.enabled() {
             return;
         }
-        let fraction = match (self.total_s, self.loops) {
-            (Some(total), _) => (progress.elapsed_s / total).min(1.0),
-            (None, Some(loops)) => {
-                let done = progress.threads.iter().map(|t| t.1).min().unwrap_or(0);
-                (done as f64 / loops as f64).min(1.0)
-            }
-            _ => 0.0,
-        };
-        const WIDTH: usize = 20;
-        let filled = (fraction * WIDTH as f64) as usize;
-        let time = match self.total_s {
-            Some(total) => format!(
-                "{:.0}/{:.0} s, {:.0} s left",
-                progress.elapsed_s,
-                total,
-                (total - progress.elapsed_s).max(0.0)
+        let done = progress.threads.iter().map(|t| t.1).min().unwrap_or(0);
+        let (fraction, time) = match (self.total_s, self.loops) {
+            (Some(total), _) => (
+                progress.elapsed_s / total,
+                format!(
+                    "{:.0}/{:.0} s, {:.0} s left",
+                    progress.elapsed_s,
+                    total,
+                    (total - progress.elapsed_s).max(0.0)
+                ),
             ),
-            None => format!("{:.0} s", progress.elapsed_s),
+            (None, Some(loops)) => (
+                done as f64 / loops as f64,
+                count_and_eta(done, loops, "loops", progress.elapsed_s),
+            ),
+            _ => (0.0, format!("{:.0} s", progress.elapsed_s)),
         };
         let maxima: Vec<String> = progress
             .threads
@@ -534,19 +532,15 @@ impl LiveView {
         } else {
             ""
         };
-        eprint!(
-            "\r\x1b[K[{}{}] {time}  {}{more}",
-            "#".repeat(filled),
-            ".".repeat(WIDTH - filled),
+        self.line.draw(&format!(
+            "{} {time}  {}{more}",
+            bar(fraction),
             maxima.join("  ")
-        );
-        self.drawn = true;
+        ));
     }
 
     fn finish(&mut self) {
-        if self.drawn {
-            eprint!("\r\x1b[K");
-        }
+        self.line.finish();
     }
 }
 
