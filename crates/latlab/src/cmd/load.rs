@@ -8,6 +8,8 @@ use std::time::Duration;
 use anyhow::Context;
 use latlab_load::{LoadOptions, LoadSpec, RunningLoad};
 
+use super::status::{bar, StatusLine};
+
 /// Arguments of `latlab load`.
 #[derive(Debug, clap::Args)]
 pub struct LoadArgs {
@@ -92,7 +94,7 @@ pub fn execute(args: LoadArgs) -> anyhow::Result<ExitCode> {
     }
     latlab_rt::stop::install()?;
     let load = RunningLoad::start(&spec, &options).context("starting the load")?;
-    let progress = std::io::stderr().is_terminal();
+    let mut line = StatusLine::new(std::io::stderr().is_terminal());
     let total = args.duration;
     let mut shown = 0u64;
     while load.elapsed() < total && !latlab_rt::stop::requested() {
@@ -101,19 +103,18 @@ pub fn execute(args: LoadArgs) -> anyhow::Result<ExitCode> {
             return Err(err).context("the load failed while running");
         }
         let secs = load.elapsed().as_secs();
-        if progress && secs > shown {
+        if line.enabled() && secs > shown {
             shown = secs;
-            eprint!(
-                "\r\x1b[K[{secs:>4}/{} s] {}",
+            line.draw(&format!(
+                "{} {secs}/{} s  {}",
+                bar(load.elapsed().as_secs_f64() / total.as_secs_f64()),
                 total.as_secs_f64().ceil(),
                 load.progress_line()
-            );
+            ));
         }
         std::thread::sleep((total.saturating_sub(load.elapsed())).min(Duration::from_millis(100)));
     }
-    if progress {
-        eprint!("\r\x1b[K");
-    }
+    line.finish();
     let interrupted = latlab_rt::stop::requested();
     let report = load.stop().context("the load failed while running")?;
     if interrupted {
