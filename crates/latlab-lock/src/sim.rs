@@ -177,6 +177,32 @@ impl SimConfig {
         }
         Ok(())
     }
+
+    /// What will make the results surprising, in words: a lock whose t_lock (plus the
+    /// margin) does not fit in the period can only be entered by force, after
+    /// `max_refusals` refusals (the paper's starvation condition, equation 1).
+    pub fn warnings(&self) -> Vec<String> {
+        let Some(t_lock) = self.t_lock_ns else {
+            return Vec::new();
+        };
+        let room = self
+            .rt_period_ns
+            .saturating_sub(self.rt_work_ns + self.urgent_isr_ns + self.context_switch_ns);
+        t_lock
+            .iter()
+            .zip(&self.locks)
+            .filter(|(t, _)| **t + self.margin_ns > room)
+            .map(|(t, shape)| {
+                format!(
+                    "{}'s t_lock ({} µs) does not fit in the {} µs period: with delayed locking it enters only by force, after {} refusals (the paper's starvation condition); lengthen the period or use a learned predictor",
+                    shape.name,
+                    t / US,
+                    self.rt_period_ns / US,
+                    self.max_refusals
+                )
+            })
+            .collect()
+    }
 }
 
 /// The results of one simulated run.
@@ -656,7 +682,9 @@ impl<'a> Kernel<'a> {
             match isr {
                 Isr::Urgent => {
                     self.threads[RT].state = State::Runnable;
-                    self.rt_waiting_since = Some(self.release);
+                    // Still waiting for an earlier release (an overloaded period): its
+                    // latency keeps counting from that release.
+                    self.rt_waiting_since.get_or_insert(self.release);
                 }
                 Isr::Tick => {}
                 Isr::Nic => {
@@ -1048,6 +1076,40 @@ mod tests {
         // (The first forced entry of the measured time may have had refusals before it.)
         assert!(run.refusals + 5 >= 5 * run.forced_entries, "{run:?}");
         assert!(run.refusals <= 5 * (run.forced_entries + 2), "{run:?}");
+    }
+
+    #[test]
+    fn a_release_missed_entirely_counts_from_the_first_one() {
+        // A 100 µs period under 800 µs sections: releases pile up behind a section,
+        // and the latency of the first one runs on past the next release.
+        let cfg = SimConfig {
+            rt_period_ns: 100 * US,
+            periods: 2_000,
+            ..short(5)
+        };
+        let run = simulate(&cfg, false).unwrap();
+        assert!(run.latency.max > 600 * US, "{:?}", run.latency);
+        assert!(run.latency.count < cfg.periods, "{:?}", run.latency);
+    }
+
+    #[test]
+    fn a_t_lock_longer_than_the_period_is_warned_about() {
+        assert!(SimConfig::default().warnings().is_empty());
+        let short_period = SimConfig {
+            rt_period_ns: 1_000 * US,
+            ..SimConfig::default()
+        };
+        let warnings = short_period.warnings();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].starts_with("tcp_sendmsg's t_lock (2192 µs)"),
+            "{warnings:?}"
+        );
+        let learned = SimConfig {
+            t_lock_ns: None,
+            ..short_period
+        };
+        assert!(learned.warnings().is_empty());
     }
 
     #[test]

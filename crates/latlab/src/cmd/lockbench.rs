@@ -322,6 +322,9 @@ fn simulate(args: &LockbenchArgs) -> anyhow::Result<ExitCode> {
         max_refusals: args.max_refusals,
         ..defaults
     };
+    for warning in cfg.warnings() {
+        eprintln!("latlab: warning: {warning}");
+    }
     let comparison = sim::compare(&cfg)?;
     print!("{}", sim::render_table(&comparison));
     if let Some(path) = &args.json {
