@@ -7,7 +7,7 @@
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -388,6 +388,8 @@ fn write_outputs(args: &RunArgs, result: &RunResult, started: f64, exit: u8) -> 
 struct TraceSession {
     capture: Capture,
     path: PathBuf,
+    /// Marker lines the kernel refused, and the last error number.
+    marker_failures: Arc<(AtomicU64, AtomicI32)>,
 }
 
 impl TraceSession {
@@ -409,9 +411,18 @@ impl TraceSession {
         let marker = capture.marker();
         let freezer = args.flight_recorder.then(|| capture.freezer());
         let frozen = AtomicBool::new(false);
+        let marker_failures = Arc::new((AtomicU64::new(0), AtomicI32::new(0)));
+        let failures = Arc::clone(&marker_failures);
         let hook: LateHook = Arc::new(move |sample: &LateSample| {
-            // Errors (tracing already frozen) are not the measurement's concern.
-            let _ = marker.write_sample(sample.cycle, sample.intended_ns, sample.actual_ns);
+            // Counted, not fatal: the measurement goes on; the run reports them.
+            if let Err(err) =
+                marker.write_sample(sample.cycle, sample.intended_ns, sample.actual_ns)
+            {
+                failures.0.fetch_add(1, Ordering::Relaxed);
+                failures
+                    .1
+                    .store(err.raw_os_error().unwrap_or(0), Ordering::Relaxed);
+            }
             if let Some(freezer) = &freezer {
                 if !frozen.swap(true, Ordering::Relaxed) {
                     let _ = freezer.freeze();
@@ -422,10 +433,19 @@ impl TraceSession {
         Ok(TraceSession {
             capture,
             path: path.to_path_buf(),
+            marker_failures,
         })
     }
 
     fn stop(self) -> anyhow::Result<CaptureReport> {
+        let failed = self.marker_failures.0.load(Ordering::Relaxed);
+        if failed > 0 && !self.capture.is_flight_recorder() {
+            let errno = self.marker_failures.1.load(Ordering::Relaxed);
+            eprintln!(
+                "latlab: warning: {failed} trace marker line(s) could not be written ({}); the trace lacks those late samples' marks",
+                std::io::Error::from_raw_os_error(errno)
+            );
+        }
         self.capture
             .stop(&self.path)
             .with_context(|| format!("writing the trace to {}", self.path.display()))
