@@ -4,7 +4,7 @@ mod common;
 use common::latlab;
 
 use std::os::unix::process::CommandExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -87,12 +87,33 @@ fn wait_output(child: Child) -> Output {
     waiter.join().unwrap()
 }
 
-#[test]
-fn a_normal_run_reports_every_kind_and_leaves_nothing() {
+/// A temp dir for one test: a `scratch` directory for the load's files and a
+/// path for the JSON report (dropped, with everything in it, at the test's end).
+struct Workspace {
+    temp: tempfile::TempDir,
+    scratch: PathBuf,
+    json: PathBuf,
+}
+
+fn workspace(json_name: &str) -> Workspace {
     let temp = tempfile::tempdir().unwrap();
-    let json = temp.path().join("report.json");
     let scratch = temp.path().join("scratch");
     std::fs::create_dir(&scratch).unwrap();
+    let json = temp.path().join(json_name);
+    Workspace {
+        temp,
+        scratch,
+        json,
+    }
+}
+
+#[test]
+fn a_normal_run_reports_every_kind_and_leaves_nothing() {
+    let Workspace {
+        temp: _temp,
+        scratch,
+        json,
+    } = workspace("report.json");
     let mark = marker(1);
     let out = latlab()
         .args([
@@ -177,10 +198,11 @@ fn errors_are_clear_and_leave_nothing() {
 
 #[test]
 fn sigint_stops_cleanly_and_still_reports() {
-    let temp = tempfile::tempdir().unwrap();
-    let scratch = temp.path().join("scratch");
-    std::fs::create_dir(&scratch).unwrap();
-    let json = temp.path().join("report.json");
+    let Workspace {
+        temp: _temp,
+        scratch,
+        json,
+    } = workspace("report.json");
     let mark = marker(2);
     let child = start_long(&scratch, &json, &mark);
     // SAFETY: signalling the child we started.
@@ -204,10 +226,11 @@ fn sigint_stops_cleanly_and_still_reports() {
 
 #[test]
 fn sigkill_leaves_no_process_and_the_next_run_removes_the_temp_dir() {
-    let temp = tempfile::tempdir().unwrap();
-    let json = temp.path().join("unused.json");
-    let scratch = temp.path().join("scratch");
-    std::fs::create_dir(&scratch).unwrap();
+    let Workspace {
+        temp: _temp,
+        scratch,
+        json,
+    } = workspace("unused.json");
     let mark = marker(3);
     let child = start_long(&scratch, &json, &mark);
     // SAFETY: signalling the child we started.
@@ -239,10 +262,11 @@ fn sigkill_leaves_no_process_and_the_next_run_removes_the_temp_dir() {
 
 #[test]
 fn a_load_failing_mid_run_is_an_error_that_leaves_no_process() {
-    let temp = tempfile::tempdir().unwrap();
-    let scratch = temp.path().join("scratch");
-    std::fs::create_dir(&scratch).unwrap();
-    let json = temp.path().join("report.json");
+    let Workspace {
+        temp: _temp,
+        scratch,
+        json,
+    } = workspace("report.json");
     let mark = marker(4);
     let child = start_long(&scratch, &json, &mark);
     // Pull the disk out from under the io load while the command runs.
@@ -390,10 +414,11 @@ fn run_load_runs_in_its_own_unlocked_sched_other_process() {
     if !common::root("run_load_runs_in_its_own_unlocked_sched_other_process") {
         return;
     }
-    let temp = tempfile::tempdir().unwrap();
-    let scratch = temp.path().join("scratch");
-    std::fs::create_dir(&scratch).unwrap();
-    let json = temp.path().join("result.json");
+    let Workspace {
+        temp: _temp,
+        scratch,
+        json,
+    } = workspace("result.json");
     let mark = marker(5);
     let (child, load) = start_run(&scratch, &json, &mark, "cpu:1,io:1,mem:1", 3);
     let latlab_pid = child.id();
@@ -444,10 +469,11 @@ fn run_sigint_stops_the_load_process_and_still_reports() {
     if !common::root("run_sigint_stops_the_load_process_and_still_reports") {
         return;
     }
-    let temp = tempfile::tempdir().unwrap();
-    let scratch = temp.path().join("scratch");
-    std::fs::create_dir(&scratch).unwrap();
-    let json = temp.path().join("result.json");
+    let Workspace {
+        temp: _temp,
+        scratch,
+        json,
+    } = workspace("result.json");
     let mark = marker(6);
     let (child, load) = start_run(&scratch, &json, &mark, "cpu:1,io:1", 60);
     std::thread::sleep(Duration::from_millis(1500));
@@ -469,10 +495,11 @@ fn run_sigkill_makes_the_load_process_clean_up_and_exit() {
     if !common::root("run_sigkill_makes_the_load_process_clean_up_and_exit") {
         return;
     }
-    let temp = tempfile::tempdir().unwrap();
-    let scratch = temp.path().join("scratch");
-    std::fs::create_dir(&scratch).unwrap();
-    let json = temp.path().join("result.json");
+    let Workspace {
+        temp: _temp,
+        scratch,
+        json,
+    } = workspace("result.json");
     let mark = marker(7);
     let (child, load) = start_run(&scratch, &json, &mark, "cpu:1,io:1", 60);
     // SAFETY: signalling the child we started.
@@ -488,10 +515,11 @@ fn run_fails_clearly_when_its_load_process_dies_or_cannot_start() {
     if !common::root("run_fails_clearly_when_its_load_process_dies_or_cannot_start") {
         return;
     }
-    let temp = tempfile::tempdir().unwrap();
-    let scratch = temp.path().join("scratch");
-    std::fs::create_dir(&scratch).unwrap();
-    let json = temp.path().join("result.json");
+    let Workspace {
+        temp,
+        scratch,
+        json,
+    } = workspace("result.json");
     let mark = marker(8);
     let (child, load) = start_run(&scratch, &json, &mark, "cpu:1,io:1", 60);
     // SAFETY: killing the grandchild this test's latlab started.
