@@ -504,7 +504,6 @@ impl Monitor for RunMonitor<'_> {
 }
 
 /// The progress line on a terminal: bar, elapsed/remaining, max per CPU.
-/// The live status of a run: progress and each CPU's maximum so far.
 struct LiveView {
     line: StatusLine,
     total_s: Option<f64>,
