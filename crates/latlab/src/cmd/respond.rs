@@ -347,7 +347,6 @@ impl Observer for RespondMonitor<'_> {
     }
 }
 
-/// The progress line on a terminal.
 /// The live status of a response measurement: events done (with a bar and the
 /// time left when the count is known), maxima so far and losses.
 struct LiveView {
