@@ -16,8 +16,8 @@ LATLAB=${LATLAB:-target/release/latlab}
 NICE=${LOCKBENCH_AUTOGROUP_NICE--15}
 OUT=${LOCKBENCH_JSON:-lockbench.json}
 ARGS=(lockbench --variants plain,pi,ceiling,delayed-max,delayed-ewma,delayed-quantile,delayed-pi
-      --require-goal --json "$OUT" "$@")
+      --require-goal --json "$OUT")
 if [ -n "$NICE" ] && [ -w /proc/self/autogroup ]; then
-  exec setsid --wait sh -c 'echo "$0" > /proc/self/autogroup && exec "$@"' "$NICE" "$LATLAB" "${ARGS[@]}"
+  ARGS+=(--autogroup-nice "$NICE")
 fi
-exec "$LATLAB" "${ARGS[@]}"
+exec "$LATLAB" "${ARGS[@]}" "$@"

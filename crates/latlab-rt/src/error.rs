@@ -53,6 +53,12 @@ pub enum RtError {
         /// The OS error.
         source: std::io::Error,
     },
+    /// Running in a scheduler autogroup of our own is not possible.
+    #[error("cannot run in an autogroup of its own: {reason}")]
+    Autogroup {
+        /// Why, and the fix.
+        reason: String,
+    },
     /// Installing a signal handler failed.
     #[error("cannot install signal handler: {0}")]
     Signal(std::io::Error),

@@ -1,5 +1,6 @@
 //! latlab-rt: the real-time environment of a measurement.
 //!
+//! - [`autogroup`]: running again in a scheduler autogroup of our own at a chosen nice;
 //! - [`sched`]: scheduling policy, priority and CPU affinity of a thread;
 //! - [`memory`]: `mlockall` and stack prefaulting;
 //! - [`dma`]: holding `/dev/cpu_dma_latency` so CPUs stay out of deep idle;
@@ -13,6 +14,7 @@
 //! assert!(latlab_rt::clock::monotonic_ns() >= now);
 //! ```
 
+pub mod autogroup;
 pub mod clock;
 pub mod dma;
 pub mod memory;

@@ -194,6 +194,72 @@ fn ctrl_c_prints_and_writes_what_was_measured() {
 }
 
 #[test]
+fn autogroup_nice_runs_in_a_group_of_its_own_and_passes_ctrl_c_on() {
+    let test = "autogroup_nice_runs_in_a_group_of_its_own_and_passes_ctrl_c_on";
+    let Some(_serial) = privileged(test) else {
+        return;
+    };
+    let Some(ours) = latlab_rt::autogroup::current() else {
+        eprintln!("SKIP {test}: this kernel has no scheduler autogroups");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("autogroup.json");
+    let mut child = latlab()
+        .args([
+            "lockbench",
+            "--duration",
+            "60s",
+            "--warmup",
+            "0s",
+            "--variants",
+            "plain,pi",
+            "--autogroup-nice",
+            "-5",
+            "--json",
+        ])
+        .arg(&json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: signalling our own child; it passes the signal on to the copy it started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "Ctrl-C did not stop lockbench in its own autogroup"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = read_json(&json);
+    assert_eq!(report["autogroup"]["nice"], -5, "{report}");
+    assert_ne!(report["autogroup"]["id"], ours.id, "a group of its own");
+    let results = report["results"].as_array().unwrap();
+    assert_eq!(results[0]["interrupted"], true);
+}
+
+#[test]
+fn autogroup_nice_out_of_range_is_refused_with_the_range() {
+    let out = latlab()
+        .args(["lockbench", "--autogroup-nice", "-21", "--no-history"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "a usage error");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("-20..=19"), "{stderr}");
+}
+
+#[test]
 fn require_goal_needs_the_variants_it_compares() {
     let out = latlab()
         .args([
