@@ -63,6 +63,8 @@ pub(crate) struct ExternalCommand {
     /// Set once the wrapper is seen to have exited on its own.
     pub ended: Arc<OnceLock<Ended>>,
     reaped: bool,
+    /// Ctrl-Z stops the command's group too (it is not in the terminal's).
+    followed: crate::jobcontrol::Followed,
 }
 
 impl ExternalCommand {
@@ -143,13 +145,15 @@ impl ExternalCommand {
             command: command.to_owned(),
             source,
         })?;
+        let pid = child.id() as libc::pid_t;
         Ok(ExternalCommand {
             command: command.to_owned(),
-            pid: child.id() as libc::pid_t,
+            pid,
             started: Instant::now(),
             log,
             ended: Arc::new(OnceLock::new()),
             reaped: false,
+            followed: crate::jobcontrol::follow(pid),
         })
     }
 
@@ -226,6 +230,7 @@ impl ExternalCommand {
         if self.ended.get().is_none() {
             let _ = self.poll();
         }
+        self.followed.forget();
         let mut status = 0;
         // SAFETY: waiting for our own child.
         unsafe { libc::waitpid(self.pid, &mut status, 0) };

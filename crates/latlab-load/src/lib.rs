@@ -72,6 +72,7 @@
 
 mod command;
 mod error;
+mod jobcontrol;
 mod process;
 mod report;
 mod running;

@@ -22,7 +22,8 @@
 //! started it (whose pid it gets in an environment variable). SIGTERM
 //! (also SIGINT, SIGHUP) makes it stop the load cleanly (workers joined, command group killed, temp
 //! dir removed). It leads its own process group, so Ctrl-C at the terminal
-//! reaches only latlab, which then stops the load and waits for its report.
+//! reaches only latlab, which then stops the load and waits for its report;
+//! Ctrl-Z and `fg` reach it through latlab (see `jobcontrol`).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -202,6 +203,8 @@ pub struct LoadProcess {
     stdin: Option<ChildStdin>,
     mailbox: Mailbox,
     reader: Option<JoinHandle<()>>,
+    /// Ctrl-Z stops the child's group too (it is not in the terminal's).
+    followed: crate::jobcontrol::Followed,
 }
 
 impl LoadProcess {
@@ -296,6 +299,7 @@ impl LoadProcess {
             }
         };
         let mut load = LoadProcess {
+            followed: crate::jobcontrol::follow(child.id() as libc::pid_t),
             pid: child.id(),
             temp_root: options.temp_root.clone(),
             stdin: child.stdin.take(),
@@ -410,6 +414,9 @@ impl LoadProcess {
     /// How the child ended ("exited with status 1", "was killed by signal 9"),
     /// waiting briefly for it to finish exiting.
     fn exit_status(&self) -> String {
+        // Called once the child has ended or closed its output: the wait
+        // below reaps it, after which its group id may be reused.
+        self.followed.forget();
         let mut child = self.child.lock().unwrap_or_else(|p| p.into_inner());
         let deadline = Instant::now() + Duration::from_secs(1);
         loop {
@@ -433,6 +440,7 @@ impl LoadProcess {
     /// Closes the child's input, waits for it to exit (killing it after
     /// [`STOP_TIMEOUT`]), reaps it and joins the reader thread.
     fn finish(&mut self) {
+        self.followed.forget();
         self.stdin = None;
         {
             let mut child = self.child.lock().unwrap_or_else(|p| p.into_inner());

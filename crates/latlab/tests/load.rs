@@ -310,20 +310,21 @@ fn cpus_option_confines_the_load_instead_of_panicking() {
 
 // `latlab run --load`: the load runs in a child process of its own.
 
+/// The state letter of `pid` in /proc (R, S, T, Z, ...), while it exists.
+fn state(pid: u32) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    Some(
+        stat.rsplit_once(')')?
+            .1
+            .split_whitespace()
+            .next()?
+            .to_owned(),
+    )
+}
+
 /// True while `pid` exists and is not a zombie.
 fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| {
-            let state = stat
-                .rsplit_once(')')?
-                .1
-                .split_whitespace()
-                .next()?
-                .to_owned();
-            Some(state != "Z" && state != "X")
-        })
-        .unwrap_or(false)
+    state(pid).is_some_and(|s| s != "Z" && s != "X")
 }
 
 /// A field of /proc/<pid>/status in kB (VmLck, ...).
@@ -603,4 +604,55 @@ fn hidden_load_in_process_keeps_the_threads_for_the_side_by_side_bench() {
     );
     let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert!(result["load"]["kinds"][0]["total"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn run_ctrl_z_stops_the_load_and_its_command_and_fg_continues_them() {
+    if !common::root("run_ctrl_z_stops_the_load_and_its_command_and_fg_continues_them") {
+        return;
+    }
+    let Workspace {
+        temp: _temp,
+        scratch,
+        json,
+    } = workspace("result.json");
+    let mark = marker(9);
+    let (child, load) = start_run(&scratch, &json, &mark, "cpu:1", 60);
+    let group = child.id() as i32;
+    // latlab, its load process and the load command's processes (each of the
+    // last two leads a process group of its own).
+    let mut pids = vec![child.id(), load];
+    pids.extend(
+        processes_with(&mark)
+            .iter()
+            .filter_map(|p| p.split(':').next()?.parse::<u32>().ok()),
+    );
+    assert!(pids.len() >= 3, "the command runs: {pids:?}");
+    let states = |pids: &[u32]| -> Vec<String> {
+        pids.iter().map(|&p| state(p).unwrap_or_default()).collect()
+    };
+    // Ctrl-Z at a terminal: SIGTSTP to the foreground process group only.
+    // SAFETY: signalling the process group of the child we started.
+    unsafe { libc::kill(-group, libc::SIGTSTP) };
+    wait_until(
+        "latlab, the load and its command to stop",
+        Duration::from_secs(10),
+        || states(&pids).iter().all(|s| s == "T"),
+    );
+    // `fg`: SIGCONT to the same group; latlab continues the others.
+    // SAFETY: as above.
+    unsafe { libc::kill(-group, libc::SIGCONT) };
+    wait_until(
+        "latlab, the load and its command to continue",
+        Duration::from_secs(10),
+        || states(&pids).iter().all(|s| s != "T"),
+    );
+    // SAFETY: as above.
+    unsafe { libc::kill(-group, libc::SIGINT) };
+    let out = wait_output(child);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(result["interrupted"], true);
+    assert_nothing_left(&scratch, &mark, load);
 }
