@@ -539,6 +539,27 @@ mod tests {
         }
     }
 
+    /// [`config`] with a release that never goes stale during a test: on a loaded machine
+    /// a thread can start, or wake up, tens of milliseconds late, and a release that went
+    /// stale (default 10 ms) meanwhile would admit with no deadline what the test expects
+    /// to be refused, forced in or admitted against that release.
+    fn never_stale(margin_ns: u64, max_refusals: u32) -> DelayedConfig {
+        DelayedConfig {
+            stale_after_ns: 60_000 * MS,
+            ..config(margin_ns, max_refusals)
+        }
+    }
+
+    /// Polls `done` every millisecond; fails after 30 s (a machine that busy is broken,
+    /// not slow).
+    fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+        let give_up = Instant::now() + Duration::from_secs(30);
+        while !done() {
+            assert!(Instant::now() < give_up, "gave up waiting: {what}");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
     #[test]
     fn decide_admits_only_sections_that_end_before_the_release() {
         let c = config(100, 100);
@@ -612,16 +633,25 @@ mod tests {
     #[test]
     fn refused_thread_sleeps_until_the_real_time_task_publishes_again() {
         let timer = ReleaseTimer::new();
-        let lock =
-            Arc::new(DelayedLock::with_config(0u32, timer.clone(), config(50 * MS, 100)).unwrap());
+        // A 50 ms margin: nothing fits before a release at most 30 ms away, or one that has
+        // passed (if this thread runs late), until the real-time task publishes again.
+        let lock = Arc::new(
+            DelayedLock::with_config(0u32, timer.clone(), never_stale(50 * MS, 100)).unwrap(),
+        );
         let first_release = sys::monotonic_ns() + 30 * MS;
         let rt = {
-            let timer = timer.clone();
+            let (timer, lock) = (timer.clone(), lock.clone());
             std::thread::spawn(move || {
                 timer.publish(first_release);
                 sys::sleep_until(first_release);
+                // Publish the next release only once the other thread has tried the lock
+                // (either thread may run late), so that it is the publish it waits for.
+                wait_until("the lock to be tried", || {
+                    let c = lock.counters();
+                    c.refusals > 0 || c.acquisitions > 0
+                });
                 // The period's work is done: publish a release far enough away.
-                timer.publish(sys::monotonic_ns() + 500 * MS);
+                timer.publish(sys::monotonic_ns() + 10_000 * MS);
             })
         };
         while timer.next_release().is_none() {
@@ -646,8 +676,10 @@ mod tests {
     #[test]
     fn forced_entry_after_max_refusals() {
         let timer = ReleaseTimer::new();
-        // A margin longer than the period: the section never fits.
-        let lock = DelayedLock::with_config(0u32, timer.clone(), config(1_000 * MS, 3)).unwrap();
+        // A margin longer than the period: the section never fits (and a publisher that
+        // wakes up late leaves a release that has passed, which is refused all the same).
+        let lock =
+            DelayedLock::with_config(0u32, timer.clone(), never_stale(1_000 * MS, 3)).unwrap();
         let stop = Arc::new(AtomicBool::new(false));
         let rt = publisher(timer.clone(), MS, stop.clone());
         while timer.next_release().is_none() {
@@ -678,7 +710,8 @@ mod tests {
         let timer = ReleaseTimer::new();
         timer.publish(sys::monotonic_ns() + 10 * MS);
         let lock = std::thread::spawn(move || {
-            let lock = DelayedLock::with_config((), timer, config(1_000 * MS, 0)).unwrap();
+            // Refused (margin) whether the thread starts before the release or after it.
+            let lock = DelayedLock::with_config((), timer, never_stale(1_000 * MS, 0)).unwrap();
             drop(lock.lock());
             lock.counters()
         });
@@ -706,17 +739,34 @@ mod tests {
     #[test]
     fn hold_that_runs_into_the_release_is_a_misprediction() {
         let timer = ReleaseTimer::new();
-        let release = sys::monotonic_ns() + 5 * MS;
-        timer.publish(release);
-        let handle = std::thread::spawn(move || {
-            let lock = DelayedLock::with_config((), timer, config(0, 100)).unwrap();
-            {
+        // Nothing predicted, no margin: the hold is admitted while the release is ahead.
+        let lock =
+            Arc::new(DelayedLock::with_config((), timer.clone(), never_stale(0, 100)).unwrap());
+        // This thread stands in for the real-time task (it publishes, so it never locks).
+        timer.publish(sys::monotonic_ns() + 50 * MS);
+        let holder = {
+            let (lock, timer) = (lock.clone(), timer.clone());
+            std::thread::spawn(move || {
                 let _guard = lock.lock();
-                sys::busy_wall(10 * MS);
+                // Nobody publishes while the lock is held: this is the release the hold
+                // was admitted against. Hold it past that release.
+                let deadline = timer.next_release().expect("a pending release");
+                sys::sleep_until(deadline + MS);
+            })
+        };
+        // A holder that starts late finds the release passed and is refused: publish a
+        // new one after each refusal, as the real-time task would after its period.
+        let mut answered = 0;
+        wait_until("the holder to finish", || {
+            let refusals = lock.counters().refusals;
+            if refusals > answered {
+                answered = refusals;
+                timer.publish(sys::monotonic_ns() + 50 * MS);
             }
-            lock.counters()
+            holder.is_finished()
         });
-        let c = handle.join().unwrap();
+        holder.join().unwrap();
+        let c = lock.counters();
         assert_eq!((c.admissions, c.mispredictions), (1, 1), "{c:?}");
     }
 
@@ -800,6 +850,10 @@ mod tests {
             let lock = Arc::new(Lock::new(0u64, variant).unwrap());
             let stop = Arc::new(AtomicBool::new(false));
             let rt = publisher(timer.clone(), 500_000, stop.clone());
+            // Without a release published yet, everything would be admitted.
+            while timer.next_release().is_none() {
+                std::thread::yield_now();
+            }
             let total = hammer(lock.clone(), 8, 3_000);
             stop.store(true, Ordering::Relaxed);
             rt.join().unwrap();
