@@ -15,10 +15,13 @@
 //!   [`HoldShape`]. Each site is a distinct `lock()` call, so the lock monitor predicts
 //!   each separately.
 //! - The first `warmup_ns` are not measured: the predictors learn the hold times.
+//! - The measured window opens and closes at releases of the real-time task, which
+//!   counts every release inside it exactly once, as a period or as an overrun, however
+//!   late any thread runs.
 
 use std::str::FromStr;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::{mpsc, Arc, OnceLock};
 
 use latlab_measure::stats::{Stats, Summary};
 use serde::Serialize;
@@ -270,7 +273,9 @@ pub struct ThroughputPoint {
 pub struct VariantResult {
     /// The variant's name.
     pub variant: String,
-    /// Measured time, seconds.
+    /// Measured time, seconds: a whole number of periods, from the release of the
+    /// real-time task that opened the measurement to the one that closed it. Every release
+    /// in it is counted once, in `periods` or in `overruns`.
     pub measured_s: f64,
     /// Ctrl-C ended the variant early.
     pub interrupted: bool,
@@ -305,8 +310,6 @@ struct Shared {
     lock: Lock<u64>,
     timer: ReleaseTimer,
     stop: AtomicBool,
-    /// The measurement has begun (warm-up over).
-    measuring: AtomicBool,
     sections: AtomicU64,
     work_ns: AtomicU64,
     /// Sections completed per site.
@@ -314,11 +317,85 @@ struct Shared {
 }
 
 impl Shared {
-    fn site_counts(&self) -> Vec<u64> {
-        self.site_sections
-            .iter()
-            .map(|c| c.load(Ordering::SeqCst))
-            .collect()
+    /// What the lock and the background have done so far, at the real-time task's
+    /// release `release_ns`.
+    fn snapshot(&self, release_ns: u64) -> Snapshot {
+        Snapshot {
+            release_ns,
+            taken_ns: sys::monotonic_ns(),
+            sections: self.sections.load(Ordering::SeqCst),
+            work_ns: self.work_ns.load(Ordering::SeqCst),
+            site_sections: self
+                .site_sections
+                .iter()
+                .map(|c| c.load(Ordering::SeqCst))
+                .collect(),
+            counters: self.lock.counters(),
+        }
+    }
+}
+
+/// The counts at one end of a measured window.
+#[derive(Debug, Clone)]
+struct Snapshot {
+    /// The release of the real-time task the window opens or closes at.
+    release_ns: u64,
+    /// When the counts were read: once the real-time task had woken up for that release,
+    /// before it took the lock.
+    taken_ns: u64,
+    sections: u64,
+    work_ns: u64,
+    site_sections: Vec<u64>,
+    counters: LockCounters,
+}
+
+/// [`Window::request`]: still warming up.
+const WARM_UP: u8 = 0;
+/// [`Window::request`]: open the window at the next release.
+const OPEN: u8 = 1;
+/// [`Window::request`]: close the window at the next release.
+const CLOSE: u8 = 2;
+
+/// The measured window of one slice. The main thread asks for it to open and to close;
+/// the real-time task does both at its next release, so its window is a whole number of
+/// periods and every release in it is counted once: as a period it ran (the counters
+/// are read before its lock) or as an overrun. A window cut by the main thread's clock
+/// instead would, when a thread is stalled across its start or end (a VM's host can stop
+/// a vCPU for tens of milliseconds), count missed releases from outside it as overruns or
+/// lose those from inside it.
+struct Window {
+    /// [`WARM_UP`], [`OPEN`] or [`CLOSE`], set by the main thread.
+    request: AtomicU8,
+    /// Set by the real-time task when it opens the window.
+    opened: OnceLock<Snapshot>,
+    /// Set by the real-time task when it closes the window.
+    closed: OnceLock<Snapshot>,
+}
+
+impl Window {
+    fn new() -> Self {
+        Self {
+            request: AtomicU8::new(WARM_UP),
+            opened: OnceLock::new(),
+            closed: OnceLock::new(),
+        }
+    }
+
+    /// Waits (polling, the real-time task must not block on us) until `end` is set or the
+    /// real-time thread has ended.
+    fn wait<'a, T>(
+        end: &'a OnceLock<Snapshot>,
+        rt: &std::thread::JoinHandle<T>,
+    ) -> Option<&'a Snapshot> {
+        loop {
+            if let Some(snapshot) = end.get() {
+                return Some(snapshot);
+            }
+            if rt.is_finished() {
+                return end.get();
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
     }
 }
 
@@ -328,7 +405,7 @@ struct RtOutcome {
     lock: Stats,
     wait: Stats,
     periods: u64,
-    /// Periods run during the warm-up.
+    /// Periods run outside the measured window.
     unmeasured: u64,
     overruns: u64,
 }
@@ -342,7 +419,10 @@ struct Accumulated {
     wait: Stats,
     periods: u64,
     overruns: u64,
+    /// Measured time by the real-time task's releases (a whole number of periods).
     measured_ns: u64,
+    /// Measured time by the instants the background's counts were read.
+    bg_ns: u64,
     sections: u64,
     site_sections: Vec<u64>,
     work_ns: u64,
@@ -361,7 +441,6 @@ impl Accumulated {
             lock: Lock::new(0, variant.lock_variant(cfg, &timer))?,
             timer,
             stop: AtomicBool::new(false),
-            measuring: AtomicBool::new(false),
             sections: AtomicU64::new(0),
             work_ns: AtomicU64::new(0),
             site_sections: cfg.sites.iter().map(|_| AtomicU64::new(0)).collect(),
@@ -375,6 +454,7 @@ impl Accumulated {
             periods: 0,
             overruns: 0,
             measured_ns: 0,
+            bg_ns: 0,
             sections: 0,
             site_sections: vec![0; cfg.sites.len()],
             work_ns: 0,
@@ -387,13 +467,8 @@ impl Accumulated {
 
     fn result(&self) -> VariantResult {
         let measured_s = self.measured_ns as f64 / 1e9;
-        let per_s = |x: f64| {
-            if measured_s > 0.0 {
-                x / measured_s
-            } else {
-                0.0
-            }
-        };
+        let bg_s = self.bg_ns as f64 / 1e9;
+        let per_s = |x: f64| if bg_s > 0.0 { x / bg_s } else { 0.0 };
         VariantResult {
             variant: self.variant.name().to_string(),
             measured_s,
@@ -497,12 +572,19 @@ fn run_slice(
 ) -> Result<(), LockError> {
     let shared = acc.shared.clone();
     shared.stop.store(false, Ordering::SeqCst);
-    shared.measuring.store(false, Ordering::SeqCst);
+    let window = Arc::new(Window::new());
 
     let (ready_tx, ready_rx) = mpsc::channel::<Result<(), LockError>>();
     let rt = {
-        let (shared, cfg, ready) = (shared.clone(), cfg.clone(), ready_tx.clone());
-        spawn("lockbench-rt", move || rt_thread(&cfg, &shared, ready))?
+        let (shared, window, cfg, ready) = (
+            shared.clone(),
+            window.clone(),
+            cfg.clone(),
+            ready_tx.clone(),
+        );
+        spawn("lockbench-rt", move || {
+            rt_thread(&cfg, &shared, &window, ready)
+        })?
     };
     let mut background = Vec::new();
     for index in 0..cfg.background_threads {
@@ -537,76 +619,60 @@ fn run_slice(
     }
 
     // Warm-up, then the measurement, sampling the background's progress.
-    let mut measure_start = sys::monotonic_ns();
-    let mut measure_end = measure_start;
-    let mut base = (0, 0, LockCounters::default());
-    let mut end_values = base;
-    let mut site_base = shared.site_counts();
-    let mut site_end = site_base.clone();
-    if setup_error.is_none() {
-        let warm_end = sys::monotonic_ns() + warmup_ns;
-        while sys::monotonic_ns() < warm_end && !stop() {
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
-        measure_start = sys::monotonic_ns();
-        shared.measuring.store(true, Ordering::SeqCst);
-        base = (
-            shared.sections.load(Ordering::SeqCst),
-            shared.work_ns.load(Ordering::SeqCst),
-            shared.lock.counters(),
-        );
-        site_base = shared.site_counts();
-        let end = measure_start + slice_ns;
-        let offset_s = acc.measured_ns as f64 / 1e9;
-        let mut point_start = measure_start;
-        let mut last = (base.0, base.1);
-        let mut push_point = |now: u64, point_start: u64, last: &mut (u64, u64)| {
-            let current = (
-                shared.sections.load(Ordering::SeqCst),
-                shared.work_ns.load(Ordering::SeqCst),
-            );
+    let offset_s = acc.bg_ns as f64 / 1e9;
+    let mut point_start = 0;
+    let mut last = (0, 0);
+    let mut push_point =
+        |now: u64, point_start: u64, origin: u64, last: &mut (u64, u64), current: (u64, u64)| {
             let width_s = (now - point_start) as f64 / 1e9;
             acc.throughput.push(ThroughputPoint {
-                t_s: offset_s + (point_start - measure_start) as f64 / 1e9,
+                t_s: offset_s + (point_start - origin) as f64 / 1e9,
                 sections_per_s: (current.0 - last.0) as f64 / width_s,
                 work_ms_per_s: (current.1 - last.1) as f64 / 1e6 / width_s,
             });
             *last = current;
         };
-        let mut interrupted = false;
-        loop {
-            if stop() {
-                interrupted = true;
-                break;
-            }
-            let now = sys::monotonic_ns();
-            if now >= end {
-                break;
-            }
-            let point_end = (point_start + cfg.sample_interval_ns).min(end);
-            if now < point_end {
-                std::thread::sleep(std::time::Duration::from_nanos(
-                    (point_end - now).min(10 * MS),
-                ));
-                continue;
-            }
-            push_point(now, point_start, &mut last);
-            point_start = now;
+    if setup_error.is_none() {
+        let warm_end = sys::monotonic_ns() + warmup_ns;
+        while sys::monotonic_ns() < warm_end && !stop() {
+            std::thread::sleep(std::time::Duration::from_millis(10));
         }
-        // The rest of the slice, when it is not a sliver.
-        let now = sys::monotonic_ns();
-        if now > point_start + cfg.sample_interval_ns / 10 {
-            push_point(now, point_start, &mut last);
+        window.request.store(OPEN, Ordering::SeqCst);
+        let opened = Window::wait(&window.opened, &rt);
+        let mut interrupted = false;
+        if let Some(open) = opened {
+            point_start = open.taken_ns;
+            last = (open.sections, open.work_ns);
+            let end = open.release_ns + slice_ns;
+            loop {
+                if stop() {
+                    interrupted = true;
+                    break;
+                }
+                let now = sys::monotonic_ns();
+                if now >= end {
+                    break;
+                }
+                let point_end = (point_start + cfg.sample_interval_ns).min(end);
+                if now < point_end {
+                    std::thread::sleep(std::time::Duration::from_nanos(
+                        (point_end - now).min(10 * MS),
+                    ));
+                    continue;
+                }
+                let current = (
+                    shared.sections.load(Ordering::SeqCst),
+                    shared.work_ns.load(Ordering::SeqCst),
+                );
+                push_point(now, point_start, open.taken_ns, &mut last, current);
+                point_start = now;
+            }
+        }
+        window.request.store(CLOSE, Ordering::SeqCst);
+        if opened.is_some() {
+            Window::wait(&window.closed, &rt);
         }
         acc.interrupted = interrupted;
-        measure_end = sys::monotonic_ns();
-        shared.measuring.store(false, Ordering::SeqCst);
-        end_values = (
-            shared.sections.load(Ordering::SeqCst),
-            shared.work_ns.load(Ordering::SeqCst),
-            shared.lock.counters(),
-        );
-        site_end = shared.site_counts();
     }
     shared.stop.store(true, Ordering::SeqCst);
 
@@ -637,22 +703,40 @@ fn run_slice(
         });
     }
 
+    // The real-time task closes the window it opened, at the latest when it stops.
+    let (Some(open), Some(close)) = (window.opened.get(), window.closed.get()) else {
+        return Ok(());
+    };
+    // The rest of the slice, when it is not a sliver.
+    if close.taken_ns > point_start + cfg.sample_interval_ns / 10 {
+        push_point(
+            close.taken_ns,
+            point_start,
+            open.taken_ns,
+            &mut last,
+            (close.sections, close.work_ns),
+        );
+    }
     acc.wake.merge(&outcome.wake);
     acc.lock.merge(&outcome.lock);
     acc.wait.merge(&outcome.wait);
     for (total, (end, start)) in acc
         .site_sections
         .iter_mut()
-        .zip(site_end.iter().zip(&site_base))
+        .zip(close.site_sections.iter().zip(&open.site_sections))
     {
         *total += end - start;
     }
     acc.periods += outcome.periods;
     acc.overruns += outcome.overruns;
-    acc.measured_ns += measure_end.saturating_sub(measure_start);
-    acc.sections += end_values.0 - base.0;
-    acc.work_ns += end_values.1 - base.1;
-    acc.counters = counters_sum(&acc.counters, &counters_delta(&end_values.2, &base.2));
+    acc.measured_ns += close.release_ns - open.release_ns;
+    acc.bg_ns += close.taken_ns - open.taken_ns;
+    acc.sections += close.sections - open.sections;
+    acc.work_ns += close.work_ns - open.work_ns;
+    acc.counters = counters_sum(
+        &acc.counters,
+        &counters_delta(&close.counters, &open.counters),
+    );
     Ok(())
 }
 
@@ -707,6 +791,7 @@ fn pin(cfg: &BenchConfig, thread: &str) -> Result<(), LockError> {
 fn rt_thread(
     cfg: &BenchConfig,
     shared: &Shared,
+    window: &Window,
     ready: mpsc::Sender<Result<(), LockError>>,
 ) -> RtOutcome {
     let priority = i32::from(cfg.rt_priority);
@@ -730,11 +815,24 @@ fn rt_thread(
     shared.timer.register_current_thread();
     let period = cfg.period_ns;
     let mut release = sys::monotonic_ns() + period;
+    let mut measuring = false;
     while !shared.stop.load(Ordering::Relaxed) {
         // The period's work is done: publish the next release, then sleep until it.
         shared.timer.publish(release);
         sys::sleep_until(release);
         let woke = sys::monotonic_ns();
+        // The window opens and closes at this release, before this period's lock.
+        match window.request.load(Ordering::SeqCst) {
+            OPEN if !measuring && window.opened.get().is_none() => {
+                let _ = window.opened.set(shared.snapshot(release));
+                measuring = true;
+            }
+            CLOSE if measuring => {
+                let _ = window.closed.set(shared.snapshot(release));
+                measuring = false;
+            }
+            _ => {}
+        }
         let locked = {
             let mut guard = shared.lock.lock();
             let locked = sys::monotonic_ns();
@@ -742,7 +840,6 @@ fn rt_thread(
             sys::busy_wall(cfg.rt_hold_ns);
             locked
         };
-        let measuring = shared.measuring.load(Ordering::Relaxed);
         if measuring {
             out.wake.record(woke.saturating_sub(release));
             out.lock.record(locked.saturating_sub(release));
@@ -761,6 +858,10 @@ fn rt_thread(
             }
             release += missed * period;
         }
+    }
+    if measuring {
+        // Stopped with the window open: every release before `release` is counted.
+        let _ = window.closed.set(shared.snapshot(release));
     }
     shared.timer.retire();
     out
@@ -1328,13 +1429,16 @@ mod tests {
         ] {
             let r = run_variant(&cfg, variant, &|| false).unwrap();
             assert_eq!(r.variant, variant.name());
-            // One release per 4 ms of measured time (missed ones counted as overruns);
-            // the measured window and the RT task's count are cut at slightly different
-            // instants, which matters on a busy machine.
+            // The window opens and closes at releases, one every 4 ms: each release in
+            // it ran as a period or was missed (an overrun), however late a thread ran.
             let releases = r.measured_s / 0.004;
-            let seen = (r.periods + r.overruns) as f64;
             assert!(
-                (seen - releases).abs() <= 0.1 * releases + 3.0,
+                (releases - releases.round()).abs() < 1e-6,
+                "a whole number of periods: {r:?}"
+            );
+            assert_eq!(
+                r.periods + r.overruns,
+                releases.round() as u64,
                 "{releases}: {r:?}"
             );
             assert_eq!(r.lock.count, r.periods);
@@ -1356,8 +1460,8 @@ mod tests {
             // Three background sites, the RT task's and the final count check.
             assert_eq!(sites, 5, "{:?}", r.sites);
             if variant == BenchVariant::DelayedQuantile {
-                // (Counters and periods are cut at slightly different instants.)
-                assert!(r.counters.rt_acquisitions.abs_diff(r.periods) <= 1, "{r:?}");
+                // The counters are read at the window's releases, before the RT task's lock.
+                assert_eq!(r.counters.rt_acquisitions, r.periods, "{r:?}");
                 assert!(r.counters.admissions > 0);
             } else {
                 assert_eq!(r.counters.refusals, 0);
