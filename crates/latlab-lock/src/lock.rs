@@ -539,13 +539,14 @@ mod tests {
         }
     }
 
-    /// [`config`] with a release that never goes stale during a test: on a loaded machine
-    /// a thread can start, or wake up, tens of milliseconds late, and a release that went
-    /// stale (default 10 ms) meanwhile would admit with no deadline what the test expects
-    /// to be refused, forced in or admitted against that release.
+    /// [`config`] with a release that does not go stale during a test (5 s, far beyond
+    /// any stall of a loaded VM, short enough that a bug fails the test quickly): on a
+    /// loaded machine a thread can start, or wake up, tens of milliseconds late, and a
+    /// release that went stale (default 10 ms) meanwhile would admit with no deadline what
+    /// the test expects to be refused, forced in or admitted against that release.
     fn never_stale(margin_ns: u64, max_refusals: u32) -> DelayedConfig {
         DelayedConfig {
-            stale_after_ns: 60_000 * MS,
+            stale_after_ns: 5_000 * MS,
             ..config(margin_ns, max_refusals)
         }
     }
