@@ -353,19 +353,25 @@ struct Snapshot {
 const WARM_UP: u8 = 0;
 /// [`Window::request`]: open the window at the next release.
 const OPEN: u8 = 1;
-/// [`Window::request`]: close the window at the next release.
+/// [`Window::request`]: close the window at the first release from
+/// [`Window::close_asked_ns`] on.
 const CLOSE: u8 = 2;
 
 /// The measured window of one slice. The main thread asks for it to open and to close;
-/// the real-time task does both at its next release, so its window is a whole number of
-/// periods and every release in it is counted once: as a period it ran (the counters
-/// are read before its lock) or as an overrun. A window cut by the main thread's clock
-/// instead would, when a thread is stalled across its start or end (a VM's host can stop
-/// a vCPU for tens of milliseconds), count missed releases from outside it as overruns or
-/// lose those from inside it.
+/// the real-time task opens it at the next release it handles, and closes it at the first
+/// release from the time of the close request on, so its window is a whole number of
+/// periods and every release in it is counted once: as a period it ran (the counters are
+/// read on the same side of its lock at both ends) or as an overrun. A window cut by the
+/// main thread's clock instead would, when a thread is stalled across its start or end (a
+/// VM's host can stop a vCPU for tens of milliseconds), count missed releases from
+/// outside it as overruns or lose those from inside it.
 struct Window {
     /// [`WARM_UP`], [`OPEN`] or [`CLOSE`], set by the main thread.
     request: AtomicU8,
+    /// When the main thread asked to close the window (set before [`CLOSE`]). A real-time
+    /// task that notices the request late, stalled, still counts the releases it missed
+    /// until then: a stall at the end of the window is measured, not cut off.
+    close_asked_ns: AtomicU64,
     /// Set by the real-time task when it opens the window.
     opened: OnceLock<Snapshot>,
     /// Set by the real-time task when it closes the window.
@@ -376,6 +382,7 @@ impl Window {
     fn new() -> Self {
         Self {
             request: AtomicU8::new(WARM_UP),
+            close_asked_ns: AtomicU64::new(0),
             opened: OnceLock::new(),
             closed: OnceLock::new(),
         }
@@ -668,6 +675,9 @@ fn run_slice(
                 point_start = now;
             }
         }
+        window
+            .close_asked_ns
+            .store(sys::monotonic_ns(), Ordering::SeqCst);
         window.request.store(CLOSE, Ordering::SeqCst);
         if opened.is_some() {
             Window::wait(&window.closed, &rt);
@@ -816,20 +826,29 @@ fn rt_thread(
     let period = cfg.period_ns;
     let mut release = sys::monotonic_ns() + period;
     let mut measuring = false;
+    // The release the window closes at, when that is after this period's.
+    let mut close_at = None;
     while !shared.stop.load(Ordering::Relaxed) {
         // The period's work is done: publish the next release, then sleep until it.
         shared.timer.publish(release);
         sys::sleep_until(release);
         let woke = sys::monotonic_ns();
-        // The window opens and closes at this release, before this period's lock.
+        // The window opens at this release, and closes at it unless the close was asked
+        // for after it (woken late): then at the first release from the request on, after
+        // this period.
         match window.request.load(Ordering::SeqCst) {
             OPEN if !measuring && window.opened.get().is_none() => {
                 let _ = window.opened.set(shared.snapshot(release));
                 measuring = true;
             }
             CLOSE if measuring => {
-                let _ = window.closed.set(shared.snapshot(release));
-                measuring = false;
+                let asked = window.close_asked_ns.load(Ordering::SeqCst);
+                if release >= asked {
+                    let _ = window.closed.set(shared.snapshot(release));
+                    measuring = false;
+                } else {
+                    close_at = Some(release + (asked - release).div_ceil(period) * period);
+                }
             }
             _ => {}
         }
@@ -854,9 +873,18 @@ fn rt_thread(
             // Still busy when the next release came: skip the releases that were missed.
             let missed = (now - release) / period + 1;
             if measuring {
-                out.overruns += missed;
+                out.overruns += match close_at {
+                    // Only those before the window's end.
+                    Some(end) => missed.min((end - release) / period),
+                    None => missed,
+                };
             }
             release += missed * period;
+        }
+        if let Some(end) = close_at.take() {
+            // `release` is past `end` now: the request came before the clock was read.
+            let _ = window.closed.set(shared.snapshot(end));
+            measuring = false;
         }
     }
     if measuring {
@@ -1494,6 +1522,16 @@ mod tests {
         .unwrap();
         assert!(r.interrupted);
         assert!(r.measured_s < 5.0, "{}", r.measured_s);
-        assert!(r.periods > 10, "{r:?}");
+        // The window closes at the first release from the stop on, at least 300 ms after
+        // it opened, and accounts for each release, even if the RT task was stalled
+        // through most of them (overruns then; it ran at least the opening period).
+        let releases = r.measured_s / 0.004;
+        assert!(releases >= 75.0, "{r:?}");
+        assert_eq!(
+            r.periods + r.overruns,
+            releases.round() as u64,
+            "{releases}: {r:?}"
+        );
+        assert!(r.periods > 0, "{r:?}");
     }
 }
