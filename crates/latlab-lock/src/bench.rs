@@ -650,7 +650,10 @@ fn run_slice(
         if let Some(open) = opened {
             point_start = open.taken_ns;
             last = (open.sections, open.work_ns);
-            let end = open.release_ns + slice_ns;
+            // From when the counts were read: the real-time task may have noticed the
+            // request long after the release it opened the window at, and the background
+            // is measured from the counts on.
+            let end = open.taken_ns + slice_ns;
             loop {
                 if stop() {
                     interrupted = true;
