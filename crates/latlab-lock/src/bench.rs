@@ -318,18 +318,17 @@ struct Shared {
 
 impl Shared {
     /// What the lock and the background have done so far, at the real-time task's
-    /// release `release_ns`.
-    fn snapshot(&self, release_ns: u64) -> Snapshot {
+    /// release `release_ns`. `site_sections` comes allocated (the real-time task does
+    /// not allocate in its loop).
+    fn snapshot(&self, release_ns: u64, mut site_sections: Vec<u64>) -> Snapshot {
+        site_sections.clear();
+        site_sections.extend(self.site_sections.iter().map(|c| c.load(Ordering::SeqCst)));
         Snapshot {
             release_ns,
             taken_ns: sys::monotonic_ns(),
             sections: self.sections.load(Ordering::SeqCst),
             work_ns: self.work_ns.load(Ordering::SeqCst),
-            site_sections: self
-                .site_sections
-                .iter()
-                .map(|c| c.load(Ordering::SeqCst))
-                .collect(),
+            site_sections,
             counters: self.lock.counters(),
         }
     }
@@ -831,6 +830,8 @@ fn rt_thread(
     let mut measuring = false;
     // The release the window closes at, when that is after this period's.
     let mut close_at = None;
+    let sites = shared.site_sections.len();
+    let (mut open_sites, mut close_sites) = (Vec::with_capacity(sites), Vec::with_capacity(sites));
     while !shared.stop.load(Ordering::Relaxed) {
         // The period's work is done: publish the next release, then sleep until it.
         shared.timer.publish(release);
@@ -841,13 +842,17 @@ fn rt_thread(
         // this period.
         match window.request.load(Ordering::SeqCst) {
             OPEN if !measuring && window.opened.get().is_none() => {
-                let _ = window.opened.set(shared.snapshot(release));
+                let _ = window
+                    .opened
+                    .set(shared.snapshot(release, std::mem::take(&mut open_sites)));
                 measuring = true;
             }
             CLOSE if measuring => {
                 let asked = window.close_asked_ns.load(Ordering::SeqCst);
                 if release >= asked {
-                    let _ = window.closed.set(shared.snapshot(release));
+                    let _ = window
+                        .closed
+                        .set(shared.snapshot(release, std::mem::take(&mut close_sites)));
                     measuring = false;
                 } else {
                     close_at = Some(release + (asked - release).div_ceil(period) * period);
@@ -886,13 +891,17 @@ fn rt_thread(
         }
         if let Some(end) = close_at.take() {
             // `release` is past `end` now: the request came before the clock was read.
-            let _ = window.closed.set(shared.snapshot(end));
+            let _ = window
+                .closed
+                .set(shared.snapshot(end, std::mem::take(&mut close_sites)));
             measuring = false;
         }
     }
     if measuring {
         // Stopped with the window open: every release before `release` is counted.
-        let _ = window.closed.set(shared.snapshot(release));
+        let _ = window
+            .closed
+            .set(shared.snapshot(release, std::mem::take(&mut close_sites)));
     }
     shared.timer.retire();
     out
