@@ -164,7 +164,7 @@ fn ctrl_c_prints_and_writes_what_was_measured() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    common::wait_until_catches(child.id(), libc::SIGINT, Duration::from_millis(1500));
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let start = Instant::now();
@@ -223,7 +223,15 @@ fn autogroup_nice_runs_in_a_group_of_its_own_and_passes_ctrl_c_on() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    // The copy in its own autogroup is the one that must catch Ctrl-C.
+    let mut copy = None;
+    let start = Instant::now();
+    while copy.is_none() {
+        assert!(start.elapsed() < Duration::from_secs(30), "no copy started");
+        copy = common::first_child(child.id());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    common::wait_until_catches(copy.unwrap(), libc::SIGINT, Duration::from_millis(1500));
     // SAFETY: signalling our own child; it passes the signal on to the copy it started.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let start = Instant::now();
