@@ -62,6 +62,7 @@ fn simulate_is_deterministic_and_prints_the_papers_figures() {
         assert!(first.contains(figure), "missing {figure:?} in\n{first}");
     }
     let result = read_json(&json);
+    assert_eq!(result["schema"], "latlab.lockbench-simulation");
     let worst = |run: &str| result[run]["latency"]["max"].as_u64().unwrap();
     // About a quarter, as the paper's 23 %.
     assert!(worst("with") * 10 <= worst("without") * 3, "{result}");
