@@ -3,7 +3,7 @@
 #   make test  format check, clippy -D warnings, all tests
 CARGO ?= cargo
 DURATION ?= 30s
-LATLAB := target/release/latlab
+LATLAB := $(or $(CARGO_TARGET_DIR),target)/release/latlab
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
 .PHONY: all build run test fmt clippy unit bench

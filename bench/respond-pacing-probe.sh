@@ -2,12 +2,13 @@
 # Why latlab respond's signal channel reads a few µs above rt-tests'
 # sigwaittest: one difference at a time, interleaved rounds, medians.
 #
-#   bench/respond-pacing-probe.sh [ROUNDS] [EVENTS]     (as root; needs rt-tests, cc)
+#   bench/respond-pacing-probe.sh [ROUNDS] [EVENTS]     (as root; needs rt-tests)
 #
-# Rows: sigwaittest -f (the peer), latlab respond --gap 1ms, and
-# bench/respond-pacing-probe.c, a small C copy of latlab's method with one
-# switch per difference from sigwaittest (see the comment at its top). All on
-# CPU 0, one event per 1 ms unless the row says otherwise. Prints, per row,
+# Rows: sigwaittest -f (the peer), latlab respond --gap 1ms, and the example
+# pacing_probe (crates/latlab-respond/examples/pacing_probe.rs), a small copy
+# of latlab's method with one switch per difference from sigwaittest (see the
+# comment at its top). All on CPU 0, one event per 1 ms unless the row says
+# otherwise. Prints, per row,
 # the median over the rounds of the minimum and of the mean one-way latency,
 # and the ratio of the mean to sigwaittest's.
 set -euo pipefail
@@ -15,13 +16,13 @@ ROUNDS=${1:-5}
 EVENTS=${2:-5000}
 cd "$(dirname "$0")/.."
 command -v sigwaittest >/dev/null || { echo "sigwaittest missing: apt-get install rt-tests" >&2; exit 1; }
-command -v cc >/dev/null || { echo "cc missing: apt-get install gcc" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || { echo "run as root (SCHED_FIFO)" >&2; exit 1; }
 cargo build --release --locked -q -p latlab
+cargo build --release --locked -q -p latlab-respond --example pacing_probe
 LATLAB=${CARGO_TARGET_DIR:-target}/release/latlab
+PROBE=${CARGO_TARGET_DIR:-target}/release/examples/pacing_probe
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
-cc -O2 -Wall -o "$OUT/probe" bench/respond-pacing-probe.c
 
 sigwaittest_row() {
   sigwaittest -f -p 95 -a 0 -i 1000 -l "$EVENTS" -q --json "$OUT/sw.json" > /dev/null
@@ -33,7 +34,7 @@ latlab_row() {
   python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["one_way"]["latency"]; print(r["min"]/1e3, r["mean"]/1e3)' "$OUT/ll.json"
 }
 probe_row() {
-  "$OUT/probe" -n "$EVENTS" "$@" | awk '{print $6, $8}'
+  "$PROBE" -n "$EVENTS" "$@" | awk '{print $6, $8}'
 }
 
 ROWS=(

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Where the signal channel's cold wake-up spends its extra time.
 
-    bench/respond-pacing-trace.py [EVENTS]      (as root; needs cc and tracefs)
+    bench/respond-pacing-trace.py [EVENTS]      (as root; needs cargo and tracefs)
 
-Runs bench/respond-pacing-probe.c twice, with latlab's pacing (the stimulus
+Runs the pacing_probe example of latlab-respond twice, with latlab's pacing (the stimulus
 keeps its own clock, 1 ms gaps) and with sigwaittest's (-P, ping-pong), each
 under a private tracefs instance (instances/latlab-respond-pacing, removed
 afterwards) with sched_waking, sched_wakeup, sched_switch and the tgkill /
@@ -23,7 +23,6 @@ import re
 import statistics
 import subprocess
 import sys
-import tempfile
 
 TRACEFS = "/sys/kernel/tracing"
 INSTANCE = os.path.join(TRACEFS, "instances", "latlab-respond-pacing")
@@ -120,15 +119,16 @@ def main():
         sys.exit(f"tracefs is not mounted: mount -t tracefs nodev {TRACEFS}")
     here = os.path.dirname(os.path.abspath(__file__))
     hz = tsc_hz()
-    with tempfile.TemporaryDirectory() as tmp:
-        probe = os.path.join(tmp, "probe")
-        subprocess.run(["cc", "-O2", "-o", probe, os.path.join(here, "respond-pacing-probe.c")],
-                       check=True)
-        runs = {}
-        for label, args in [("latlab pacing", []), ("ping-pong (-P)", ["-P"])]:
-            out, trace = traced(probe, ["-n", events] + args)
-            print(f"{label}: {out}")
-            runs[label] = phases(trace, hz, "probe")
+    root = os.path.dirname(here)
+    subprocess.run(["cargo", "build", "--release", "--locked", "-q", "-p", "latlab-respond",
+                    "--example", "pacing_probe"], check=True, cwd=root)
+    probe = os.path.join(root, os.environ.get("CARGO_TARGET_DIR", "target"), "release",
+                         "examples", "pacing_probe")
+    runs = {}
+    for label, args in [("latlab pacing", []), ("ping-pong (-P)", ["-P"])]:
+        out, trace = traced(probe, ["-n", events] + args)
+        print(f"{label}: {out}")
+        runs[label] = phases(trace, hz, "pacing_probe")
     labels = list(runs)
     print()
     print(f"{'median us':<26}" + "".join(f"{label:>16}" for label in labels) + f"{'difference':>12}")

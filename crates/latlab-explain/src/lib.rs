@@ -185,6 +185,36 @@ fn comm_matches(pattern: &str, comm: &str) -> bool {
     }
 }
 
+/// A note when `--comm` chose tasks whose periods differ (cyclictest's
+/// measuring thread and its main thread): they are analysed together, which
+/// mixes their statistics, so the note names each and points to `--pid`.
+fn mixed_periods_note(tasks: &[detect::TaskSummary], selected: &[i32]) -> Option<String> {
+    let chosen: Vec<&detect::TaskSummary> = tasks
+        .iter()
+        .filter(|t| selected.contains(&t.pid) && t.median_interval_ns > 0)
+        .collect();
+    let shortest = chosen.iter().map(|t| t.median_interval_ns).min()?;
+    let longest = chosen.iter().map(|t| t.median_interval_ns).max()?;
+    if longest < shortest + shortest / 2 {
+        return None;
+    }
+    let list: Vec<String> = chosen
+        .iter()
+        .map(|t| {
+            format!(
+                "{}:{} every {}",
+                t.comm,
+                t.pid,
+                latlab_measure::units::format_ns(t.median_interval_ns)
+            )
+        })
+        .collect();
+    Some(format!(
+        "--comm chose tasks with different periods ({}), analysed together: choose one with --pid",
+        list.join(", ")
+    ))
+}
+
 /// Reads `settings.steal_ns` from a `latlab run --json` result.
 pub fn steal_from_run_result(path: &Path) -> Result<Vec<(usize, u64)>> {
     let text = std::fs::read_to_string(path).map_err(|source| ExplainError::Io {
@@ -455,12 +485,15 @@ fn explain_with(
     win_reports.truncate(opts.max_windows);
 
     let mut notes = Vec::new();
+    if opts.pids.is_empty() {
+        notes.extend(mixed_periods_note(&tasks_found, &selected));
+    }
     if tasks_found.is_empty() {
         notes.push("no task woke from an hrtimer in this trace: record with sched_switch, sched_waking, hrtimer_start and hrtimer_expire_entry (latlab record's default events)".into());
     }
     if lost.counted > 0 || lost.uncounted_pages > 0 {
         notes.push(format!(
-            "events were lost while recording ({} counted, {} page(s) with an unknown number): windows near the losses may be incomplete; record with a larger --buffer-size",
+            "events were lost while recording ({} counted, {} page(s) with an unknown number): windows near the losses may be incomplete; record with a larger ring buffer (latlab record --buffer-size, latlab run --trace-buffer-kb) or fewer events",
             lost.counted, lost.uncounted_pages
         ));
     }

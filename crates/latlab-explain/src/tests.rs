@@ -1254,3 +1254,31 @@ fn latlab_thread_seen_late_drops_the_other_tasks_windows() {
     assert_eq!(r.late, 1);
     assert_eq!(r.windows[0].latency_ns, lat);
 }
+
+/// `--comm cyclictest` chooses the measuring thread (1 ms) and the main
+/// thread (10 ms): the report says they are analysed together and how to
+/// choose one; tasks of one period, or tasks not chosen, give no note.
+#[test]
+fn comm_choosing_tasks_of_different_periods_is_noted() {
+    use crate::detect::TaskSummary;
+    let task = |pid, interval| TaskSummary {
+        pid,
+        comm: "cyclictest".into(),
+        periods: 100,
+        median_interval_ns: interval,
+        regularity: 1.0,
+        latency: Default::default(),
+        from_markers: false,
+    };
+    let tasks = [
+        task(31570, 1_000_000),
+        task(31569, 10_100_000),
+        task(31571, 1_000_000),
+    ];
+    let note = crate::mixed_periods_note(&tasks, &[31569, 31570]).expect("a note");
+    assert!(note.contains("cyclictest:31570 every 1.00 ms"), "{note}");
+    assert!(note.contains("cyclictest:31569 every 10.1 ms"), "{note}");
+    assert!(note.contains("--pid"), "{note}");
+    assert_eq!(crate::mixed_periods_note(&tasks, &[31570, 31571]), None);
+    assert_eq!(crate::mixed_periods_note(&tasks, &[31570]), None);
+}

@@ -55,13 +55,7 @@ pub(crate) fn follow(pgid: libc::pid_t) -> Followed {
 
 extern "C" fn on_stop(_: libc::c_int) {
     let errno = errno();
-    for group in &GROUPS {
-        let pgid = group.load(Ordering::SeqCst);
-        if pgid > 0 {
-            // SAFETY: kill is async-signal-safe.
-            unsafe { libc::kill(-pgid, libc::SIGTSTP) };
-        }
-    }
+    signal_groups(libc::SIGTSTP);
     // SAFETY: raise is async-signal-safe; SIGSTOP stops the whole process
     // (the default action of SIGTSTP, which this handler replaces).
     unsafe { libc::raise(libc::SIGSTOP) };
@@ -70,14 +64,19 @@ extern "C" fn on_stop(_: libc::c_int) {
 
 extern "C" fn on_continue(_: libc::c_int) {
     let errno = errno();
+    signal_groups(libc::SIGCONT);
+    restore_errno(errno);
+}
+
+/// Sends `signal` to every followed group (async-signal-safe).
+fn signal_groups(signal: libc::c_int) {
     for group in &GROUPS {
         let pgid = group.load(Ordering::SeqCst);
         if pgid > 0 {
             // SAFETY: kill is async-signal-safe.
-            unsafe { libc::kill(-pgid, libc::SIGCONT) };
+            unsafe { libc::kill(-pgid, signal) };
         }
     }
-    restore_errno(errno);
 }
 
 fn errno() -> libc::c_int {

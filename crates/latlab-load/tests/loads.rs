@@ -179,9 +179,17 @@ fn a_worker_that_fails_is_reported_and_cleaned_up() {
     let _serial = serial();
     let root = tempfile::tempdir().unwrap();
     let load = RunningLoad::start(&"io:1,cpu:1".parse().unwrap(), &options(root.path())).unwrap();
-    // Pull the disk out from under the io worker.
-    for dir in std::fs::read_dir(root.path()).unwrap().flatten() {
-        std::fs::remove_dir_all(dir.path()).unwrap();
+    // Pull the disk out from under the io worker: move its directory aside
+    // first (at once, as far as the worker can tell), then remove it.
+    let aside = tempfile::tempdir().unwrap();
+    for (i, dir) in std::fs::read_dir(root.path())
+        .unwrap()
+        .flatten()
+        .enumerate()
+    {
+        let gone = aside.path().join(i.to_string());
+        std::fs::rename(dir.path(), &gone).unwrap();
+        std::fs::remove_dir_all(&gone).unwrap();
     }
     let start = Instant::now();
     let err = loop {
@@ -215,9 +223,15 @@ fn failing_commands_are_clear_errors_and_leave_nothing() {
         ),
         ("true", "status 0", "exits at once"),
     ];
+    // A grace long enough for even `true` to exit on a stalled VM (start
+    // returns as soon as the command has ended).
+    let options = LoadOptions {
+        command_grace: Duration::from_secs(3),
+        ..options(root.path())
+    };
     for (command, status, detail) in cases {
         let spec = "io:1".parse::<LoadSpec>().unwrap().with_command(command);
-        let err = RunningLoad::start(&spec, &options(root.path())).unwrap_err();
+        let err = RunningLoad::start(&spec, &options).unwrap_err();
         assert!(matches!(err, LoadError::CommandFailed { .. }), "{err:?}");
         let text = err.to_string();
         assert!(text.contains(status), "{command}: {text}");
@@ -232,7 +246,8 @@ fn failing_commands_are_clear_errors_and_leave_nothing() {
 fn a_command_that_fails_later_is_caught_by_check() {
     let _serial = serial();
     let root = tempfile::tempdir().unwrap();
-    let spec = LoadSpec::none().with_command("sleep 0.4; exit 5");
+    // Well past the 300 ms start grace, so that start succeeds on a slow VM.
+    let spec = LoadSpec::none().with_command("sleep 2; exit 5");
     let load = RunningLoad::start(&spec, &options(root.path())).unwrap();
     let start = Instant::now();
     let err = loop {

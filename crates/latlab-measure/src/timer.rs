@@ -266,6 +266,8 @@ fn wait_signal(signal: libc::c_int) -> bool {
 
 struct Itimer {
     grid: Grid,
+    /// Grid points before the timer was armed, added to the first wake's missed.
+    skipped: u64,
 }
 
 impl Itimer {
@@ -284,9 +286,12 @@ impl Itimer {
         }
         // ITIMER_REAL is relative: the first expiry is `delay` after the
         // kernel arms it, a little after this read, so latencies are never
-        // underestimated (overestimated by at most the syscall time).
+        // underestimated (overestimated by at most the syscall time). A
+        // thread that arms after `start` (it ran late) starts at the next
+        // grid point and counts the ones it skipped as missed, as the
+        // absolute timers do.
         let armed_at = monotonic_ns();
-        let delay = (start.saturating_sub(armed_at) / 1000 * 1000).max(1000);
+        let (delay, skipped) = itimer_first_expiry(start, armed_at, interval);
         let value = libc::itimerval {
             it_interval: timeval(interval),
             it_value: timeval(delay),
@@ -300,8 +305,19 @@ impl Itimer {
                 next: armed_at + delay,
                 interval,
             },
+            skipped,
         })
     }
+}
+
+/// The relative delay (whole µs, at least 1) of an itimer armed at `armed_at`
+/// whose grid starts at `start`, and the grid points it skips because it was
+/// armed after them.
+fn itimer_first_expiry(start: u64, armed_at: u64, interval: u64) -> (u64, u64) {
+    let skipped = armed_at.saturating_sub(start).div_ceil(interval);
+    let first = start + skipped * interval;
+    let delay = (first.saturating_sub(armed_at) / 1000 * 1000).max(1000);
+    (delay, skipped)
 }
 
 impl Drop for Itimer {
@@ -319,7 +335,9 @@ impl WakeSource for Itimer {
         if !wait_signal(libc::SIGALRM) {
             return Ok(None);
         }
-        Ok(Some(self.grid.wake(monotonic_ns())))
+        let mut wake = self.grid.wake(monotonic_ns());
+        wake.missed += std::mem::take(&mut self.skipped);
+        Ok(Some(wake))
     }
 }
 
@@ -555,6 +573,25 @@ mod tests {
         assert_eq!(wake.missed_before(10_000, 100).missed, 3);
         // A grid point exactly at the end is not part of the run.
         assert_eq!(wake.missed_before(1_100, 100).missed, 1);
+    }
+
+    #[test]
+    fn itimer_armed_late_starts_at_the_next_grid_point_and_counts_the_skipped() {
+        // Armed in time: the first expiry is the start, nothing skipped.
+        assert_eq!(
+            itimer_first_expiry(10_000_000, 4_000_000, 1_000_000),
+            (6_000_000, 0)
+        );
+        // Armed 5.5 periods late: the 6th grid point, 6 skipped.
+        assert_eq!(
+            itimer_first_expiry(10_000_000, 15_500_000, 1_000_000),
+            (500_000, 6)
+        );
+        // Armed exactly on a grid point: that point is the first expiry (1 µs on).
+        assert_eq!(
+            itimer_first_expiry(10_000_000, 12_000_000, 1_000_000),
+            (1_000, 2)
+        );
     }
 
     #[test]

@@ -89,6 +89,18 @@ fn trace_cmd_report(path: &Path) -> (Vec<String>, String) {
     (events, String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
+/// The CPU and timestamp (seconds) of a `trace-cmd report` event line,
+/// `comm-pid [001] 12345.678901: event: ...`.
+fn cpu_and_seconds(line: &str) -> (u32, f64) {
+    let (_, rest) = line.split_once('[').expect("a [cpu] field");
+    let (cpu, rest) = rest.split_once(']').expect("a [cpu] field");
+    let stamp = rest.split_whitespace().next().expect("a timestamp");
+    (
+        cpu.trim().parse().expect("a CPU number"),
+        stamp.trim_end_matches(':').parse().expect("a timestamp"),
+    )
+}
+
 fn opts(events: &[&str]) -> CaptureOptions {
     CaptureOptions {
         events: events.iter().map(|s| s.to_string()).collect(),
@@ -231,7 +243,9 @@ fn flight_recorder_snapshots_keep_the_ring_buffer() {
     let before = top_level_set_event();
     let mut o = opts(&["sched", "timer"]);
     o.flight_recorder = true;
-    o.buffer_size_kb = Some(64);
+    // Big enough that a burst of scheduler events cannot push the first
+    // marker out of the ring within the test's 90 ms.
+    o.buffer_size_kb = Some(1024);
     let mut capture = Capture::start(&o).unwrap();
     assert!(capture.is_flight_recorder());
     let marker = capture.marker();
@@ -347,11 +361,26 @@ fn freezer_stops_tracing_so_the_snapshot_ends_at_the_trigger() {
     );
     let (events, _) = trace_cmd_report(&snap);
     assert_eq!(events.len() as u64, report.total_events);
-    let last = events.last().expect("events");
-    assert!(
-        last.contains("latlab: cycle=42"),
-        "snapshot does not end at the trigger: {last}"
-    );
+    let trigger = events
+        .iter()
+        .position(|l| l.contains("latlab: cycle=42"))
+        .expect("the trigger is in the snapshot");
+    let (trigger_cpu, trigger_s) = cpu_and_seconds(&events[trigger]);
+    // On the trigger's CPU nothing follows it. Another CPU may log an event
+    // in the microseconds between the marker and the freeze, but not the
+    // main thread's 50 ms sleep above, had tracing gone on.
+    for line in &events[trigger + 1..] {
+        let (cpu, seconds) = cpu_and_seconds(line);
+        assert_ne!(
+            cpu, trigger_cpu,
+            "event after the trigger on its CPU: {line}"
+        );
+        assert!(
+            seconds - trigger_s < 0.02,
+            "event {:.3} ms after the trigger: {line}",
+            (seconds - trigger_s) * 1e3
+        );
+    }
     assert!(!events.iter().any(|l| l.contains("after trigger")));
     let freezer = capture.freezer();
     capture.stop(&dir.path().join("end.dat")).unwrap();

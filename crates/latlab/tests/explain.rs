@@ -65,14 +65,17 @@ fn causes(report: &Value) -> Vec<Value> {
     report["causes"].as_array().cloned().unwrap_or_default()
 }
 
-/// Records and explains up to three times until `found` holds (the VM is
-/// noisy; a single short recording may not catch the load at a late period).
+/// Records and explains up to five times until `found` holds (the VM is
+/// noisy: host stalls can fill the late periods of a short recording, so one
+/// may not catch the load at a late period).
 /// `bg`, when not empty, is a load spec started through the latlab-load
 /// API pinned to CPU 0 (the measured CPU) for the recording.
+const ATTEMPTS: usize = 5;
+
 fn attempt(load: &[&str], bg: &str, what: &str, found: impl Fn(&Value) -> bool) {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let mut last = Value::Null;
-    for _ in 0..3 {
+    for _ in 0..ATTEMPTS {
         let dir = tempfile::tempdir().unwrap();
         let running = (!bg.is_empty()).then(|| {
             let spec: latlab_load::LoadSpec = bg.parse().unwrap();
@@ -112,7 +115,7 @@ fn attempt(load: &[&str], bg: &str, what: &str, found: impl Fn(&Value) -> bool) 
         .iter()
         .map(|c| c["description"].as_str().unwrap_or("").to_string())
         .collect();
-    panic!("{what} not among the causes in 3 attempts; causes: {names:#?}");
+    panic!("{what} not among the causes in {ATTEMPTS} attempts; causes: {names:#?}");
 }
 
 #[test]

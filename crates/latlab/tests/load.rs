@@ -269,9 +269,15 @@ fn a_load_failing_mid_run_is_an_error_that_leaves_no_process() {
     } = workspace("report.json");
     let mark = marker(4);
     let child = start_long(&scratch, &json, &mark);
-    // Pull the disk out from under the io load while the command runs.
-    for entry in std::fs::read_dir(&scratch).unwrap().flatten() {
-        std::fs::remove_dir_all(entry.path()).unwrap();
+    // Pull the disk out from under the io load while the command runs: move
+    // its directory aside first (at once, as far as the worker can tell),
+    // then remove it.
+    let aside = scratch.with_file_name("aside");
+    std::fs::create_dir(&aside).unwrap();
+    for (i, entry) in std::fs::read_dir(&scratch).unwrap().flatten().enumerate() {
+        let gone = aside.join(i.to_string());
+        std::fs::rename(entry.path(), &gone).unwrap();
+        std::fs::remove_dir_all(&gone).unwrap();
     }
     let out = wait_output(child);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -477,7 +483,7 @@ fn run_sigint_stops_the_load_process_and_still_reports() {
     } = workspace("result.json");
     let mark = marker(6);
     let (child, load) = start_run(&scratch, &json, &mark, "cpu:1,io:1", 60);
-    std::thread::sleep(Duration::from_millis(1500));
+    common::wait_until_catches(child.id(), libc::SIGINT, Duration::from_millis(1500));
     // Ctrl-C at a terminal: SIGINT to latlab's whole process group. The load
     // process leads a group of its own, so latlab stops it and gets its report.
     // SAFETY: signalling the process group of the child we started.

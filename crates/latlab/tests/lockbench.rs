@@ -62,6 +62,7 @@ fn simulate_is_deterministic_and_prints_the_papers_figures() {
         assert!(first.contains(figure), "missing {figure:?} in\n{first}");
     }
     let result = read_json(&json);
+    assert_eq!(result["schema"], "latlab.lockbench-simulation");
     let worst = |run: &str| result[run]["latency"]["max"].as_u64().unwrap();
     // About a quarter, as the paper's 23 %.
     assert!(worst("with") * 10 <= worst("without") * 3, "{result}");
@@ -141,52 +142,58 @@ fn real_threads_compare_variants_and_write_the_throughput_series() {
     assert_eq!(report["goal"].as_array().unwrap().len(), 1);
 }
 
-#[test]
-fn ctrl_c_prints_and_writes_what_was_measured() {
-    let Some(_serial) = privileged("ctrl_c_prints_and_writes_what_was_measured") else {
-        return;
-    };
+/// Starts a 2 x 60 s lockbench of plain and pi with `extra` options, presses
+/// Ctrl-C once `catcher` (given latlab's pid, the process that must catch it)
+/// has measured for a while, and returns stdout and the JSON it wrote.
+fn interrupted_lockbench(extra: &[&str], catcher: impl Fn(u32) -> Option<u32>) -> (String, Value) {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("partial.json");
     let mut child = latlab()
-        .args([
-            "lockbench",
-            "--duration",
-            "60s",
-            "--warmup",
-            "0s",
-            "--variants",
-            "plain,pi",
-            "--json",
-        ])
+        .args(["lockbench", "--duration", "60s", "--warmup", "0s"])
+        .args(["--variants", "plain,pi"])
+        .args(extra)
+        .arg("--json")
         .arg(&json)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    let start = Instant::now();
+    let pid = loop {
+        if let Some(pid) = catcher(child.id()) {
+            break pid;
+        }
+        assert!(start.elapsed() < Duration::from_secs(30), "never started");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    common::wait_until_catches(pid, libc::SIGINT, Duration::from_millis(1500));
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
+    while child.try_wait().unwrap().is_none() {
         assert!(
             start.elapsed() < Duration::from_secs(20),
             "Ctrl-C did not stop lockbench"
         );
         std::thread::sleep(Duration::from_millis(50));
-    };
+    }
     let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
-        status.success(),
+        out.status.success(),
         "{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    (stdout, read_json(&json))
+}
+
+#[test]
+fn ctrl_c_prints_and_writes_what_was_measured() {
+    let Some(_serial) = privileged("ctrl_c_prints_and_writes_what_was_measured") else {
+        return;
+    };
+    let (stdout, report) = interrupted_lockbench(&[], Some);
     assert!(stdout.contains("interrupted"), "{stdout}");
-    let report = read_json(&json);
     let results = report["results"].as_array().unwrap();
     assert_eq!(results.len(), 1, "only plain had started");
     assert_eq!(results[0]["interrupted"], true);
@@ -199,49 +206,18 @@ fn autogroup_nice_runs_in_a_group_of_its_own_and_passes_ctrl_c_on() {
     let Some(_serial) = privileged(test) else {
         return;
     };
-    let Some(ours) = latlab_rt::autogroup::current() else {
-        eprintln!("SKIP {test}: this kernel has no scheduler autogroups");
+    let ours = latlab_rt::autogroup::current();
+    if !common::require(
+        &format!("{test}: scheduler autogroups"),
+        ours.is_some(),
+        "a kernel with CONFIG_SCHED_AUTOGROUP and sysctl kernel.sched_autogroup_enabled=1",
+    ) {
         return;
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("autogroup.json");
-    let mut child = latlab()
-        .args([
-            "lockbench",
-            "--duration",
-            "60s",
-            "--warmup",
-            "0s",
-            "--variants",
-            "plain,pi",
-            "--autogroup-nice",
-            "-5",
-            "--json",
-        ])
-        .arg(&json)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
-    // SAFETY: signalling our own child; it passes the signal on to the copy it started.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "Ctrl-C did not stop lockbench in its own autogroup"
-        );
-        std::thread::sleep(Duration::from_millis(50));
     }
-    let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report = read_json(&json);
+    let ours = ours.unwrap();
+    // The copy latlab starts in its own autogroup is the one that must catch
+    // Ctrl-C; latlab passes it on.
+    let (_, report) = interrupted_lockbench(&["--autogroup-nice", "-5"], common::first_child);
     assert_eq!(report["autogroup"]["nice"], -5, "{report}");
     assert_ne!(report["autogroup"]["id"], ours.id, "a group of its own");
     let results = report["results"].as_array().unwrap();

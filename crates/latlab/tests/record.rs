@@ -225,7 +225,8 @@ fn flight_recorder_saves_on_sigusr1_and_at_the_end() {
             "-o",
         ])
         .arg(&out)
-        .args(["--", "sleep", "1"])
+        // Long enough for the snapshot request to arrive while it runs.
+        .args(["--", "sleep", "3"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -235,7 +236,7 @@ fn flight_recorder_saves_on_sigusr1_and_at_the_end() {
         wait_for_instance(pid),
         "instance latlab-{pid} never appeared"
     );
-    std::thread::sleep(Duration::from_millis(200));
+    common::wait_until_catches(pid, libc::SIGUSR1, Duration::from_millis(200));
     // SAFETY: kill(2) on our own child.
     unsafe { libc::kill(pid as libc::pid_t, libc::SIGUSR1) };
     let res = child.wait_with_output().unwrap();

@@ -261,7 +261,7 @@ fn ctrl_c_stops_and_still_writes_results() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    common::wait_until_catches(child.id(), libc::SIGINT, Duration::from_millis(1500));
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let output = child.wait_with_output().unwrap();
@@ -326,7 +326,7 @@ fn sigterm_to_the_whole_process_group_still_writes_results() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    common::wait_until_catches(child.id(), libc::SIGTERM, Duration::from_millis(1500));
     // SAFETY: signalling the process group of our own child (stimulus and responder).
     unsafe { libc::kill(-(child.id() as i32), libc::SIGTERM) };
     let output = child.wait_with_output().unwrap();

@@ -353,7 +353,7 @@ fn ctrl_c_mid_run_still_writes_a_complete_result() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    common::wait_until_catches(child.id(), libc::SIGINT, Duration::from_millis(1500));
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let output = child.wait_with_output().unwrap();

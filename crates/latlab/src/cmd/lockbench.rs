@@ -352,9 +352,27 @@ fn simulate(args: &LockbenchArgs) -> anyhow::Result<ExitCode> {
     let comparison = sim::compare(&cfg)?;
     print!("{}", sim::render_table(&comparison));
     if let Some(path) = &args.json {
-        write_json(path, &comparison)?;
+        let report = SimReport {
+            schema: "latlab.lockbench-simulation",
+            schema_version: 1,
+            comparison: &comparison,
+        };
+        write_json(path, &report)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The JSON document of `--simulate` (schema `latlab.lockbench-simulation`,
+/// version 1): the comparison's fields next to the schema's.
+#[derive(Debug, Serialize)]
+struct SimReport<'a> {
+    /// Always `"latlab.lockbench-simulation"`.
+    schema: &'static str,
+    /// Version of this document's shape.
+    schema_version: u32,
+    /// The simulation without and with delayed locking.
+    #[serde(flatten)]
+    comparison: &'a sim::SimComparison,
 }
 
 fn write_json<T: Serialize>(path: &PathBuf, value: &T) -> anyhow::Result<()> {

@@ -34,7 +34,7 @@ pub struct ScenarioArgs {
     /// A smoke run: a few seconds per step instead of the paper's lengths.
     #[arg(long)]
     pub quick: bool,
-    /// Directory for the results, the report and the step logs
+    /// Directory for the steps' JSON results and the report
     /// [default: latlab-scenarios/<name>].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,

@@ -43,3 +43,41 @@ pub fn root(test: &str) -> bool {
         "run the tests as root (`sudo -E cargo test`), or grant CAP_SYS_NICE and CAP_IPC_LOCK",
     )
 }
+
+/// True when process `pid` has a handler for `signal` (its SigCgt mask in
+/// /proc), i.e. it is far enough along to stop cleanly on it.
+pub fn catches(pid: u32, signal: libc::c_int) -> bool {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return false;
+    };
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigCgt:"))
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .is_some_and(|mask| mask & (1 << (signal - 1)) != 0)
+}
+
+/// Waits (up to 30 s, for a slow VM) until `pid` catches `signal`, then
+/// `settle` more so that it has done some work; a test can then send the
+/// signal knowing it stops the process cleanly rather than killing it.
+pub fn wait_until_catches(pid: u32, signal: libc::c_int, settle: std::time::Duration) {
+    let start = std::time::Instant::now();
+    while !catches(pid, signal) {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(30),
+            "process {pid} never installed its handler for signal {signal}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    std::thread::sleep(settle);
+}
+
+/// The first child process of `pid` (any of its threads' children), once
+/// there is one.
+pub fn first_child(pid: u32) -> Option<u32> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .ok()?
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+        .find_map(|c| c.split_whitespace().next()?.parse().ok())
+}
