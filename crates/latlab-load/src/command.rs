@@ -64,7 +64,7 @@ pub(crate) struct ExternalCommand {
     pub ended: Arc<OnceLock<Ended>>,
     reaped: bool,
     /// Ctrl-Z stops the command's group too (it is not in the terminal's).
-    followed: crate::jobcontrol::Followed,
+    followed: latlab_rt::jobcontrol::Followed,
 }
 
 impl ExternalCommand {
@@ -153,7 +153,7 @@ impl ExternalCommand {
             log,
             ended: Arc::new(OnceLock::new()),
             reaped: false,
-            followed: crate::jobcontrol::follow(pid),
+            followed: latlab_rt::jobcontrol::follow(pid),
         })
     }
 

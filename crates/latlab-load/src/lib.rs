@@ -72,7 +72,6 @@
 
 mod command;
 mod error;
-mod jobcontrol;
 mod process;
 mod report;
 mod running;

@@ -23,7 +23,7 @@
 //! (also SIGINT, SIGHUP) makes it stop the load cleanly (workers joined, command group killed, temp
 //! dir removed). It leads its own process group, so Ctrl-C at the terminal
 //! reaches only latlab, which then stops the load and waits for its report;
-//! Ctrl-Z and `fg` reach it through latlab (see `jobcontrol`).
+//! Ctrl-Z and `fg` reach it through latlab (see `latlab_rt::jobcontrol`).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -204,7 +204,7 @@ pub struct LoadProcess {
     mailbox: Mailbox,
     reader: Option<JoinHandle<()>>,
     /// Ctrl-Z stops the child's group too (it is not in the terminal's).
-    followed: crate::jobcontrol::Followed,
+    followed: latlab_rt::jobcontrol::Followed,
 }
 
 impl LoadProcess {
@@ -299,7 +299,7 @@ impl LoadProcess {
             }
         };
         let mut load = LoadProcess {
-            followed: crate::jobcontrol::follow(child.id() as libc::pid_t),
+            followed: latlab_rt::jobcontrol::follow(child.id() as libc::pid_t),
             pid: child.id(),
             temp_root: options.temp_root.clone(),
             stdin: child.stdin.take(),

@@ -28,7 +28,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
-use crate::{stop, RtError};
+use crate::{jobcontrol, stop, RtError};
 
 /// The kernel's view of the calling process's autogroup.
 pub const PROC_FILE: &str = "/proc/self/autogroup";
@@ -74,7 +74,9 @@ pub fn current() -> Option<Autogroup> {
 ///
 /// The child is no longer in the terminal's process group, so Ctrl-C and SIGTERM reach
 /// it through this process: [`stop`]'s handler is installed here and the signal passed
-/// on. If this process dies, the child gets SIGTERM.
+/// on; Ctrl-Z and `fg` too ([`jobcontrol`]: the child, whose group is orphaned, must
+/// call [`jobcontrol::handle_stops`] to stop). If this process dies, the child gets
+/// SIGTERM.
 pub fn rerun_in_own_group(nice: i32, marker: &str) -> Result<i32, RtError> {
     if !(-20..=19).contains(&nice) {
         return Err(RtError::Autogroup {
@@ -136,17 +138,23 @@ pub fn rerun_in_own_group(nice: i32, marker: &str) -> Result<i32, RtError> {
             source,
         },
     })?;
+    // The child leads a session of its own: its group id is its pid.
+    let followed = jobcontrol::follow(child.id() as libc::pid_t);
     let mut forwarded = false;
     loop {
         match child.try_wait() {
             Ok(Some(status)) => {
+                followed.forget();
                 return Ok(status
                     .code()
                     .or_else(|| status.signal().map(|s| 128 + s))
-                    .unwrap_or(1))
+                    .unwrap_or(1));
             }
             Ok(None) => {}
-            Err(source) => return Err(RtError::Io { path: exe, source }),
+            Err(source) => {
+                followed.forget();
+                return Err(RtError::Io { path: exe, source });
+            }
         }
         if stop::requested() && !forwarded {
             let signal = stop::signal().unwrap_or(libc::SIGINT);

@@ -1,6 +1,7 @@
 //! latlab-rt: the real-time environment of a measurement.
 //!
 //! - [`autogroup`]: running again in a scheduler autogroup of our own at a chosen nice;
+//! - [`jobcontrol`]: Ctrl-Z and `fg` for the process groups we start;
 //! - [`sched`]: scheduling policy, priority and CPU affinity of a thread;
 //! - [`memory`]: `mlockall` and stack prefaulting;
 //! - [`dma`]: holding `/dev/cpu_dma_latency` so CPUs stay out of deep idle;
@@ -17,6 +18,7 @@
 pub mod autogroup;
 pub mod clock;
 pub mod dma;
+pub mod jobcontrol;
 pub mod memory;
 pub mod privilege;
 pub mod sched;

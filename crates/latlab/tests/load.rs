@@ -1,7 +1,7 @@
 //! `latlab load` driven as a real process: normal exit, errors, SIGINT, SIGKILL.
 
 mod common;
-use common::latlab;
+use common::{latlab, state};
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -315,18 +315,6 @@ fn cpus_option_confines_the_load_instead_of_panicking() {
 }
 
 // `latlab run --load`: the load runs in a child process of its own.
-
-/// The state letter of `pid` in /proc (R, S, T, Z, ...), while it exists.
-fn state(pid: u32) -> Option<String> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    Some(
-        stat.rsplit_once(')')?
-            .1
-            .split_whitespace()
-            .next()?
-            .to_owned(),
-    )
-}
 
 /// True while `pid` exists and is not a zombie.
 fn alive(pid: u32) -> bool {

@@ -160,8 +160,14 @@ fn real_threads_compare_variants_and_write_the_throughput_series() {
 
 /// Starts a 2 x 60 s lockbench of plain and pi with `extra` options, presses
 /// Ctrl-C once `catcher` (given latlab's pid, the process that must catch it)
-/// has measured for a while, and returns stdout and the JSON it wrote.
-fn interrupted_lockbench(extra: &[&str], catcher: impl Fn(u32) -> Option<u32>) -> (String, Value) {
+/// has measured for a while, and returns stdout and the JSON it wrote. With
+/// `ctrl_z`, first presses Ctrl-Z and checks that latlab and the catcher
+/// stop, then continues them (`fg`).
+fn interrupted_lockbench(
+    extra: &[&str],
+    catcher: impl Fn(u32) -> Option<u32>,
+    ctrl_z: bool,
+) -> (String, Value) {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("partial.json");
     let mut child = latlab()
@@ -183,6 +189,29 @@ fn interrupted_lockbench(extra: &[&str], catcher: impl Fn(u32) -> Option<u32>) -
         std::thread::sleep(Duration::from_millis(10));
     };
     common::wait_until_catches(pid, libc::SIGINT, Duration::from_millis(1500));
+    if ctrl_z {
+        let both = [child.id(), pid];
+        let all_in = |want: bool| {
+            let start = Instant::now();
+            while both
+                .iter()
+                .any(|&p| (common::state(p).as_deref() == Some("T")) != want)
+            {
+                assert!(
+                    start.elapsed() < Duration::from_secs(10),
+                    "not all {} after Ctrl-Z / fg: {both:?}",
+                    if want { "stopped" } else { "running" }
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        };
+        // SAFETY: signalling our own child (a terminal's Ctrl-Z, then fg).
+        unsafe { libc::kill(child.id() as i32, libc::SIGTSTP) };
+        all_in(true);
+        // SAFETY: as above.
+        unsafe { libc::kill(child.id() as i32, libc::SIGCONT) };
+        all_in(false);
+    }
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let start = Instant::now();
@@ -208,7 +237,7 @@ fn ctrl_c_prints_and_writes_what_was_measured() {
     let Some(_serial) = privileged("ctrl_c_prints_and_writes_what_was_measured") else {
         return;
     };
-    let (stdout, report) = interrupted_lockbench(&[], Some);
+    let (stdout, report) = interrupted_lockbench(&[], Some, false);
     assert!(stdout.contains("interrupted"), "{stdout}");
     let results = report["results"].as_array().unwrap();
     assert_eq!(results.len(), 1, "only plain had started");
@@ -217,8 +246,8 @@ fn ctrl_c_prints_and_writes_what_was_measured() {
 }
 
 #[test]
-fn autogroup_nice_runs_in_a_group_of_its_own_and_passes_ctrl_c_on() {
-    let test = "autogroup_nice_runs_in_a_group_of_its_own_and_passes_ctrl_c_on";
+fn autogroup_nice_runs_in_a_group_of_its_own_and_passes_ctrl_c_and_ctrl_z_on() {
+    let test = "autogroup_nice_runs_in_a_group_of_its_own_and_passes_ctrl_c_and_ctrl_z_on";
     let Some(_serial) = privileged(test) else {
         return;
     };
@@ -232,8 +261,8 @@ fn autogroup_nice_runs_in_a_group_of_its_own_and_passes_ctrl_c_on() {
     }
     let ours = ours.unwrap();
     // The copy latlab starts in its own autogroup is the one that must catch
-    // Ctrl-C; latlab passes it on.
-    let (_, report) = interrupted_lockbench(&["--autogroup-nice", "-5"], common::first_child);
+    // Ctrl-C; latlab passes it on, and Ctrl-Z and fg.
+    let (_, report) = interrupted_lockbench(&["--autogroup-nice", "-5"], common::first_child, true);
     assert_eq!(report["autogroup"]["nice"], -5, "{report}");
     assert_ne!(report["autogroup"]["id"], ours.id, "a group of its own");
     let results = report["results"].as_array().unwrap();

@@ -173,6 +173,9 @@ pub fn execute(args: LockbenchArgs) -> anyhow::Result<ExitCode> {
             let code = latlab_rt::autogroup::rerun_in_own_group(nice, IN_OWN_AUTOGROUP)?;
             return Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)));
         }
+        // The copy: its process group is orphaned, so Ctrl-Z (passed on by the
+        // latlab that started it) stops it only through a handler.
+        latlab_rt::jobcontrol::handle_stops();
     }
     if args.require_goal {
         for needed in [

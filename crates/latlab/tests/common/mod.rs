@@ -81,3 +81,15 @@ pub fn first_child(pid: u32) -> Option<u32> {
         .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
         .find_map(|c| c.split_whitespace().next()?.parse().ok())
 }
+
+/// The state letter of `pid` in /proc (R, S, T, Z, ...), while it exists.
+pub fn state(pid: u32) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    Some(
+        stat.rsplit_once(')')?
+            .1
+            .split_whitespace()
+            .next()?
+            .to_owned(),
+    )
+}

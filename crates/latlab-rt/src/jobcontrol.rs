@@ -1,12 +1,21 @@
-//! Job control for the process groups a load starts.
+//! Job control for process groups out of the terminal's reach.
 //!
-//! The load process and a `--load-cmd` command each lead a process group of
-//! their own, so that Ctrl-C reaches only latlab, which then stops them in
-//! order. The same separation would keep them running on Ctrl-Z, which stops
-//! only the terminal's foreground group. So a process that starts such a
-//! group [`follow`]s it: on SIGTSTP it stops the followed groups (with SIGTSTP,
-//! which a load process in turn passes on to its command's group), then
-//! itself; on SIGCONT (`fg`, `bg`) it continues them.
+//! latlab starts some children in a process group (or session) of their own:
+//! the load process and a `--load-cmd` command, so that Ctrl-C reaches only
+//! latlab, which then stops them in order; `lockbench --autogroup-nice`'s copy
+//! of itself, for a scheduler autogroup of its own. The same separation would
+//! keep them running on Ctrl-Z, which stops only the terminal's foreground
+//! group. So a process that starts such a group [`follow`]s it: on SIGTSTP it
+//! stops the followed groups (with SIGTSTP, which a follower there passes on
+//! in turn), then itself; on SIGCONT (`fg`, `bg`) it continues them.
+//!
+//! ```no_run
+//! let child = std::process::Command::new("sleep").arg("60").spawn()?;
+//! let followed = latlab_rt::jobcontrol::follow(child.id() as i32);
+//! // ... Ctrl-Z now stops the child's group with us ...
+//! followed.forget(); // before reaping the child
+//! # Ok::<(), std::io::Error>(())
+//! ```
 
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Once;
@@ -20,7 +29,7 @@ static INSTALL: Once = Once::new();
 
 /// A followed process group; dropping it stops following.
 #[derive(Debug)]
-pub(crate) struct Followed {
+pub struct Followed {
     pgid: libc::pid_t,
     slot: Option<usize>,
 }
@@ -28,7 +37,7 @@ pub(crate) struct Followed {
 impl Followed {
     /// Stops following the group: call it before the group's leader is reaped,
     /// after which its id may be reused.
-    pub(crate) fn forget(&self) {
+    pub fn forget(&self) {
         if let Some(slot) = self.slot {
             let _ = GROUPS[slot].compare_exchange(self.pgid, 0, Ordering::SeqCst, Ordering::SeqCst);
         }
@@ -44,13 +53,21 @@ impl Drop for Followed {
 /// Stops and continues process group `pgid` along with this process from now
 /// on. Best effort: with every slot taken, or if the handlers cannot be
 /// installed, the group is simply not followed.
-pub(crate) fn follow(pgid: libc::pid_t) -> Followed {
-    INSTALL.call_once(install);
+pub fn follow(pgid: libc::pid_t) -> Followed {
+    handle_stops();
     let slot = GROUPS.iter().position(|g| {
         g.compare_exchange(0, pgid, Ordering::SeqCst, Ordering::SeqCst)
             .is_ok()
     });
     Followed { pgid, slot }
+}
+
+/// Installs the SIGTSTP and SIGCONT handlers (once; [`follow`] does it too).
+/// A process whose group is orphaned (its parent is in another session, as
+/// with [`crate::autogroup`]) needs them to stop at all: the kernel discards
+/// a SIGTSTP that would stop such a process by default.
+pub fn handle_stops() {
+    INSTALL.call_once(install);
 }
 
 extern "C" fn on_stop(_: libc::c_int) {
