@@ -45,6 +45,7 @@ fn big_run() -> RunResult {
         end_ns: 200_000_000_000,
         interrupted: false,
         samples_written: None,
+        samples_error: None,
     };
     let context = RunContext {
         command_line: vec!["latlab".into(), "run".into()],

@@ -142,6 +142,9 @@ pub struct MeasureOutput {
     pub interrupted: bool,
     /// Records written to the sample log, if any.
     pub samples_written: Option<u64>,
+    /// Why the sample log stopped short (a full disk): it then holds the
+    /// `samples_written` records before the error; the measurement went on.
+    pub samples_error: Option<String>,
 }
 
 #[repr(align(64))]
@@ -342,7 +345,7 @@ pub fn measure(
             }
         }
     }
-    let samples_written = log.map(SampleLog::finish).transpose()?;
+    let log_end = log.map(SampleLog::finish);
     if let Some(e) = setup_error.or(thread_error).or(monitor_error) {
         return Err(e);
     }
@@ -351,7 +354,8 @@ pub fn measure(
         start_ns: start,
         end_ns,
         interrupted,
-        samples_written,
+        samples_written: log_end.as_ref().map(|end| end.written),
+        samples_error: log_end.and_then(|end| end.error).map(|e| e.to_string()),
     })
 }
 

@@ -55,7 +55,24 @@ impl SampleRecord {
 pub struct SampleLog {
     path: PathBuf,
     sender: Option<mpsc::Sender<Vec<SampleRecord>>>,
-    writer: Option<JoinHandle<std::io::Result<u64>>>,
+    writer: Option<JoinHandle<Written>>,
+}
+
+/// What the writer thread got to disk: the records, and the error that
+/// stopped it (a full disk), after which it only drains the measurement's
+/// chunks so the measurement goes on.
+type Written = (u64, Option<std::io::Error>);
+
+/// The end of a sample log: records written and, if writing failed part way,
+/// the error (the log then holds the records before it).
+#[derive(Debug)]
+pub struct SampleLogEnd {
+    /// The file.
+    pub path: PathBuf,
+    /// Records written.
+    pub written: u64,
+    /// The error that stopped the writing, if one did.
+    pub error: Option<MeasureError>,
 }
 
 impl SampleLog {
@@ -74,15 +91,31 @@ impl SampleLog {
             .name("latlab-samples".into())
             .spawn(move || {
                 let mut written = 0u64;
+                let mut failed = None;
                 for chunk in receiver {
-                    for record in &chunk {
-                        out.write_all(&record.to_bytes())?;
+                    if failed.is_some() {
+                        continue; // drained, so the measurement never waits on us
                     }
-                    written += chunk.len() as u64;
+                    match chunk.iter().try_for_each(|r| out.write_all(&r.to_bytes())) {
+                        Ok(()) => written += chunk.len() as u64,
+                        Err(e) => failed = Some(e),
+                    }
                 }
-                out.flush()?;
-                out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-                Ok(written)
+                if failed.is_none() {
+                    match out.flush().and_then(|()| out.get_ref().sync_all()) {
+                        Ok(()) => return (written, None),
+                        Err(e) => failed = Some(e),
+                    }
+                }
+                // What reached the file, cut to whole records so the log
+                // stays readable (`read_samples`).
+                let file = out.get_ref();
+                let len = file.metadata().map_or(0, |m| m.len());
+                let records = len.saturating_sub(16) / 16;
+                if len > 16 + records * 16 {
+                    let _ = file.set_len(16 + records * 16);
+                }
+                (records, failed)
             })
             .map_err(err)?;
         Ok(SampleLog {
@@ -101,17 +134,25 @@ impl SampleLog {
     }
 
     /// Waits for every sink to be dropped and the file to be on disk;
-    /// returns the number of records written.
-    pub fn finish(mut self) -> Result<u64, MeasureError> {
+    /// returns the number of records written and the error that stopped the
+    /// writing part way, if one did.
+    pub fn finish(mut self) -> SampleLogEnd {
         self.sender.take();
         let handle = self.writer.take().expect("finish runs once");
-        let result = handle
-            .join()
-            .unwrap_or_else(|_| Err(std::io::Error::other("sample writer thread panicked")));
-        result.map_err(|source| MeasureError::SampleLog {
+        let (written, error) = handle.join().unwrap_or_else(|_| {
+            (
+                0,
+                Some(std::io::Error::other("sample writer thread panicked")),
+            )
+        });
+        SampleLogEnd {
+            written,
+            error: error.map(|source| MeasureError::SampleLog {
+                path: self.path.clone(),
+                source,
+            }),
             path: self.path.clone(),
-            source,
-        })
+        }
     }
 }
 
@@ -185,6 +226,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_full_disk_ends_the_log_but_not_the_measurement() {
+        // /dev/full fails every write with ENOSPC (the header sits in the
+        // buffer until the first flush).
+        let log = SampleLog::create(Path::new("/dev/full")).unwrap();
+        let mut sink = log.sink();
+        for i in 0..(4 << 20) / 16 {
+            sink.push(SampleRecord {
+                intended_ns: i,
+                latency_ns: 1,
+                cpu: 0,
+                flags: 0,
+            });
+        }
+        drop(sink);
+        let end = log.finish();
+        assert_eq!(end.written, 0);
+        let error = end.error.expect("the disk was full").to_string();
+        assert!(error.contains("/dev/full"), "{error}");
+        assert!(error.contains("No space left"), "{error}");
+    }
+
+    #[test]
     fn records_round_trip_through_the_writer_thread() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.bin");
@@ -199,7 +262,9 @@ mod tests {
             });
         }
         drop(sinks);
-        assert_eq!(log.finish().unwrap(), 10_000);
+        let end = log.finish();
+        assert!(end.error.is_none(), "{:?}", end.error);
+        assert_eq!(end.written, 10_000);
         let mut back = read_samples(&path).unwrap();
         assert_eq!(back.len(), 10_000);
         back.sort_by_key(|r| r.intended_ns);

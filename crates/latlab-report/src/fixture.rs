@@ -64,6 +64,7 @@ pub fn sample_result() -> RunResult {
         end_ns: START + 10 * 1_000_000_000,
         interrupted: false,
         samples_written: None,
+        samples_error: None,
     };
     let system = SystemInfo {
         hostname: "board".into(),

@@ -17,7 +17,7 @@ fn main() -> ExitCode {
             if is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("latlab: error: {err:#}");
+            eprintln!("latlab: error: {}", cmd::describe(&err));
             ExitCode::from(cmd::EXIT_ERROR)
         }
     }

@@ -665,3 +665,97 @@ fn explain_records_and_explains_the_late_wakeups_of_the_run() {
     assert!(!temp.exists());
     assert!(instance_removed(pid));
 }
+
+/// A tmpfs of 64 KiB, full, unmounted when dropped.
+struct FullDisk {
+    dir: tempfile::TempDir,
+}
+
+impl FullDisk {
+    fn mount() -> FullDisk {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .unwrap();
+        assert!(ok.success(), "mount tmpfs");
+        // Fill it: writing stops at ENOSPC.
+        let _ = std::fs::write(dir.path().join("fill"), vec![0u8; 1 << 20]);
+        FullDisk { dir }
+    }
+
+    fn path(&self, name: &str) -> std::path::PathBuf {
+        self.dir.path().join(name)
+    }
+}
+
+impl Drop for FullDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+#[test]
+fn a_full_disk_loses_only_what_did_not_fit_and_says_so() {
+    if !root("a_full_disk_loses_only_what_did_not_fit_and_says_so") {
+        return;
+    }
+    let full = FullDisk::mount();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let run = |args: &[&str]| {
+        latlab()
+            .current_dir(dir.path())
+            .args(["run", "--quiet", "--cpus", "0", "--duration", "1s"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    // The sample log and the saved result do not fit; --json does. The
+    // measurement goes on after the sample log fills the disk.
+    let out = run(&[
+        "--samples",
+        full.path("s.bin").to_str().unwrap(),
+        "--output-dir",
+        full.path("res").to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("2 outputs failed"), "{stderr}");
+    assert!(stderr.contains("sample log is incomplete"), "{stderr}");
+    assert_eq!(
+        stderr.matches("No space left on device").count(),
+        2,
+        "each failure said once: {stderr}"
+    );
+    let result: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let cycles = result["overall"]["cycles"].as_u64().unwrap();
+    assert!(cycles > 0);
+    // What reached the sample log (if anything) is whole records, fewer
+    // than were measured.
+    let logged = std::fs::metadata(full.path("s.bin")).unwrap().len();
+    assert!(logged <= 16 || (logged - 16) % 16 == 0, "{logged} bytes");
+    assert!(logged.saturating_sub(16) / 16 < cycles);
+
+    // Only the saved result asked for, and it does not fit: it goes to the
+    // temporary directory instead, and the output says where.
+    let out = run(&["--output-dir", full.path("res").to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1));
+    let fallback = stdout
+        .lines()
+        .find_map(|l| {
+            l.split_once("it was written to ")?
+                .1
+                .strip_suffix(" instead")
+        })
+        .unwrap_or_else(|| panic!("no fallback named: {stdout}"));
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(fallback).unwrap()).unwrap();
+    std::fs::remove_file(fallback).unwrap();
+    assert!(saved["overall"]["cycles"].as_u64().unwrap() > 0);
+}

@@ -117,3 +117,58 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// A command's output files, written all even when one fails. When the
+/// result itself was asked for and could be written nowhere (a full disk),
+/// it goes into the temporary directory instead: a long measurement is not
+/// lost to one full file system.
+#[derive(Default)]
+pub struct OutputFiles {
+    failures: Vec<anyhow::Error>,
+    result_written: bool,
+    result_failed: bool,
+}
+
+impl OutputFiles {
+    /// Notes how writing the result (its JSON) to one place went.
+    pub fn result(&mut self, outcome: anyhow::Result<()>) {
+        match outcome {
+            Ok(()) => self.result_written = true,
+            Err(e) => {
+                self.result_failed = true;
+                self.failures.push(e);
+            }
+        }
+    }
+
+    /// Notes how writing another output went.
+    pub fn other(&mut self, outcome: anyhow::Result<()>) {
+        if let Err(e) = outcome {
+            self.failures.push(e);
+        }
+    }
+
+    /// Ends with an error naming every failure (and where the result went
+    /// instead, if it had to), or Ok when everything was written.
+    pub fn finish(mut self, json: &str, file_name: &str) -> anyhow::Result<()> {
+        if self.result_failed && !self.result_written {
+            let fallback =
+                std::env::temp_dir().join(format!("latlab-{}-{}", std::process::id(), file_name));
+            match write_file(&fallback, json.as_bytes()) {
+                Ok(()) => println!(
+                    "The result could not be written where asked (below); it was written to {} instead",
+                    fallback.display()
+                ),
+                Err(e) => self.failures.push(e.context("the fallback copy failed too")),
+            }
+        }
+        match self.failures.len() {
+            0 => Ok(()),
+            1 => Err(self.failures.remove(0)),
+            n => {
+                let all: Vec<String> = self.failures.iter().map(super::describe).collect();
+                anyhow::bail!("{n} outputs failed: {}", all.join("; "))
+            }
+        }
+    }
+}

@@ -25,7 +25,7 @@ use latlab_rt::sysinfo::SystemInfo;
 use latlab_rt::{clock, dma, memory, privilege};
 
 use super::background::{BackgroundLoad, LoadFlags};
-use super::measuring::{write_file, RequirementFlags, SaveFlags};
+use super::measuring::{write_file, OutputFiles, RequirementFlags, SaveFlags};
 use super::status::{bar, count_and_eta, StatusLine};
 use super::EXIT_REQUIREMENT_FAILED;
 
@@ -314,19 +314,22 @@ pub fn execute(args: RespondArgs) -> anyhow::Result<ExitCode> {
 fn write_outputs(args: &RespondArgs, result: &RespondResult, started: f64) -> anyhow::Result<()> {
     let json = serde_json::to_string_pretty(result).context("serializing the result")? + "\n";
     let document = serde_json::to_value(result).context("serializing the result")?;
-    args.save.save(
-        &clock::format_stamp(started),
-        "respond.json",
-        &json,
-        &document,
-    )?;
+    let mut files = OutputFiles::default();
+    if !args.save.no_save {
+        files.result(args.save.save(
+            &clock::format_stamp(started),
+            "respond.json",
+            &json,
+            &document,
+        ));
+    }
     if let Some(path) = &args.json {
-        write_file(path, json.as_bytes())?;
+        files.result(write_file(path, json.as_bytes()));
     }
     if let Some(path) = &args.histogram_text {
-        write_file(path, summary::histogram_text(result).as_bytes())?;
+        files.other(write_file(path, summary::histogram_text(result).as_bytes()));
     }
-    Ok(())
+    files.finish(&json, "respond.json")
 }
 
 /// Starts the load once the responder is ready, checks it, draws the live view.

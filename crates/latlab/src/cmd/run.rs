@@ -25,7 +25,7 @@ use latlab_rt::{clock, dma, memory, privilege};
 use latlab_tracefs::{Capture, CaptureOptions, CaptureReport};
 
 use super::background::{BackgroundLoad, LoadFlags};
-use super::measuring::{write_file, RequirementFlags, SaveFlags};
+use super::measuring::{write_file, OutputFiles, RequirementFlags, SaveFlags};
 use super::status::{bar, count_and_eta, StatusLine};
 use super::EXIT_REQUIREMENT_FAILED;
 
@@ -345,11 +345,22 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(count) = output.samples_written {
         println!(
-            "{count} samples logged to {}",
-            display(args.samples.as_deref())
+            "{count} samples logged to {}{}",
+            display(args.samples.as_deref()),
+            if output.samples_error.is_some() {
+                " (incomplete, see below)"
+            } else {
+                ""
+            }
         );
     }
-    write_outputs(&args, &result, started, exit)?;
+    let samples_error = output.samples_error.as_ref().map(|e| {
+        anyhow::anyhow!(
+            "the sample log is incomplete ({e}): it holds the first {} samples",
+            output.samples_written.unwrap_or(0)
+        )
+    });
+    write_outputs(&args, &result, started, exit, samples_error)?;
     Ok(ExitCode::from(exit))
 }
 
@@ -357,20 +368,34 @@ fn display(path: Option<&Path>) -> String {
     path.map_or_else(String::new, |p| p.display().to_string())
 }
 
-fn write_outputs(args: &RunArgs, result: &RunResult, started: f64, exit: u8) -> anyhow::Result<()> {
+/// Writes every output asked for (see [`OutputFiles`]); `also_failed` is a
+/// failure met before (the sample log), reported with the others.
+fn write_outputs(
+    args: &RunArgs,
+    result: &RunResult,
+    started: f64,
+    exit: u8,
+    also_failed: Option<anyhow::Error>,
+) -> anyhow::Result<()> {
     let json = serde_json::to_string_pretty(result).context("serializing the result")? + "\n";
     let document = serde_json::to_value(result).context("serializing the result")?;
-    args.save.save(
-        &clock::format_stamp(started),
-        "result.json",
-        &json,
-        &document,
-    )?;
+    let mut files = OutputFiles::default();
+    if !args.save.no_save {
+        files.result(args.save.save(
+            &clock::format_stamp(started),
+            "result.json",
+            &json,
+            &document,
+        ));
+    }
     if let Some(path) = &args.json {
-        write_file(path, json.as_bytes())?;
+        files.result(write_file(path, json.as_bytes()));
     }
     if let Some(path) = &args.histogram_text {
-        write_file(path, cyclictest::histogram_text(result).as_bytes())?;
+        files.other(write_file(
+            path,
+            cyclictest::histogram_text(result).as_bytes(),
+        ));
     }
     if let Some(path) = &args.rt_tests_json {
         let text = rt_tests::rt_tests_json(
@@ -379,9 +404,10 @@ fn write_outputs(args: &RunArgs, result: &RunResult, started: f64, exit: u8) -> 
             &rt_tests::rfc2822(clock::unix_time_s()),
             i32::from(exit),
         );
-        write_file(path, text.as_bytes())?;
+        files.other(write_file(path, text.as_bytes()));
     }
-    Ok(())
+    files.other(also_failed.map_or(Ok(()), Err));
+    files.finish(&json, "result.json")
 }
 
 /// A kernel trace recorded alongside the measurement.
