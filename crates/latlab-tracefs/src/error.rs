@@ -84,7 +84,10 @@ pub enum TracefsError {
         available: PathBuf,
     },
     /// A per-CPU reader failed.
-    #[error("reading the ring buffer of CPU {cpu} from {path}: {source}")]
+    #[error(
+        "copying the ring buffer of CPU {cpu} from {path} into the trace file: {source}{}",
+        disk_full_hint(.source)
+    )]
     Reader {
         /// The CPU.
         cpu: usize,
@@ -117,3 +120,12 @@ impl TracefsError {
 
 /// The crate's result type.
 pub type Result<T, E = TracefsError> = std::result::Result<T, E>;
+
+/// The fix for a full disk, when that is what `error` says.
+fn disk_full_hint(error: &std::io::Error) -> &'static str {
+    if error.raw_os_error() == Some(libc::ENOSPC) {
+        " (the disk is full: record to another file system, or fewer events)"
+    } else {
+        ""
+    }
+}

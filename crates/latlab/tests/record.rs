@@ -286,6 +286,37 @@ fn a_command_that_cannot_start_is_an_error_and_leaves_no_instance() {
 }
 
 #[test]
+fn a_full_disk_is_an_error_naming_the_fix_and_leaves_nothing() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !privileged() {
+        return;
+    }
+    let before = set_event();
+    let full = common::FullDisk::mount();
+    let out = full.path("x.dat");
+    let child = latlab()
+        .args(["record", "--no-kallsyms", "-o"])
+        .arg(&out)
+        .args(["--", "sleep", "1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let res = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&res.stderr);
+    assert_eq!(res.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("the disk is full"), "{stderr}");
+    assert_eq!(
+        stderr.matches("No space left on device").count(),
+        1,
+        "{stderr}"
+    );
+    assert!(!out.exists(), "a partial trace left behind");
+    assert_clean(pid, &before);
+}
+
+#[test]
 fn unknown_event_set_is_rejected_with_the_fix() {
     let res = latlab()
         .args(["record", "--events", "nosuchset", "--", "true"])

@@ -666,44 +666,12 @@ fn explain_records_and_explains_the_late_wakeups_of_the_run() {
     assert!(instance_removed(pid));
 }
 
-/// A tmpfs of 64 KiB, full, unmounted when dropped.
-struct FullDisk {
-    dir: tempfile::TempDir,
-}
-
-impl FullDisk {
-    fn mount() -> FullDisk {
-        let dir = tempfile::tempdir().unwrap();
-        let ok = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
-            .arg(dir.path())
-            .status()
-            .unwrap();
-        assert!(ok.success(), "mount tmpfs");
-        // Fill it: writing stops at ENOSPC.
-        let _ = std::fs::write(dir.path().join("fill"), vec![0u8; 1 << 20]);
-        FullDisk { dir }
-    }
-
-    fn path(&self, name: &str) -> std::path::PathBuf {
-        self.dir.path().join(name)
-    }
-}
-
-impl Drop for FullDisk {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount")
-            .arg(self.dir.path())
-            .status();
-    }
-}
-
 #[test]
 fn a_full_disk_loses_only_what_did_not_fit_and_says_so() {
     if !root("a_full_disk_loses_only_what_did_not_fit_and_says_so") {
         return;
     }
-    let full = FullDisk::mount();
+    let full = common::FullDisk::mount();
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     let run = |args: &[&str]| {

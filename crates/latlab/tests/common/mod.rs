@@ -93,3 +93,37 @@ pub fn state(pid: u32) -> Option<String> {
             .to_owned(),
     )
 }
+
+/// A tmpfs of 64 KiB, full, unmounted when dropped.
+pub struct FullDisk {
+    dir: tempfile::TempDir,
+}
+
+impl FullDisk {
+    /// Mounts it (as root).
+    pub fn mount() -> FullDisk {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .unwrap();
+        assert!(ok.success(), "mount tmpfs");
+        // Fill it: writing stops at ENOSPC.
+        let _ = std::fs::write(dir.path().join("fill"), vec![0u8; 1 << 20]);
+        FullDisk { dir }
+    }
+
+    /// `name` inside it.
+    pub fn path(&self, name: &str) -> std::path::PathBuf {
+        self.dir.path().join(name)
+    }
+}
+
+impl Drop for FullDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(self.dir.path())
+            .status();
+    }
+}
