@@ -14,21 +14,27 @@
 //! ```no_run
 //! // At the top of a command: continue in a group of our own at nice -15.
 //! const MARKER: &str = "MYTOOL_IN_OWN_AUTOGROUP";
-//! if std::env::var_os(MARKER).is_none() {
+//! if !latlab_rt::autogroup::settle_copy(MARKER) {
 //!     let code = latlab_rt::autogroup::rerun_in_own_group(-15, MARKER)?;
 //!     std::process::exit(code);
 //! }
+//! // ... the copy does the work ...
 //! # Ok::<(), latlab_rt::RtError>(())
 //! ```
 
 use std::ffi::CString;
-use std::io::ErrorKind;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::Command;
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 use std::time::Duration;
 
-use crate::{jobcontrol, stop, RtError};
+use crate::{jobcontrol, RtError};
+
+/// The copy [`rerun_in_own_group`] waits for, for the signal handler.
+static COPY: AtomicI32 = AtomicI32::new(0);
+/// Ctrl-C, SIGTERM and SIGHUP received while waiting.
+static SIGNALS: AtomicU32 = AtomicU32::new(0);
 
 /// The kernel's view of the calling process's autogroup.
 pub const PROC_FILE: &str = "/proc/self/autogroup";
@@ -72,11 +78,11 @@ pub fn current() -> Option<Autogroup> {
 /// knows not to do it again; waits for it and returns its exit code (128 + the signal
 /// when a signal ended it).
 ///
-/// The child is no longer in the terminal's process group, so Ctrl-C and SIGTERM reach
-/// it through this process: [`stop`]'s handler is installed here and the signal passed
-/// on; Ctrl-Z and `fg` too ([`jobcontrol`]: the child, whose group is orphaned, must
-/// call [`jobcontrol::handle_stops`] to stop). If this process dies, the child gets
-/// SIGTERM.
+/// The child is no longer in the terminal's process group, so signals reach it
+/// through this process: the first Ctrl-C or SIGTERM is passed on (a hang-up as
+/// SIGTERM), a second one kills it at once; Ctrl-Z and `fg` are passed on too
+/// ([`jobcontrol`]). If this process dies, the child is continued and stops
+/// cleanly. The child must call [`settle_copy`] first thing.
 pub fn rerun_in_own_group(nice: i32, marker: &str) -> Result<i32, RtError> {
     if !(-20..=19).contains(&nice) {
         return Err(RtError::Autogroup {
@@ -94,31 +100,39 @@ pub fn rerun_in_own_group(nice: i32, marker: &str) -> Result<i32, RtError> {
         path: PathBuf::from("/proc/self/exe"),
         source,
     })?;
-    stop::install()?;
+    install_pass_on()?;
     let path = CString::new(PROC_FILE).expect("no NUL in a constant");
     let value = format!("{nice}\n").into_bytes();
     // SAFETY: getpid is always safe.
     let parent = unsafe { libc::getpid() };
     let mut command = Command::new(&exe);
-    command.args(std::env::args_os().skip(1)).env(marker, "1");
+    command
+        .args(std::env::args_os().skip(1))
+        .env(marker, parent.to_string());
     // SAFETY: between fork and exec the closure only makes async-signal-safe calls
     // (setsid, prctl, getppid, open, write, close) on data prepared before the fork.
     unsafe {
         command.pre_exec(move || {
+            // A continue on our parent's death: a stopped copy would otherwise
+            // wait for it forever (see `settle_copy`).
             if libc::setsid() < 0
-                || libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong) != 0
+                || libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGCONT as libc::c_ulong) != 0
             {
                 return Err(std::io::Error::last_os_error());
             }
             if libc::getppid() != parent {
-                return Err(std::io::Error::from(ErrorKind::BrokenPipe));
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
             }
             let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
             if fd < 0 {
                 return Err(std::io::Error::last_os_error());
             }
             let written = libc::write(fd, value.as_ptr().cast(), value.len());
-            let error = std::io::Error::last_os_error();
+            let error = if written < 0 {
+                std::io::Error::last_os_error()
+            } else {
+                std::io::Error::from_raw_os_error(libc::EIO)
+            };
             libc::close(fd);
             if written != value.len() as isize {
                 return Err(error);
@@ -126,44 +140,108 @@ pub fn rerun_in_own_group(nice: i32, marker: &str) -> Result<i32, RtError> {
             Ok(())
         });
     }
-    let mut child = command.spawn().map_err(|source| match source.kind() {
-        ErrorKind::PermissionDenied => RtError::Autogroup {
-            reason: format!(
-                "the kernel refused nice {nice} for a new autogroup ({source}): a negative \
+    let mut child = command
+        .spawn()
+        .map_err(|source| match source.raw_os_error() {
+            // The autogroup's answer to a nice we may not set (exec would say EACCES).
+            Some(libc::EPERM) => RtError::Autogroup {
+                reason: format!(
+                    "the kernel refused nice {nice} for a new autogroup ({source}): a negative \
                  nice needs root or CAP_SYS_NICE; use 0 or more, or leave the option out"
-            ),
-        },
-        _ => RtError::Io {
-            path: exe.clone(),
-            source,
-        },
-    })?;
+                ),
+            },
+            _ => RtError::Io {
+                path: exe.clone(),
+                source,
+            },
+        })?;
     // The child leads a session of its own: its group id is its pid.
-    let followed = jobcontrol::follow(child.id() as libc::pid_t);
-    let mut forwarded = false;
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => {
-                followed.forget();
-                return Ok(status
-                    .code()
-                    .or_else(|| status.signal().map(|s| 128 + s))
-                    .unwrap_or(1));
-            }
-            Ok(None) => {}
-            Err(source) => {
-                followed.forget();
-                return Err(RtError::Io { path: exe, source });
-            }
-        }
-        if stop::requested() && !forwarded {
-            let signal = stop::signal().unwrap_or(libc::SIGINT);
-            // SAFETY: kill with the pid of our own, not yet reaped, child.
-            unsafe { libc::kill(child.id() as libc::pid_t, signal) };
-            forwarded = true;
-        }
+    let pid = child.id() as libc::pid_t;
+    COPY.store(pid, Ordering::SeqCst);
+    let followed = jobcontrol::follow(pid);
+    // Until it has exited; not reaped yet, so its ids cannot be reused meanwhile.
+    while !exited(pid) {
         std::thread::sleep(Duration::from_millis(20));
     }
+    COPY.store(0, Ordering::SeqCst);
+    followed.forget();
+    let status = child
+        .wait()
+        .map_err(|source| RtError::Io { path: exe, source })?;
+    Ok(status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(1))
+}
+
+/// In the copy [`rerun_in_own_group`] started (its `marker` is set to the
+/// pid of the latlab that started it): makes Ctrl-Z stop it (its process
+/// group is orphaned, and the kernel discards a SIGTSTP that would stop such
+/// a process by default) and asks it to stop ([`crate::stop::request`]) once
+/// that latlab is gone. False outside such a copy.
+pub fn settle_copy(marker: &str) -> bool {
+    let Some(parent) = std::env::var(marker).ok().and_then(|v| v.parse().ok()) else {
+        return false;
+    };
+    jobcontrol::stop_when_orphaned(parent);
+    true
+}
+
+/// True once child `pid` has exited (without reaping it).
+fn exited(pid: libc::pid_t) -> bool {
+    // SAFETY: siginfo_t is plain data filled in by waitid.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        let rc = libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        );
+        // rc 0 with si_pid 0: still running; an error: nothing left to wait for.
+        rc != 0 || info.si_pid() != 0
+    }
+}
+
+/// Passes Ctrl-C, SIGTERM and SIGHUP on to the copy: the first as a stop
+/// request (continuing it first, in case it is stopped), any further one as
+/// SIGKILL, as a second Ctrl-C kills every latlab command at once.
+extern "C" fn pass_on(signal: libc::c_int) {
+    let copy = COPY.load(Ordering::SeqCst);
+    if copy <= 0 {
+        return;
+    }
+    let first = SIGNALS.fetch_add(1, Ordering::SeqCst) == 0;
+    // SAFETY: kill is async-signal-safe; `copy` is our child, not yet reaped.
+    unsafe {
+        if first {
+            let stop = if signal == libc::SIGHUP {
+                libc::SIGTERM
+            } else {
+                signal
+            };
+            libc::kill(copy, libc::SIGCONT);
+            libc::kill(copy, stop);
+        } else {
+            libc::kill(-copy, libc::SIGKILL);
+        }
+    }
+}
+
+fn install_pass_on() -> Result<(), RtError> {
+    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: the handler only reads atomics and calls kill.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = pass_on as *const () as usize;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            if libc::sigaction(signal, &action, std::ptr::null_mut()) != 0 {
+                return Err(RtError::Signal(std::io::Error::last_os_error()));
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

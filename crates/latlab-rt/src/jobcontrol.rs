@@ -10,15 +10,22 @@
 //! in turn), then itself; on SIGCONT (`fg`, `bg`) it continues them.
 //!
 //! ```no_run
-//! let child = std::process::Command::new("sleep").arg("60").spawn()?;
+//! use std::os::unix::process::CommandExt;
+//! // A child leading a process group of its own (its group id is its pid).
+//! let child = std::process::Command::new("sleep")
+//!     .arg("60")
+//!     .process_group(0)
+//!     .spawn()?;
 //! let followed = latlab_rt::jobcontrol::follow(child.id() as i32);
 //! // ... Ctrl-Z now stops the child's group with us ...
 //! followed.forget(); // before reaping the child
 //! # Ok::<(), std::io::Error>(())
 //! ```
 
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 use std::sync::Once;
+
+use crate::stop;
 
 /// Process groups followed at once: a load process and a command, with room
 /// to spare.
@@ -26,6 +33,11 @@ const SLOTS: usize = 4;
 
 static GROUPS: [AtomicI32; SLOTS] = [const { AtomicI32::new(0) }; SLOTS];
 static INSTALL: Once = Once::new();
+/// Counts SIGCONTs, so a stop handler continued before it stopped itself
+/// does not stop after all.
+static CONTINUED: AtomicU32 = AtomicU32::new(0);
+/// The parent whose death ends this process ([`stop_when_orphaned`]), or 0.
+static PARENT: AtomicI32 = AtomicI32::new(0);
 
 /// A followed process group; dropping it stops following.
 #[derive(Debug)]
@@ -54,6 +66,8 @@ impl Drop for Followed {
 /// on. Best effort: with every slot taken, or if the handlers cannot be
 /// installed, the group is simply not followed.
 pub fn follow(pgid: libc::pid_t) -> Followed {
+    // SAFETY: getpgrp has no preconditions.
+    debug_assert_ne!(pgid, unsafe { libc::getpgrp() }, "following our own group");
     handle_stops();
     let slot = GROUPS.iter().position(|g| {
         g.compare_exchange(0, pgid, Ordering::SeqCst, Ordering::SeqCst)
@@ -70,18 +84,41 @@ pub fn handle_stops() {
     INSTALL.call_once(install);
 }
 
+/// For a process started by `parent` in a group the kernel will never
+/// continue on its own (a session of its own, as [`crate::autogroup`]'s
+/// copy): handles Ctrl-Z ([`handle_stops`]) and, once `parent` is gone, asks
+/// this process to stop ([`stop::request`]). The parent must make its death
+/// continue us: `PR_SET_PDEATHSIG` with SIGCONT.
+pub fn stop_when_orphaned(parent: libc::pid_t) {
+    PARENT.store(parent, Ordering::SeqCst);
+    handle_stops();
+    // SAFETY: getppid has no preconditions.
+    if unsafe { libc::getppid() } != parent {
+        stop::request();
+    }
+}
+
 extern "C" fn on_stop(_: libc::c_int) {
     let errno = errno();
+    let continued = CONTINUED.load(Ordering::SeqCst);
     signal_groups(libc::SIGTSTP);
-    // SAFETY: raise is async-signal-safe; SIGSTOP stops the whole process
-    // (the default action of SIGTSTP, which this handler replaces).
-    unsafe { libc::raise(libc::SIGSTOP) };
+    if CONTINUED.load(Ordering::SeqCst) == continued {
+        // SAFETY: raise is async-signal-safe; SIGSTOP stops the whole process
+        // (the default action of SIGTSTP, which this handler replaces).
+        unsafe { libc::raise(libc::SIGSTOP) };
+    }
     restore_errno(errno);
 }
 
 extern "C" fn on_continue(_: libc::c_int) {
     let errno = errno();
+    CONTINUED.fetch_add(1, Ordering::SeqCst);
     signal_groups(libc::SIGCONT);
+    let parent = PARENT.load(Ordering::SeqCst);
+    // SAFETY: getppid is async-signal-safe.
+    if parent != 0 && unsafe { libc::getppid() } != parent {
+        stop::request();
+    }
     restore_errno(errno);
 }
 

@@ -126,7 +126,8 @@ pub struct LockbenchArgs {
     pub no_history: bool,
 }
 
-/// Set in the environment of the copy of latlab that `--autogroup-nice` starts.
+/// Set in the environment of the copy of latlab that `--autogroup-nice` starts
+/// (to the pid of the latlab that started it).
 const IN_OWN_AUTOGROUP: &str = "LATLAB_IN_OWN_AUTOGROUP";
 
 fn parse_shape(text: &str) -> Result<HoldShape, String> {
@@ -169,13 +170,10 @@ pub fn execute(args: LockbenchArgs) -> anyhow::Result<ExitCode> {
     }
     let (cfg, variants) = resolve(&args)?;
     if let Some(nice) = args.autogroup_nice {
-        if std::env::var_os(IN_OWN_AUTOGROUP).is_none() {
+        if !latlab_rt::autogroup::settle_copy(IN_OWN_AUTOGROUP) {
             let code = latlab_rt::autogroup::rerun_in_own_group(nice, IN_OWN_AUTOGROUP)?;
             return Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)));
         }
-        // The copy: its process group is orphaned, so Ctrl-Z (passed on by the
-        // latlab that started it) stops it only through a handler.
-        latlab_rt::jobcontrol::handle_stops();
     }
     if args.require_goal {
         for needed in [

@@ -127,3 +127,21 @@ impl Drop for FullDisk {
             .status();
     }
 }
+
+/// Kills processes (continued first, with their process groups) when
+/// dropped: a test that fails midway leaves nothing running or stopped.
+pub struct KillOnDrop(pub Vec<u32>);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        for &pid in &self.0 {
+            // SAFETY: signalling processes this test started (ESRCH once gone).
+            unsafe {
+                libc::kill(pid as i32, libc::SIGCONT);
+                libc::kill(-(pid as i32), libc::SIGCONT);
+                libc::kill(-(pid as i32), libc::SIGKILL);
+                libc::kill(pid as i32, libc::SIGKILL);
+            }
+        }
+    }
+}
