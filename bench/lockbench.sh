@@ -17,7 +17,8 @@ NICE=${LOCKBENCH_AUTOGROUP_NICE--15}
 OUT=${LOCKBENCH_JSON:-lockbench.json}
 ARGS=(lockbench --variants plain,pi,ceiling,delayed-max,delayed-ewma,delayed-quantile,delayed-pi
       --require-goal --json "$OUT")
-if [ -n "$NICE" ] && [ -w /proc/self/autogroup ]; then
+if [ -n "$NICE" ] && [ -w /proc/self/autogroup ] &&
+   [ "$(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null)" = 1 ]; then
   ARGS+=(--autogroup-nice "$NICE")
 fi
 exec "$LATLAB" "${ARGS[@]}" "$@"

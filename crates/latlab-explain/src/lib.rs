@@ -485,7 +485,7 @@ fn explain_with(
     win_reports.truncate(opts.max_windows);
 
     let mut notes = Vec::new();
-    if opts.pids.is_empty() {
+    if !opts.comms.is_empty() && opts.pids.is_empty() {
         notes.extend(mixed_periods_note(&tasks_found, &selected));
     }
     if tasks_found.is_empty() {

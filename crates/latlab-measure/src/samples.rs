@@ -16,6 +16,10 @@ use std::thread::JoinHandle;
 use crate::MeasureError;
 
 const MAGIC: &[u8; 8] = b"LATLABS1";
+/// Bytes of the header: magic, version, record size.
+const HEADER: u64 = 16;
+/// Bytes of one record.
+const RECORD: u64 = 16;
 const CHUNK: usize = 4096;
 
 /// One sample as stored.
@@ -108,12 +112,18 @@ impl SampleLog {
                     }
                 }
                 // What reached the file, cut to whole records so the log
-                // stays readable (`read_samples`).
-                let file = out.get_ref();
+                // stays readable (`read_samples`); what is still buffered is
+                // dropped, not written after the cut.
+                let (file, _unwritten) = out.into_parts();
                 let len = file.metadata().map_or(0, |m| m.len());
-                let records = len.saturating_sub(16) / 16;
-                if len > 16 + records * 16 {
-                    let _ = file.set_len(16 + records * 16);
+                let records = len.saturating_sub(HEADER) / RECORD;
+                let keep = if len < HEADER {
+                    0
+                } else {
+                    HEADER + records * RECORD
+                };
+                if len != keep {
+                    let _ = file.set_len(keep);
                 }
                 (records, failed)
             })

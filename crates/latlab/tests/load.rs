@@ -612,6 +612,7 @@ fn run_ctrl_z_stops_the_load_and_its_command_and_fg_continues_them() {
     } = workspace("result.json");
     let mark = marker(9);
     let (child, load) = start_run(&scratch, &json, &mark, "cpu:1", 60);
+    let cleanup = common::KillOnDrop(vec![child.id(), load]);
     let group = child.id() as i32;
     // latlab, its load process and the load command's processes (each of the
     // last two leads a process group of its own).
@@ -649,4 +650,5 @@ fn run_ctrl_z_stops_the_load_and_its_command_and_fg_continues_them() {
     let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(result["interrupted"], true);
     assert_nothing_left(&scratch, &mark, load);
+    std::mem::forget(cleanup);
 }

@@ -292,7 +292,7 @@ fn a_full_disk_is_an_error_naming_the_fix_and_leaves_nothing() {
         return;
     }
     let before = set_event();
-    let full = common::FullDisk::mount();
+    let full = common::FullDisk::mount(0);
     let out = full.path("x.dat");
     let child = latlab()
         .args(["record", "--no-kallsyms", "-o"])

@@ -152,10 +152,8 @@ impl OutputFiles {
     /// instead, if it had to), or Ok when everything was written.
     pub fn finish(mut self, json: &str, file_name: &str) -> anyhow::Result<()> {
         if self.result_failed && !self.result_written {
-            let fallback =
-                std::env::temp_dir().join(format!("latlab-{}-{}", std::process::id(), file_name));
-            match write_file(&fallback, json.as_bytes()) {
-                Ok(()) => println!(
+            match write_new_in_temp_dir(file_name, json.as_bytes()) {
+                Ok(fallback) => println!(
                     "The result could not be written where asked (below); it was written to {} instead",
                     fallback.display()
                 ),
@@ -171,4 +169,30 @@ impl OutputFiles {
             }
         }
     }
+}
+
+/// Writes `bytes` to a new file `latlab-<pid>-<n>-<file_name>` in the
+/// temporary directory, never following or replacing an existing file (a
+/// shared /tmp may hold someone else's link of that name).
+fn write_new_in_temp_dir(file_name: &str, bytes: &[u8]) -> anyhow::Result<PathBuf> {
+    let dir = std::env::temp_dir();
+    for n in 1..100 {
+        let path = dir.join(format!("latlab-{}-{n}-{file_name}", std::process::id()));
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path);
+        match file {
+            Ok(mut file) => {
+                return file
+                    .write_all(bytes)
+                    .and_then(|()| file.sync_all())
+                    .map(|()| path.clone())
+                    .with_context(|| format!("cannot write {}", path.display()));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e).with_context(|| format!("cannot create {}", path.display())),
+        }
+    }
+    anyhow::bail!("no free file name in {}", dir.display())
 }

@@ -284,8 +284,17 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     let load_report = monitor.load.stop();
     let trace_report = trace.map(TraceSession::stop).transpose();
     let output = measured?;
-    let load_report = load_report?;
-    let trace_report = trace_report?;
+    // A load or trace that failed (a full disk under --trace) costs its own
+    // part of the result, not the measurement: reported with the outputs.
+    let mut failures = Vec::new();
+    let load_report = load_report.unwrap_or_else(|e| {
+        failures.push(e);
+        None
+    });
+    let trace_report = trace_report.unwrap_or_else(|e| {
+        failures.push(e.context("recording the kernel trace (--trace)"));
+        None
+    });
     run.settings.steal_ns = latlab_rt::sysinfo::steal_ns_since(&steal_before)
         .into_iter()
         .filter(|(cpu, _)| run.settings.cpus.contains(cpu))
@@ -354,13 +363,13 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             }
         );
     }
-    let samples_error = output.samples_error.as_ref().map(|e| {
-        anyhow::anyhow!(
+    if let Some(e) = &output.samples_error {
+        failures.push(anyhow::anyhow!(
             "the sample log is incomplete ({e}): it holds the first {} samples",
             output.samples_written.unwrap_or(0)
-        )
-    });
-    write_outputs(&args, &result, started, exit, samples_error)?;
+        ));
+    }
+    write_outputs(&args, &result, started, exit, failures)?;
     Ok(ExitCode::from(exit))
 }
 
@@ -368,14 +377,15 @@ fn display(path: Option<&Path>) -> String {
     path.map_or_else(String::new, |p| p.display().to_string())
 }
 
-/// Writes every output asked for (see [`OutputFiles`]); `also_failed` is a
-/// failure met before (the sample log), reported with the others.
+/// Writes every output asked for (see [`OutputFiles`]); `also_failed` are
+/// failures met before (the load, the trace, the sample log), reported with
+/// the others.
 fn write_outputs(
     args: &RunArgs,
     result: &RunResult,
     started: f64,
     exit: u8,
-    also_failed: Option<anyhow::Error>,
+    also_failed: Vec<anyhow::Error>,
 ) -> anyhow::Result<()> {
     let json = serde_json::to_string_pretty(result).context("serializing the result")? + "\n";
     let document = serde_json::to_value(result).context("serializing the result")?;
@@ -406,7 +416,9 @@ fn write_outputs(
         );
         files.other(write_file(path, text.as_bytes()));
     }
-    files.other(also_failed.map_or(Ok(()), Err));
+    for failure in also_failed {
+        files.other(Err(failure));
+    }
     files.finish(&json, "result.json")
 }
 

@@ -94,14 +94,15 @@ pub fn state(pid: u32) -> Option<String> {
     )
 }
 
-/// A tmpfs of 64 KiB, full, unmounted when dropped.
+/// A tmpfs of 64 KiB, full but for `free_pages` pages of 4 KiB, unmounted
+/// when dropped.
 pub struct FullDisk {
     dir: tempfile::TempDir,
 }
 
 impl FullDisk {
     /// Mounts it (as root).
-    pub fn mount() -> FullDisk {
+    pub fn mount(free_pages: usize) -> FullDisk {
         let dir = tempfile::tempdir().unwrap();
         let ok = std::process::Command::new("mount")
             .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
@@ -110,7 +111,8 @@ impl FullDisk {
             .unwrap();
         assert!(ok.success(), "mount tmpfs");
         // Fill it: writing stops at ENOSPC.
-        let _ = std::fs::write(dir.path().join("fill"), vec![0u8; 1 << 20]);
+        let fill = (64 << 10) - free_pages * 4096;
+        let _ = std::fs::write(dir.path().join("fill"), vec![0u8; fill]);
         FullDisk { dir }
     }
 
@@ -122,9 +124,17 @@ impl FullDisk {
 
 impl Drop for FullDisk {
     fn drop(&mut self) {
-        let _ = std::process::Command::new("umount")
+        // Lazily: a process still holding a file there must not keep it mounted.
+        let done = std::process::Command::new("umount")
+            .arg("-l")
             .arg(self.dir.path())
             .status();
+        if !done.is_ok_and(|s| s.success()) {
+            eprintln!(
+                "could not unmount the test tmpfs {}",
+                self.dir.path().display()
+            );
+        }
     }
 }
 
