@@ -168,12 +168,32 @@ pub fn write_dat(out: &Path, h: &DatHeader, cpus: &[CpuData]) -> Result<u64> {
         s.push(".partial");
         PathBuf::from(s)
     };
-    let werr = |e| TracefsError::io("write", &partial, e);
-    let mut f = File::create(&partial).map_err(|e| TracefsError::io("create", &partial, e))?;
-    f.write_all(&header).map_err(werr)?;
-    f.write_all(&table).map_err(werr)?;
+    let written = write_partial(&partial, &header, &table, table_end, page, cpus, &sizes);
+    if written.is_err() {
+        // A full disk: nothing half-written stays behind.
+        let _ = std::fs::remove_file(&partial);
+    }
+    let end = written?;
+    std::fs::rename(&partial, out).map_err(|e| TracefsError::io("rename", &partial, e))?;
+    Ok(end)
+}
+
+/// The body of [`write_dat`]: the whole file at `partial`; returns its size.
+fn write_partial(
+    partial: &Path,
+    header: &[u8],
+    table: &[u8],
+    table_end: u64,
+    page: u64,
+    cpus: &[CpuData],
+    sizes: &[u64],
+) -> Result<u64> {
+    let werr = |e| TracefsError::io("write", partial, e);
+    let mut f = File::create(partial).map_err(|e| TracefsError::io("create", partial, e))?;
+    f.write_all(header).map_err(werr)?;
+    f.write_all(table).map_err(werr)?;
     let mut pos = table_end;
-    for (c, &size) in cpus.iter().zip(&sizes) {
+    for (c, &size) in cpus.iter().zip(sizes) {
         let Some(path) = &c.path else { continue };
         if size == 0 {
             continue;
@@ -188,8 +208,6 @@ pub fn write_dat(out: &Path, h: &DatHeader, cpus: &[CpuData]) -> Result<u64> {
     let end = pos.div_ceil(page) * page;
     f.set_len(end.max(table_end)).map_err(werr)?;
     f.sync_all().map_err(werr)?;
-    drop(f);
-    std::fs::rename(&partial, out).map_err(|e| TracefsError::io("rename", &partial, e))?;
     Ok(end.max(table_end))
 }
 

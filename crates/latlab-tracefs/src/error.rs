@@ -40,7 +40,7 @@ pub enum TracefsError {
         path: PathBuf,
     },
     /// An I/O operation on a file failed.
-    #[error("{op} {path}: {source}")]
+    #[error("{op} {path}: {source}{}", disk_full_hint(.source))]
     Io {
         /// What was being done ("read", "write", "create", ...).
         op: &'static str,

@@ -734,4 +734,28 @@ fn a_full_disk_loses_only_what_did_not_fit_and_says_so() {
     let saved: Value = serde_json::from_str(&std::fs::read_to_string(fallback).unwrap()).unwrap();
     std::fs::remove_file(fallback).unwrap();
     assert!(saved["overall"]["cycles"].as_u64().unwrap() > 0);
+
+    // The kernel trace does not fit: the result does, and no half-written
+    // trace stays behind.
+    std::fs::remove_file(&json).unwrap();
+    let trace = full.path("t.dat");
+    let out = run(&[
+        "--trace",
+        trace.to_str().unwrap(),
+        "--no-save",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("the disk is full"), "{stderr}");
+    let result: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(result["overall"]["cycles"].as_u64().unwrap() > 0);
+    let left: Vec<_> = std::fs::read_dir(full.path(""))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("t.dat"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }
