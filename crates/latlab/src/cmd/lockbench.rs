@@ -6,7 +6,7 @@
 //! run each variant (Ctrl-C ends the current one and keeps what was measured), print
 //! the table, write the JSON.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
@@ -234,14 +234,19 @@ pub fn execute(args: LockbenchArgs) -> anyhow::Result<ExitCode> {
             results: &results,
             goal: bench::goal_checks(&results),
         };
-        if let Some(path) = &args.json {
-            write_json(path, &report)?;
-        }
         if !args.no_history {
             let document = serde_json::to_value(&report).context("serializing the results")?;
             if let Some(id) = crate::cmd::history::record_document(&document, &args.history) {
                 println!("Stored in the history as id {id} (`latlab history`)");
             }
+        }
+        if let Some(path) = &args.json {
+            // A full disk: the JSON goes to the temporary directory instead.
+            let json =
+                serde_json::to_string_pretty(&report).context("serializing the results")? + "\n";
+            let mut files = super::measuring::OutputFiles::default();
+            files.result(super::measuring::write_file(path, json.as_bytes()));
+            files.finish(&json, "lockbench.json")?;
         }
     }
     if args.require_goal {
@@ -376,12 +381,7 @@ struct SimReport<'a> {
     comparison: &'a sim::SimComparison,
 }
 
-fn write_json<T: Serialize>(path: &PathBuf, value: &T) -> anyhow::Result<()> {
+fn write_json<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
     let text = serde_json::to_string_pretty(value).context("serializing the results")? + "\n";
-    std::fs::write(path, text).with_context(|| {
-        format!(
-            "writing {} (is the directory there and writable?)",
-            path.display()
-        )
-    })
+    super::measuring::write_file(path, text.as_bytes())
 }
