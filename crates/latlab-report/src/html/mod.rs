@@ -17,6 +17,7 @@
 pub mod lockbench;
 pub mod plots;
 pub mod respond;
+pub mod simulation;
 pub mod svg;
 
 use std::fmt::Write;
@@ -38,6 +39,8 @@ pub enum Document {
     Lockbench(Value),
     /// `latlab respond --json`: response latency to an external event.
     Respond(Value),
+    /// `latlab lockbench --simulate --json`: the delayed-locking simulation.
+    Simulation(Value),
     /// Any other schema: shown as JSON until the report knows it.
     Other {
         /// The `schema` field (`"unknown"` when absent).
@@ -61,6 +64,7 @@ impl Document {
             "latlab.run" => Document::Run(Box::new(serde_json::from_value(value)?)),
             _ if lockbench::is_lockbench(&value) => Document::Lockbench(value),
             _ if respond::is_respond(&value) => Document::Respond(value),
+            _ if simulation::is_simulation(&value) => Document::Simulation(value),
             _ => Document::Other { schema, value },
         })
     }
@@ -69,7 +73,10 @@ impl Document {
     pub fn as_run(&self) -> Option<&RunResult> {
         match self {
             Document::Run(run) => Some(run),
-            Document::Lockbench(_) | Document::Respond(_) | Document::Other { .. } => None,
+            Document::Lockbench(_)
+            | Document::Respond(_)
+            | Document::Simulation(_)
+            | Document::Other { .. } => None,
         }
     }
 }
@@ -118,6 +125,7 @@ pub fn auto_labels(documents: &[Document]) -> Vec<String> {
                 }
             }
             (Document::Lockbench(_), _) => "lockbench".into(),
+            (Document::Simulation(_), _) => "simulation".into(),
             (Document::Respond(value), _) => format!(
                 "respond {}",
                 value["settings"]["channel"].as_str().unwrap_or("?")
@@ -162,7 +170,7 @@ pub fn plots(entries: &[Entry]) -> Vec<Plot> {
                 value,
             )),
             Document::Respond(value) => out.extend(respond::plots(&format!("doc{}", i + 1), value)),
-            Document::Other { .. } => {}
+            Document::Simulation(_) | Document::Other { .. } => {}
         }
     }
     out
@@ -325,6 +333,9 @@ pub fn render_with_intro(entries: &[Entry], title: &str, intro: &[String]) -> St
                 respond::render(&mut h, &id, &entry.label, value);
                 figures(&mut h, &respond::plots(&id, value));
                 h.push_str("</section>\n");
+            }
+            Document::Simulation(value) => {
+                simulation::render(&mut h, &format!("doc{}", i + 1), &entry.label, value);
             }
             Document::Other { schema, value } => {
                 let _ = writeln!(

@@ -315,3 +315,35 @@ fn respond_results_are_drawn_with_both_directions() {
     assert_eq!(html.matches("<clipPath").count(), 2);
     assert!(!html.contains("its JSON follows"));
 }
+
+#[test]
+fn simulation_results_are_drawn_next_to_the_papers_table() {
+    let run = |max: u64, mean: f64, kb: f64| {
+        serde_json::json!({
+            "latency": {"min": 22_000, "max": max, "mean": mean},
+            "kb_per_s": kb, "refusals": 7, "forced_entries": 1
+        })
+    };
+    let value = serde_json::json!({
+        "schema": "latlab.lockbench-simulation",
+        "paper": {"min_us": [24.0, 22.0], "max_us": [847.0, 192.0],
+                  "avg_us": [197.14, 63.0], "sender_cost": 0.2},
+        "config": {"rt_period_ns": 4_000_000, "periods": 10_000, "seed": 1},
+        "without": run(1_000_000, 185_000.0, 100.0),
+        "with": run(250_000, 67_000.0, 75.0)
+    });
+    let doc = Document::from_value(value).unwrap();
+    assert!(matches!(doc, Document::Simulation(_)));
+    let html = render(
+        &[Entry {
+            label: "simulator".into(),
+            document: doc,
+        }],
+        "t",
+    );
+    assert!(html.contains("worst case, without delayed locking</td><td>1000 µs</td><td>847 µs"));
+    assert!(html.contains("worst case with / without</td><td>25 %</td><td>23 %"));
+    assert!(html.contains("sender slowdown</td><td>25 %</td><td>20 %"));
+    assert!(html.contains("7 / 1"));
+    assert!(!html.contains("its JSON follows"));
+}

@@ -361,6 +361,12 @@ fn simulate(args: &LockbenchArgs) -> anyhow::Result<ExitCode> {
         let report = SimReport {
             schema: "latlab.lockbench-simulation",
             schema_version: 1,
+            paper: PaperFigures {
+                min_us: sim::paper::MIN_US,
+                max_us: sim::paper::MAX_US,
+                avg_us: sim::paper::AVG_US,
+                sender_cost: sim::paper::SENDER_COST,
+            },
             comparison: &comparison,
         };
         write_json(path, &report)?;
@@ -376,9 +382,25 @@ struct SimReport<'a> {
     schema: &'static str,
     /// Version of this document's shape.
     schema_version: u32,
+    /// The paper's Table 4, for readers of the JSON (the report prints it
+    /// next to the simulation).
+    paper: PaperFigures,
     /// The simulation without and with delayed locking.
     #[serde(flatten)]
     comparison: &'a sim::SimComparison,
+}
+
+/// The paper's Table 4: (without, with) delayed locking.
+#[derive(Debug, Serialize)]
+struct PaperFigures {
+    /// Minimum OS latency, µs.
+    min_us: (f64, f64),
+    /// Maximum OS latency, µs.
+    max_us: (f64, f64),
+    /// Average OS latency, µs.
+    avg_us: (f64, f64),
+    /// The TCP sender's slowdown with delayed locking (0.20 = 20 %).
+    sender_cost: f64,
 }
 
 fn write_json<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
