@@ -78,7 +78,10 @@ fn simulate_is_deterministic_and_prints_the_papers_figures() {
     }
     let result = read_json(&json);
     assert_eq!(result["schema"], "latlab.lockbench-simulation");
-    assert_eq!(result["paper"]["max_us"][0], 847.0, "the paper's Table 4 rides along");
+    assert_eq!(
+        result["paper"]["max_us"][0], 847.0,
+        "the paper's Table 4 rides along"
+    );
     let worst = |run: &str| result[run]["latency"]["max"].as_u64().unwrap();
     // About a quarter, as the paper's 23 %.
     assert!(worst("with") * 10 <= worst("without") * 3, "{result}");
