@@ -242,11 +242,13 @@ pub fn execute(args: LockbenchArgs) -> anyhow::Result<ExitCode> {
         }
         if let Some(path) = &args.json {
             // A full disk: the JSON goes to the temporary directory instead.
-            let json =
-                serde_json::to_string_pretty(&report).context("serializing the results")? + "\n";
-            let mut files = super::measuring::OutputFiles::default();
-            files.result(super::measuring::write_file(path, json.as_bytes()));
-            files.finish(&json, "lockbench.json")?;
+            super::measuring::OutputFiles::with_result(
+                &report,
+                None,
+                "lockbench.json",
+                Some(path),
+            )?
+            .finish()?;
         }
     }
     if args.require_goal {

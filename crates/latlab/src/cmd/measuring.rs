@@ -122,16 +122,47 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 /// result itself was asked for and could be written nowhere (a full disk),
 /// it goes into the temporary directory instead: a long measurement is not
 /// lost to one full file system.
-#[derive(Default)]
 pub struct OutputFiles {
     failures: Vec<anyhow::Error>,
+    /// The result's JSON and its file name, for the fallback copy.
+    json: String,
+    file_name: &'static str,
     result_written: bool,
     result_failed: bool,
 }
 
 impl OutputFiles {
-    /// Notes how writing the result (its JSON) to one place went.
-    pub fn result(&mut self, outcome: anyhow::Result<()>) {
+    /// Serializes `result` and writes it where asked: with `saved` =
+    /// (flags, stamp), into `<output-dir>/<stamp>/<file_name>` and the history
+    /// (unless `--no-save`); and to `json_path`. Other outputs follow with
+    /// [`OutputFiles::other`].
+    pub fn with_result<T: serde::Serialize>(
+        result: &T,
+        saved: Option<(&SaveFlags, &str)>,
+        file_name: &'static str,
+        json_path: Option<&Path>,
+    ) -> anyhow::Result<OutputFiles> {
+        let json = serde_json::to_string_pretty(result).context("serializing the result")? + "\n";
+        let mut files = OutputFiles {
+            failures: Vec::new(),
+            json,
+            file_name,
+            result_written: false,
+            result_failed: false,
+        };
+        if let Some((save, stamp)) = saved.filter(|(save, _)| !save.no_save) {
+            let document = serde_json::to_value(result).context("serializing the result")?;
+            let saved = save.save(stamp, file_name, &files.json, &document);
+            files.note_result(saved);
+        }
+        if let Some(path) = json_path {
+            let written = write_file(path, files.json.as_bytes());
+            files.note_result(written);
+        }
+        Ok(files)
+    }
+
+    fn note_result(&mut self, outcome: anyhow::Result<()>) {
         match outcome {
             Ok(()) => self.result_written = true,
             Err(e) => {
@@ -141,7 +172,7 @@ impl OutputFiles {
         }
     }
 
-    /// Notes how writing another output went.
+    /// Notes how writing another output went (or a failure met before).
     pub fn other(&mut self, outcome: anyhow::Result<()>) {
         if let Err(e) = outcome {
             self.failures.push(e);
@@ -150,9 +181,9 @@ impl OutputFiles {
 
     /// Ends with an error naming every failure (and where the result went
     /// instead, if it had to), or Ok when everything was written.
-    pub fn finish(mut self, json: &str, file_name: &str) -> anyhow::Result<()> {
+    pub fn finish(mut self) -> anyhow::Result<()> {
         if self.result_failed && !self.result_written {
-            match write_new_in_temp_dir(file_name, json.as_bytes()) {
+            match write_new_in_temp_dir(self.file_name, self.json.as_bytes()) {
                 Ok(fallback) => println!(
                     "The result could not be written where asked (below); it was written to {} instead",
                     fallback.display()

@@ -312,24 +312,17 @@ pub fn execute(args: RespondArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn write_outputs(args: &RespondArgs, result: &RespondResult, started: f64) -> anyhow::Result<()> {
-    let json = serde_json::to_string_pretty(result).context("serializing the result")? + "\n";
-    let document = serde_json::to_value(result).context("serializing the result")?;
-    let mut files = OutputFiles::default();
-    if !args.save.no_save {
-        files.result(args.save.save(
-            &clock::format_stamp(started),
-            "respond.json",
-            &json,
-            &document,
-        ));
-    }
-    if let Some(path) = &args.json {
-        files.result(write_file(path, json.as_bytes()));
-    }
+    let stamp = clock::format_stamp(started);
+    let mut files = OutputFiles::with_result(
+        result,
+        Some((&args.save, &stamp)),
+        "respond.json",
+        args.json.as_deref(),
+    )?;
     if let Some(path) = &args.histogram_text {
         files.other(write_file(path, summary::histogram_text(result).as_bytes()));
     }
-    files.finish(&json, "respond.json")
+    files.finish()
 }
 
 /// Starts the load once the responder is ready, checks it, draws the live view.

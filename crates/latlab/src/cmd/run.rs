@@ -387,20 +387,13 @@ fn write_outputs(
     exit: u8,
     also_failed: Vec<anyhow::Error>,
 ) -> anyhow::Result<()> {
-    let json = serde_json::to_string_pretty(result).context("serializing the result")? + "\n";
-    let document = serde_json::to_value(result).context("serializing the result")?;
-    let mut files = OutputFiles::default();
-    if !args.save.no_save {
-        files.result(args.save.save(
-            &clock::format_stamp(started),
-            "result.json",
-            &json,
-            &document,
-        ));
-    }
-    if let Some(path) = &args.json {
-        files.result(write_file(path, json.as_bytes()));
-    }
+    let stamp = clock::format_stamp(started);
+    let mut files = OutputFiles::with_result(
+        result,
+        Some((&args.save, &stamp)),
+        "result.json",
+        args.json.as_deref(),
+    )?;
     if let Some(path) = &args.histogram_text {
         files.other(write_file(
             path,
@@ -419,7 +412,7 @@ fn write_outputs(
     for failure in also_failed {
         files.other(Err(failure));
     }
-    files.finish(&json, "result.json")
+    files.finish()
 }
 
 /// A kernel trace recorded alongside the measurement.
