@@ -185,14 +185,7 @@ fn interrupted_lockbench(
         .spawn()
         .unwrap();
     let mut cleanup = common::KillOnDrop(vec![child.id()]);
-    let start = Instant::now();
-    let pid = loop {
-        if let Some(pid) = catcher(child.id()) {
-            break pid;
-        }
-        assert!(start.elapsed() < Duration::from_secs(30), "never started");
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let pid = wait_for("the process to catch Ctrl-C", || catcher(child.id()));
     cleanup.0.push(pid);
     common::wait_until_catches(pid, libc::SIGINT, Duration::from_millis(1500));
     if ctrl_z {
@@ -237,6 +230,21 @@ fn interrupted_lockbench(
         String::from_utf8_lossy(&out.stderr)
     );
     (stdout, read_json(&json))
+}
+
+/// Polls `found` until it finds a process (30 s at most, for a slow VM).
+fn wait_for(what: &str, found: impl Fn() -> Option<u32>) -> u32 {
+    let start = Instant::now();
+    loop {
+        if let Some(pid) = found() {
+            return pid;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "{what} never started"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// The copy `--autogroup-nice` starts, once it runs latlab (not the fork
@@ -307,14 +315,7 @@ fn autogroup_copy_left_stopped_by_a_killed_latlab_winds_down_and_exits() {
         .spawn()
         .unwrap();
     let mut cleanup = common::KillOnDrop(vec![child.id()]);
-    let start = Instant::now();
-    let copy = loop {
-        if let Some(copy) = autogroup_copy(child.id()) {
-            break copy;
-        }
-        assert!(start.elapsed() < Duration::from_secs(30), "no copy started");
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let copy = wait_for("the copy", || autogroup_copy(child.id()));
     cleanup.0.push(copy);
     // Ctrl-Z, then the terminal closes and latlab dies while stopped.
     // SAFETY: signalling our own child.
