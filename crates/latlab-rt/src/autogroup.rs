@@ -61,13 +61,22 @@ impl Autogroup {
     }
 }
 
-/// The calling process's autogroup, or `None` where the kernel has no autogroups
-/// (built without `CONFIG_SCHED_AUTOGROUP`) or they are switched off.
+/// The sysctl that switches autogroups on and off.
+pub const SYSCTL_FILE: &str = "/proc/sys/kernel/sched_autogroup_enabled";
+
+/// True when the kernel has scheduler autogroups (`CONFIG_SCHED_AUTOGROUP`) and they
+/// are switched on (`kernel.sched_autogroup_enabled = 1`).
+pub fn enabled() -> bool {
+    std::fs::read_to_string(SYSCTL_FILE).is_ok_and(|s| s.trim() == "1")
+}
+
+/// The calling process's autogroup, or `None` where autogroups are not [`enabled`] or
+/// the process is still in the kernel's root group. A process is there when neither
+/// it nor a parent ever started a session: init's children, such as services and
+/// some CI runners (`/proc/self/autogroup` is empty then). [`rerun_in_own_group`]
+/// works from there too.
 pub fn current() -> Option<Autogroup> {
-    let enabled = std::fs::read_to_string("/proc/sys/kernel/sched_autogroup_enabled")
-        .map(|s| s.trim() == "1")
-        .unwrap_or(false);
-    if !enabled {
+    if !enabled() {
         return None;
     }
     Autogroup::parse(&std::fs::read_to_string(PROC_FILE).ok()?)
@@ -89,10 +98,11 @@ pub fn rerun_in_own_group(nice: i32, marker: &str) -> Result<i32, RtError> {
             reason: format!("nice {nice} is out of range: use -20 to 19"),
         });
     }
-    if current().is_none() {
+    if !enabled() {
         return Err(RtError::Autogroup {
-            reason: "this kernel has no scheduler autogroups (CONFIG_SCHED_AUTOGROUP, \
-                     sysctl kernel.sched_autogroup_enabled=1); leave the option out"
+            reason: "scheduler autogroups are off on this kernel: they need \
+                     CONFIG_SCHED_AUTOGROUP and `sysctl kernel.sched_autogroup_enabled=1`; \
+                     switch them on, or leave the option out"
                 .into(),
         });
     }

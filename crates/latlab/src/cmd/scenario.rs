@@ -269,7 +269,7 @@ fn plan(name: Name, quick: bool, cpus: Option<&str>) -> Plan {
         }
         Name::DelayedLocking => {
             let mut bench = args(&["lockbench"]);
-            if latlab_rt::autogroup::current().is_some() {
+            if latlab_rt::autogroup::enabled() {
                 // As bench/lockbench.sh: other sessions' work must not preempt the
                 // background lock holders for milliseconds (seen: 151 ms).
                 bench.extend(args(&["--autogroup-nice", "-15"]));
