@@ -412,3 +412,49 @@ fn background_load_runs_through_the_benchmark_and_is_reported() {
     assert_eq!(syscall["kind"], "syscall");
     assert!(syscall["total"].as_u64().unwrap() > 0, "{syscall}");
 }
+
+#[test]
+fn a_json_that_does_not_fit_goes_to_the_temp_dir_and_the_history_keeps_the_results() {
+    let test = "a_json_that_does_not_fit_goes_to_the_temp_dir_and_the_history_keeps_the_results";
+    let Some(_serial) = privileged(test) else {
+        return;
+    };
+    let full = common::FullDisk::mount(0);
+    let dir = tempfile::tempdir().unwrap();
+    let out = latlab()
+        .args([
+            "lockbench",
+            "--duration",
+            "300ms",
+            "--warmup",
+            "0s",
+            "--rounds",
+            "1",
+            "--variants",
+            "plain",
+            "--json",
+        ])
+        .arg(full.path("bench.json"))
+        .arg("--db")
+        .arg(dir.path().join("history.sqlite"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(stderr.contains("No space left on device"), "{stderr}");
+    assert!(stdout.contains("Stored in the history as id 1"), "{stdout}");
+    let fallback = stdout
+        .lines()
+        .find_map(|l| {
+            l.split_once("it was written to ")?
+                .1
+                .strip_suffix(" instead")
+        })
+        .unwrap_or_else(|| panic!("no fallback named: {stdout}"));
+    let fallback = std::path::PathBuf::from(fallback);
+    let report = read_json(&fallback);
+    std::fs::remove_file(&fallback).unwrap();
+    assert_eq!(report["schema"], "latlab.lockbench");
+    assert_every_release_counted(&report["results"][0], &report);
+}
