@@ -444,15 +444,7 @@ fn a_json_that_does_not_fit_goes_to_the_temp_dir_and_the_history_keeps_the_resul
     assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
     assert!(stderr.contains("No space left on device"), "{stderr}");
     assert!(stdout.contains("Stored in the history as id 1"), "{stdout}");
-    let fallback = stdout
-        .lines()
-        .find_map(|l| {
-            l.split_once("it was written to ")?
-                .1
-                .strip_suffix(" instead")
-        })
-        .unwrap_or_else(|| panic!("no fallback named: {stdout}"));
-    let fallback = std::path::PathBuf::from(fallback);
+    let fallback = common::fallback_named(&stdout);
     let report = read_json(&fallback);
     std::fs::remove_file(&fallback).unwrap();
     assert_eq!(report["schema"], "latlab.lockbench");

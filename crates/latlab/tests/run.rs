@@ -723,16 +723,9 @@ fn a_full_disk_loses_only_what_did_not_fit_and_says_so() {
     let out = run(&["--output-dir", full.path("res").to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1));
-    let fallback = stdout
-        .lines()
-        .find_map(|l| {
-            l.split_once("it was written to ")?
-                .1
-                .strip_suffix(" instead")
-        })
-        .unwrap_or_else(|| panic!("no fallback named: {stdout}"));
-    let saved: Value = serde_json::from_str(&std::fs::read_to_string(fallback).unwrap()).unwrap();
-    std::fs::remove_file(fallback).unwrap();
+    let fallback = common::fallback_named(&stdout);
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&fallback).unwrap()).unwrap();
+    std::fs::remove_file(&fallback).unwrap();
     assert!(saved["overall"]["cycles"].as_u64().unwrap() > 0);
 
     // The kernel trace does not fit: the result does, and no half-written

@@ -94,6 +94,20 @@ pub fn state(pid: u32) -> Option<String> {
     )
 }
 
+/// The file a command's output names as where its result went instead
+/// ("... it was written to PATH instead"), when the asked-for place was full.
+pub fn fallback_named(stdout: &str) -> std::path::PathBuf {
+    stdout
+        .lines()
+        .find_map(|l| {
+            l.split_once("it was written to ")?
+                .1
+                .strip_suffix(" instead")
+        })
+        .unwrap_or_else(|| panic!("no fallback named: {stdout}"))
+        .into()
+}
+
 /// A tmpfs of 64 KiB, full but for `free_pages` pages of 4 KiB, unmounted
 /// when dropped.
 pub struct FullDisk {
