@@ -573,14 +573,14 @@ extern "C" fn on_stop_signal(signal: libc::c_int) {
 fn install_stop_handler() -> Result<(), LoadError> {
     for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
         // SAFETY: the handler only stores to an atomic (async-signal-safe).
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_stop_signal as *const () as usize;
-            libc::sigemptyset(&mut action.sa_mask);
-            if libc::sigaction(signal, &action, std::ptr::null_mut()) != 0 {
-                return Err(LoadError::sys("process", "sigaction"));
+        unsafe { latlab_rt::signal::set_handler(signal, on_stop_signal, 0) }.map_err(|source| {
+            LoadError::Sys {
+                kind: "process",
+                call: "sigaction",
+                source,
+                hint: "",
             }
-        }
+        })?;
     }
     Ok(())
 }

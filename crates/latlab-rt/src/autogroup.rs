@@ -241,15 +241,8 @@ extern "C" fn pass_on(signal: libc::c_int) {
 fn install_pass_on() -> Result<(), RtError> {
     for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         // SAFETY: the handler only reads atomics and calls kill.
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = pass_on as *const () as usize;
-            action.sa_flags = libc::SA_RESTART;
-            libc::sigemptyset(&mut action.sa_mask);
-            if libc::sigaction(signal, &action, std::ptr::null_mut()) != 0 {
-                return Err(RtError::Signal(std::io::Error::last_os_error()));
-            }
-        }
+        unsafe { crate::signal::set_handler(signal, pass_on, libc::SA_RESTART) }
+            .map_err(RtError::Signal)?;
     }
     Ok(())
 }

@@ -25,7 +25,7 @@
 use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 use std::sync::Once;
 
-use crate::stop;
+use crate::{signal, stop};
 
 /// Process groups followed at once: a load process and a command, with room
 /// to spare.
@@ -144,24 +144,16 @@ fn restore_errno(value: libc::c_int) {
 }
 
 fn install() {
-    for (signal, handler) in [
-        (libc::SIGTSTP, on_stop as extern "C" fn(libc::c_int)),
+    for (sig, handler) in [
+        (libc::SIGTSTP, on_stop as signal::Handler),
         (libc::SIGCONT, on_continue),
     ] {
-        // SAFETY: the handlers make only async-signal-safe calls; SA_RESTART
-        // keeps interrupted system calls going where the kernel allows. A
-        // signal ignored by whoever started us stays ignored.
-        unsafe {
-            let mut old: libc::sigaction = std::mem::zeroed();
-            libc::sigaction(signal, std::ptr::null(), &mut old);
-            if old.sa_sigaction == libc::SIG_IGN {
-                continue;
-            }
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = handler as *const () as usize;
-            action.sa_flags = libc::SA_RESTART;
-            libc::sigemptyset(&mut action.sa_mask);
-            libc::sigaction(signal, &action, std::ptr::null_mut());
+        // A signal ignored by whoever started us stays ignored.
+        if signal::is_ignored(sig) {
+            continue;
         }
+        // SAFETY: the handlers make only async-signal-safe calls; SA_RESTART
+        // keeps interrupted system calls going where the kernel allows.
+        let _ = unsafe { signal::set_handler(sig, handler, libc::SA_RESTART) };
     }
 }

@@ -7,6 +7,7 @@
 //! - [`dma`]: holding `/dev/cpu_dma_latency` so CPUs stay out of deep idle;
 //! - [`privilege`]: probing what this process may do, with errors that name the fix;
 //! - [`stop`]: a Ctrl-C / SIGTERM flag shared by every long-running command;
+//! - [`signal`]: installing a signal handler;
 //! - [`clock`]: CLOCK_MONOTONIC in nanoseconds;
 //! - [`sysinfo`]: the facts about the machine that every result records.
 //!
@@ -22,6 +23,7 @@ pub mod jobcontrol;
 pub mod memory;
 pub mod privilege;
 pub mod sched;
+pub mod signal;
 pub mod stop;
 pub mod sysinfo;
 

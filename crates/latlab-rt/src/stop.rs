@@ -21,15 +21,8 @@ extern "C" fn on_signal(signal: libc::c_int) {
 pub fn install() -> Result<(), RtError> {
     for signal in [libc::SIGINT, libc::SIGTERM] {
         // SAFETY: the handler only stores to atomics, which is async-signal-safe.
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_signal as *const () as usize;
-            action.sa_flags = libc::SA_RESETHAND;
-            libc::sigemptyset(&mut action.sa_mask);
-            if libc::sigaction(signal, &action, std::ptr::null_mut()) != 0 {
-                return Err(RtError::Signal(std::io::Error::last_os_error()));
-            }
-        }
+        unsafe { crate::signal::set_handler(signal, on_signal, libc::SA_RESETHAND) }
+            .map_err(RtError::Signal)?;
     }
     Ok(())
 }

@@ -89,18 +89,9 @@ extern "C" fn on_snapshot(_sig: libc::c_int) {
 }
 
 fn install(sig: libc::c_int, handler: extern "C" fn(libc::c_int)) -> anyhow::Result<()> {
-    // SAFETY: the handlers only store to atomics (async-signal-safe); the
-    // sigaction struct is fully initialised.
-    unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = handler as usize;
-        sa.sa_flags = libc::SA_RESTART;
-        libc::sigemptyset(&mut sa.sa_mask);
-        if libc::sigaction(sig, &sa, std::ptr::null_mut()) != 0 {
-            return Err(std::io::Error::last_os_error()).context("installing a signal handler");
-        }
-    }
-    Ok(())
+    // SAFETY: the handlers only store to atomics (async-signal-safe).
+    unsafe { latlab_rt::signal::set_handler(sig, handler, libc::SA_RESTART) }
+        .context("installing a signal handler")
 }
 
 fn snapshot_path(out: &Path, n: u32) -> PathBuf {
