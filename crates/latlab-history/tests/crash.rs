@@ -38,6 +38,7 @@ fn big_run() -> RunResult {
         cycles: 200_000,
         missed_periods: 0,
         early_wakeups: 0,
+        max_early_ns: 0,
     };
     let output = MeasureOutput {
         threads: vec![thread],

@@ -125,8 +125,11 @@ pub struct ThreadOutput {
     pub cycles: u64,
     /// Whole periods skipped (the thread woke after its next period had begun).
     pub missed_periods: u64,
-    /// Activations reported before the intended time (counted as 0 latency).
+    /// Activations that came before their intended time: impossible, so a
+    /// bug or a clock problem; counted here and kept out of the statistics.
     pub early_wakeups: u64,
+    /// The most any of them came early by, ns (0 without any).
+    pub max_early_ns: u64,
 }
 
 /// Everything a measurement produced.
@@ -166,6 +169,17 @@ pub struct Recorder {
     cycles: u64,
     missed: u64,
     early: u64,
+    max_early: u64,
+}
+
+/// What [`Recorder::record`] made of a wake-up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Accounted {
+    /// On time or this many ns late: part of the statistics.
+    Late(u64),
+    /// This many ns before its intended time, which cannot happen (a bug or
+    /// a clock problem): counted apart and kept out of the statistics.
+    Early(u64),
 }
 
 impl Recorder {
@@ -183,30 +197,36 @@ impl Recorder {
             cycles: 0,
             missed: 0,
             early: 0,
+            max_early: 0,
         }
     }
 
-    /// Accounts one wake-up; returns its latency in ns.
+    /// Accounts one wake-up. A wake-up before its intended time is never
+    /// clamped to 0: it is counted as early and left out of the latency
+    /// statistics (its period and missed periods still count).
     #[inline]
-    pub fn record(&mut self, wake: timer::Wake) -> u64 {
-        let latency = wake.actual.saturating_sub(wake.intended);
+    pub fn record(&mut self, wake: timer::Wake) -> Accounted {
+        self.period.record(wake.actual);
+        self.missed += wake.missed;
+        self.cycles += 1;
         if wake.actual < wake.intended {
+            let early = wake.intended - wake.actual;
             self.early += 1;
+            self.max_early = self.max_early.max(early);
+            return Accounted::Early(early);
         }
+        let latency = wake.actual - wake.intended;
         let offset = wake.intended.saturating_sub(self.start_ns);
         self.stats.record(latency);
         self.worst.offer(WorstSample {
             latency_ns: latency,
-            cycle: self.cycles,
+            cycle: self.cycles - 1,
             intended_ns: wake.intended,
             offset_s: offset as f64 / 1e9,
             cpu: self.cpu,
         });
         self.series.record(offset, latency);
-        self.period.record(wake.actual);
-        self.missed += wake.missed;
-        self.cycles += 1;
-        latency
+        Accounted::Late(latency)
     }
 }
 
@@ -459,7 +479,22 @@ impl ThreadContext {
                 None => wake,
             };
             let cycle = recorder.cycles;
-            let latency = recorder.record(wake);
+            let latency = match recorder.record(wake) {
+                Accounted::Late(latency) => latency,
+                Accounted::Early(early) => {
+                    live.count.store(recorder.cycles, Ordering::Relaxed);
+                    if let Some(sink) = &mut self.sink {
+                        sink.push(SampleRecord {
+                            intended_ns: wake.intended,
+                            latency_ns: early.min(u64::from(u32::MAX)) as u32,
+                            cpu: self.cpu as u16,
+                            flags: SampleRecord::EARLY
+                                | (u16::from(wake.missed > 0) * SampleRecord::MISSED),
+                        });
+                    }
+                    continue;
+                }
+            };
             if latency > max {
                 max = latency;
                 live.max.store(max, Ordering::Relaxed);
@@ -481,7 +516,8 @@ impl ThreadContext {
                     intended_ns: wake.intended,
                     latency_ns: latency.min(u64::from(u32::MAX)) as u32,
                     cpu: self.cpu as u16,
-                    flags: u16::from(saturated) | (u16::from(wake.missed > 0) << 1),
+                    flags: (u16::from(saturated) * SampleRecord::SATURATED)
+                        | (u16::from(wake.missed > 0) * SampleRecord::MISSED),
                 });
             }
         }
@@ -499,6 +535,39 @@ impl ThreadContext {
             cycles: recorder.cycles,
             missed_periods: recorder.missed,
             early_wakeups: recorder.early,
+            max_early_ns: recorder.max_early,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::timer::Wake;
+
+    #[test]
+    fn an_early_wake_up_is_counted_apart_and_never_clamped() {
+        let mut recorder = Recorder::new(0, 100_000, 0.05, 1_000_000);
+        let on_time = Wake {
+            intended: 1_000_000,
+            actual: 1_020_000,
+            missed: 0,
+        };
+        assert_eq!(recorder.record(on_time), Accounted::Late(20_000));
+        // One interval short of the kernel's expiry: 95 us early, not 0 us late.
+        let early = Wake {
+            intended: 1_200_000,
+            actual: 1_105_000,
+            missed: 1,
+        };
+        assert_eq!(recorder.record(early), Accounted::Early(95_000));
+        assert_eq!(
+            (recorder.cycles, recorder.early, recorder.missed),
+            (2, 1, 1)
+        );
+        assert_eq!(recorder.max_early, 95_000);
+        // Only the on-time sample is in the statistics: its minimum is not 0.
+        let summary = recorder.stats.summary();
+        assert_eq!((summary.count, summary.min), (1, 20_000));
     }
 }

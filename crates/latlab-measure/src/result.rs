@@ -50,7 +50,8 @@ pub struct RunResult {
     pub overall: Totals,
     /// Each requirement and whether it held.
     pub requirements: Vec<RequirementOutcome>,
-    /// `pass`, `fail`, or `none` when no requirement was given.
+    /// `pass`, `fail`, `none` when no requirement was given, or `suspect`
+    /// when wake-ups came before their intended time.
     pub verdict: Verdict,
     /// Background load reports (`--load`), as written by latlab-load.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -112,9 +113,15 @@ pub struct ThreadResult {
     pub cycles: u64,
     /// Whole periods skipped (woke after the next period began).
     pub missed_periods: u64,
-    /// Activations reported before the intended time (recorded as 0).
+    /// Activations that came before their intended time, which cannot
+    /// happen (a bug or a clock problem): not part of `latency`, and any
+    /// makes the verdict `suspect`.
     pub early_wakeups: u64,
-    /// Wake-up latency (actual minus intended), ns.
+    /// The most any early wake-up came early by, ns (0 without any).
+    #[serde(default)]
+    pub max_early_ns: u64,
+    /// Wake-up latency (actual minus intended), ns, of the activations that
+    /// were not early.
     pub latency: Summary,
     /// Latency histogram: non-empty buckets `{low, high, count}` in ns.
     pub histogram: Histogram,
@@ -133,6 +140,9 @@ pub struct Totals {
     pub cycles: u64,
     /// Whole periods skipped.
     pub missed_periods: u64,
+    /// Activations before their intended time (see [`ThreadResult::early_wakeups`]).
+    #[serde(default)]
+    pub early_wakeups: u64,
     /// Wake-up latency, ns.
     pub latency: Summary,
     /// Latency histogram.
@@ -153,6 +163,10 @@ pub enum Verdict {
     Fail,
     /// No requirement was given.
     None,
+    /// The measurement itself is wrong somewhere: some wake-ups came before
+    /// their intended time (a bug or a clock problem), so its figures can
+    /// prove nothing, whatever the requirements say.
+    Suspect,
 }
 
 /// What a result records besides the measurement itself.
@@ -183,6 +197,12 @@ impl RunResult {
             .map(ThreadResult::from_output)
             .collect();
         let outcomes = crate::requirements::evaluate(requirements, &threads);
+        let early: u64 = threads.iter().map(|t| t.early_wakeups).sum();
+        let verdict = if early > 0 {
+            Verdict::Suspect
+        } else {
+            crate::requirements::verdict(&outcomes)
+        };
         RunResult {
             schema: "latlab.run".into(),
             schema_version: SCHEMA_VERSION,
@@ -195,7 +215,7 @@ impl RunResult {
             system: context.system,
             warnings: context.warnings,
             overall: Totals::from_output(output),
-            verdict: crate::requirements::verdict(&outcomes),
+            verdict,
             requirements: outcomes,
             threads,
             load: None,
@@ -217,6 +237,7 @@ impl ThreadResult {
             cycles: output.cycles,
             missed_periods: output.missed_periods,
             early_wakeups: output.early_wakeups,
+            max_early_ns: output.max_early_ns,
             latency: output.stats.summary(),
             histogram: output.stats.histogram().clone(),
             worst: output.worst.as_slice().to_vec(),
@@ -243,6 +264,7 @@ impl Totals {
         Totals {
             cycles: output.threads.iter().map(|t| t.cycles).sum(),
             missed_periods: output.threads.iter().map(|t| t.missed_periods).sum(),
+            early_wakeups: output.threads.iter().map(|t| t.early_wakeups).sum(),
             latency: stats.summary(),
             histogram: stats.histogram().clone(),
             worst: worst.as_slice().to_vec(),

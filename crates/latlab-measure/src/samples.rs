@@ -5,7 +5,9 @@
 //! `u32` record size (16); then one record per sample:
 //! `u64 intended_ns` (CLOCK_MONOTONIC), `u32 latency_ns` (saturated at
 //! `u32::MAX`, see flags), `u16 cpu`, `u16 flags` (bit 0: latency saturated,
-//! bit 1: periods were missed before this sample). In Python:
+//! bit 1: periods were missed before this sample, bit 2: an early wake-up,
+//! which cannot happen: `latency_ns` is then how early it came, and the
+//! sample is not part of the statistics). In Python:
 //! `struct.iter_unpack("<QIHH", data[16:])`.
 
 use std::io::{BufWriter, Read, Write};
@@ -31,11 +33,19 @@ pub struct SampleRecord {
     pub latency_ns: u32,
     /// CPU of the thread.
     pub cpu: u16,
-    /// Bit 0: latency saturated; bit 1: periods were missed before this sample.
+    /// [`SampleRecord::SATURATED`], [`SampleRecord::MISSED`], [`SampleRecord::EARLY`].
     pub flags: u16,
 }
 
 impl SampleRecord {
+    /// Flag: the latency did not fit in 32 bits and is saturated.
+    pub const SATURATED: u16 = 1;
+    /// Flag: periods were missed before this sample.
+    pub const MISSED: u16 = 2;
+    /// Flag: the wake-up came before its intended time (a bug or a clock
+    /// problem); `latency_ns` is how early.
+    pub const EARLY: u16 = 4;
+
     fn to_bytes(self) -> [u8; 16] {
         let mut b = [0u8; 16];
         b[..8].copy_from_slice(&self.intended_ns.to_le_bytes());

@@ -1,11 +1,22 @@
 //! Wake-up sources: each blocks until its next activation and reports the
 //! intended and actual wake-up times on CLOCK_MONOTONIC.
 //!
-//! Absolute sources (`clock-nanosleep`, `itimer`, `posix-timer`, `timerfd`)
-//! expire on a fixed grid `start + k * interval`; when a wake-up comes later
-//! than the next grid point, the skipped periods are counted as missed and
-//! the grid moves on, so a late wake-up never causes a burst of catch-up
-//! samples.
+//! Every sample is measured against the expiry the kernel actually armed:
+//!
+//! - `clock-nanosleep` arms each sleep itself at the next point of the grid
+//!   `start + k * interval`; a wake-up later than the following point skips
+//!   the points already past (counted as missed), so a late wake-up never
+//!   causes a burst of catch-up samples.
+//! - `posix-timer`, `timerfd` and `itimer` are periodic kernel timers. The
+//!   kernel re-arms them when the thread takes the expiry (the signal is
+//!   dequeued, the timerfd read), to the first grid point after that moment,
+//!   and counts the points it skipped. latlab takes that count from the
+//!   kernel (`si_overrun`, the timerfd expiration count, `getitimer`'s
+//!   remaining time) instead of deciding from its own clock read, which
+//!   comes later and would disagree whenever a grid point falls in between.
+//! - `nanosleep` is relative: the intended wake-up is the clock read before
+//!   the call plus the interval.
+//! - `rtc` ticks are not on CLOCK_MONOTONIC: see [`TimerKind::Rtc`].
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
@@ -110,11 +121,38 @@ pub trait WakeSource {
     fn wait(&mut self) -> Result<Option<Wake>, MeasureError>;
 }
 
-/// The fixed grid of an absolute periodic timer.
+/// The grid of a timer latlab arms itself (`clock-nanosleep`, `rtc`): the
+/// next point to sleep until, moved past the wake-up when it came late.
 #[derive(Debug, Clone, Copy)]
 struct Grid {
     next: u64,
     interval: u64,
+}
+
+/// The expiries of a periodic kernel timer (`posix-timer`, `timerfd`,
+/// `itimer`): `next` is the one the kernel has armed, and the kernel's own
+/// expiration count of each wake-up moves it on.
+#[derive(Debug, Clone, Copy)]
+struct KernelExpiries {
+    next: u64,
+    interval: u64,
+}
+
+impl KernelExpiries {
+    /// Accounts a wake-up at `now` that the kernel reports as `expirations`
+    /// expiries of the timer (1 plus its overruns, at least 1): the wake-up
+    /// answers the armed expiry, the overruns are missed periods, and the
+    /// kernel re-armed the timer `expirations` intervals after it.
+    fn wake(&mut self, now: u64, expirations: u64) -> Wake {
+        let expirations = expirations.max(1);
+        let intended = self.next;
+        self.next += expirations * self.interval;
+        Wake {
+            intended,
+            actual: now,
+            missed: expirations - 1,
+        }
+    }
 }
 
 impl Grid {
@@ -252,20 +290,57 @@ impl WakeSource for Nanosleep {
     }
 }
 
-/// Waits for `signal` (blocked in the thread) and returns false on EINTR.
-fn wait_signal(signal: libc::c_int) -> bool {
+/// Waits for `signal` (blocked in the thread); `None` on EINTR.
+fn wait_signal(signal: libc::c_int) -> Option<libc::siginfo_t> {
     // SAFETY: sigset operations on a local set; sigwaitinfo writes into info.
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
         libc::sigaddset(&mut set, signal);
         let mut info: libc::siginfo_t = std::mem::zeroed();
-        libc::sigwaitinfo(&set, &mut info) == signal
+        (libc::sigwaitinfo(&set, &mut info) == signal).then_some(info)
     }
 }
 
+/// The `si_overrun` of a POSIX timer's signal: the expiries the kernel
+/// skipped when it re-armed the timer as the signal was taken.
+fn si_overrun(info: &libc::siginfo_t) -> u64 {
+    /// The `_timer` member of the kernel's `siginfo_t` union: pointer-aligned,
+    /// as the `sigval` in it is a pointer.
+    #[repr(C)]
+    struct TimerFields {
+        tid: libc::c_int,
+        overrun: libc::c_int,
+        value: *mut libc::c_void,
+    }
+    /// The head of the kernel's `siginfo_t`: three ints, then the union,
+    /// which starts pointer-aligned (offset 16 on 64-bit, 12 on 32-bit) on
+    /// every Linux architecture.
+    #[repr(C)]
+    struct TimerSiginfo {
+        signo: libc::c_int,
+        errno: libc::c_int,
+        code: libc::c_int,
+        timer: TimerFields,
+    }
+    const _: () =
+        assert!(std::mem::size_of::<TimerSiginfo>() <= std::mem::size_of::<libc::siginfo_t>());
+    // SAFETY: siginfo_t is larger than this prefix of it and at least as aligned
+    // (it holds pointers too); every field is plain data.
+    let timer = unsafe { &*(info as *const libc::siginfo_t).cast::<TimerSiginfo>() };
+    u64::try_from(timer.timer.overrun).unwrap_or(0)
+}
+
+/// `setitimer(ITIMER_REAL)` + SIGALRM. The first expiry is relative to the
+/// moment the kernel arms it, which lies between two clock reads around the
+/// call: latlab takes the earlier one, so an intended time is at most the
+/// `setitimer` call's duration early (latencies overestimated by that,
+/// never underestimated). The kernel re-arms the timer when SIGALRM is
+/// dequeued and reports no overruns, so after each wake-up latlab reads the
+/// time left to the next expiry (`getitimer`, in µs) and places it on the
+/// timer's grid.
 struct Itimer {
-    grid: Grid,
+    expiries: KernelExpiries,
     /// Grid points before the timer was armed, added to the first wake's missed.
     skipped: u64,
 }
@@ -284,10 +359,7 @@ impl Itimer {
                     .into(),
             ));
         }
-        // ITIMER_REAL is relative: the first expiry is `delay` after the
-        // kernel arms it, a little after this read, so latencies are never
-        // underestimated (overestimated by at most the syscall time). A
-        // thread that arms after `start` (it ran late) starts at the next
+        // A thread that arms after `start` (it ran late) starts at the next
         // grid point and counts the ones it skipped as missed, as the
         // absolute timers do.
         let armed_at = monotonic_ns();
@@ -301,7 +373,7 @@ impl Itimer {
             return Err(os_error("itimer", cpu, "setitimer"));
         }
         Ok(Itimer {
-            grid: Grid {
+            expiries: KernelExpiries {
                 next: armed_at + delay,
                 interval,
             },
@@ -320,6 +392,48 @@ fn itimer_first_expiry(start: u64, armed_at: u64, interval: u64) -> (u64, u64) {
     (delay, skipped)
 }
 
+/// How many expiries of an itimer a wake-up for the expiry `intended`
+/// accounts for, from `getitimer` read between the clock reads `before` and
+/// `after`: `remaining` is the time it gave to the next expiry (truncated to
+/// µs), or `None` when it gave 0, i.e. the next expiry has already fired and
+/// its SIGALRM is pending.
+///
+/// With time left, the next expiry lies in `before + remaining ..= after +
+/// remaining + 1 µs`: the grid point nearest that window's middle. With none
+/// left, it is the first grid point after the kernel dequeued SIGALRM, and it
+/// has passed by `after`: the last grid point at or before `after` (exact
+/// unless the thread was held for more than an interval between the
+/// dequeue and the `getitimer`).
+fn itimer_expirations(
+    intended: u64,
+    interval: u64,
+    before: u64,
+    after: u64,
+    remaining: Option<u64>,
+) -> u64 {
+    let points = match remaining {
+        Some(remaining) => {
+            let next = before / 2 + after / 2 + remaining + 500;
+            (next.saturating_sub(intended) + interval / 2) / interval
+        }
+        None => after.saturating_sub(intended) / interval,
+    };
+    points.max(1)
+}
+
+/// The time left to the next expiry of the process's ITIMER_REAL, ns
+/// (`None` when it has already fired), between two clock reads.
+fn itimer_remaining() -> (u64, u64, Option<u64>) {
+    // SAFETY: an itimerval is plain data; getitimer writes into it.
+    let mut value: libc::itimerval = unsafe { std::mem::zeroed() };
+    let before = monotonic_ns();
+    // SAFETY: as above.
+    unsafe { libc::getitimer(libc::ITIMER_REAL, &mut value) };
+    let after = monotonic_ns();
+    let ns = value.it_value.tv_sec as u64 * 1_000_000_000 + value.it_value.tv_usec as u64 * 1000;
+    (before, after, (ns > 0).then_some(ns))
+}
+
 impl Drop for Itimer {
     fn drop(&mut self) {
         // SAFETY: a zeroed itimerval disarms the timer.
@@ -332,18 +446,31 @@ impl Drop for Itimer {
 
 impl WakeSource for Itimer {
     fn wait(&mut self) -> Result<Option<Wake>, MeasureError> {
-        if !wait_signal(libc::SIGALRM) {
+        if wait_signal(libc::SIGALRM).is_none() {
             return Ok(None);
         }
-        let mut wake = self.grid.wake(monotonic_ns());
+        let now = monotonic_ns();
+        let (before, after, remaining) = itimer_remaining();
+        let expirations = itimer_expirations(
+            self.expiries.next,
+            self.expiries.interval,
+            before,
+            after,
+            remaining,
+        );
+        let mut wake = self.expiries.wake(now, expirations);
         wake.missed += std::mem::take(&mut self.skipped);
         Ok(Some(wake))
     }
 }
 
+/// `timer_create` with a signal directed at the thread, armed on the
+/// absolute grid: the kernel re-arms it as the signal is dequeued and
+/// reports the expiries it skipped in the signal's `si_overrun`, so every
+/// intended time is an expiry the kernel armed, exactly.
 struct PosixTimer {
     id: libc::timer_t,
-    grid: Grid,
+    expiries: KernelExpiries,
 }
 
 impl PosixTimer {
@@ -376,7 +503,7 @@ impl PosixTimer {
         }
         Ok(PosixTimer {
             id,
-            grid: Grid {
+            expiries: KernelExpiries {
                 next: start,
                 interval,
             },
@@ -393,17 +520,22 @@ impl Drop for PosixTimer {
 
 impl WakeSource for PosixTimer {
     fn wait(&mut self) -> Result<Option<Wake>, MeasureError> {
-        if !wait_signal(posix_timer_signal()) {
+        let Some(info) = wait_signal(posix_timer_signal()) else {
             return Ok(None);
-        }
-        Ok(Some(self.grid.wake(monotonic_ns())))
+        };
+        let now = monotonic_ns();
+        Ok(Some(self.expiries.wake(now, 1 + si_overrun(&info))))
     }
 }
 
+/// `timerfd_create(CLOCK_MONOTONIC)` armed on the absolute grid: the
+/// kernel re-arms it at each read and returns the number of expiries since
+/// the last one, so every intended time is an expiry the kernel armed,
+/// exactly.
 struct Timerfd {
     fd: OwnedFd,
     cpu: usize,
-    grid: Grid,
+    expiries: KernelExpiries,
 }
 
 impl Timerfd {
@@ -434,7 +566,7 @@ impl Timerfd {
         Ok(Timerfd {
             fd,
             cpu,
-            grid: Grid {
+            expiries: KernelExpiries {
                 next: start,
                 interval,
             },
@@ -453,13 +585,14 @@ impl WakeSource for Timerfd {
                 8,
             )
         };
+        let now = monotonic_ns();
         if n != 8 {
             if interrupted() {
                 return Ok(None);
             }
             return Err(os_error("timerfd", self.cpu, "read"));
         }
-        Ok(Some(self.grid.wake(monotonic_ns())))
+        Ok(Some(self.expiries.wake(now, expirations)))
     }
 }
 
@@ -591,6 +724,52 @@ mod tests {
         assert_eq!(
             itimer_first_expiry(10_000_000, 12_000_000, 1_000_000),
             (1_000, 2)
+        );
+    }
+
+    #[test]
+    fn kernel_expiries_follow_the_kernels_count_not_the_clock() {
+        // The kernel's timer at 1000, 1100, ...: the wake-up for 1000 is taken
+        // at 1095 (the kernel re-arms to 1100) but latlab reads its clock at
+        // 1105, after 1100. The kernel counts one expiry: 1100 is still the
+        // next one, not a missed period.
+        let mut expiries = KernelExpiries {
+            next: 1_000,
+            interval: 100,
+        };
+        let w = expiries.wake(1_105, 1);
+        assert_eq!((w.intended, w.missed), (1_000, 0));
+        // The 1100 expiry's signal is already pending: it is the next sample.
+        let w = expiries.wake(1_110, 1);
+        assert_eq!((w.intended, w.actual, w.missed), (1_100, 1_110, 0));
+        // Three expiries in one wake-up: 1200 answered, 1300 and 1400 missed.
+        let w = expiries.wake(1_450, 3);
+        assert_eq!((w.intended, w.missed), (1_200, 2));
+        assert_eq!(expiries.next, 1_500);
+        // A count of 0 (never from the kernel) is taken as one expiry.
+        let w = expiries.wake(1_501, 0);
+        assert_eq!((w.intended, w.missed), (1_500, 0));
+    }
+
+    #[test]
+    fn itimer_expirations_place_the_remaining_time_on_the_grid() {
+        let us = 1_000;
+        // Expiry at 1 ms, interval 100 µs; woken at 1.010 ms, 89.6 µs left
+        // (truncated to 89 µs) when getitimer ran between 1.0102 and 1.0106 ms:
+        // the next expiry is 1.1 ms, one interval on.
+        let e = itimer_expirations(1_000 * us, 100 * us, 1_010_200, 1_010_600, Some(89 * us));
+        assert_eq!(e, 1);
+        // Woken 250 µs late: 50 µs left means the next is 1.3 ms, three on.
+        let e = itimer_expirations(1_000 * us, 100 * us, 1_250_100, 1_250_400, Some(49 * us));
+        assert_eq!(e, 3);
+        // Nothing left: the next expiry (1.1 ms) fired between the dequeue and
+        // getitimer (woken at 1.0999 ms, getitimer done at 1.1003 ms).
+        let e = itimer_expirations(1_000 * us, 100 * us, 1_099_900, 1_100_300, None);
+        assert_eq!(e, 1);
+        // The count is never 0, even for a clock read before the expiry.
+        assert_eq!(
+            itimer_expirations(1_000 * us, 100 * us, 990_000, 990_500, None),
+            1
         );
     }
 

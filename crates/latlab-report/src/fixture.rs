@@ -3,7 +3,7 @@
 use latlab_measure::engine::{MeasureOutput, ThreadOutput};
 use latlab_measure::period::PeriodTracker;
 use latlab_measure::requirements::Requirement;
-use latlab_measure::result::{RunContext, RunResult, RunSettings};
+use latlab_measure::result::{RunContext, RunResult, RunSettings, Verdict};
 use latlab_measure::stats::Stats;
 use latlab_measure::timer::TimerKind;
 use latlab_measure::worst::{WorstSample, WorstSamples};
@@ -49,17 +49,32 @@ fn thread(cpu: usize, cycles: u64, spike: Option<(u64, u64)>) -> ThreadOutput {
         cycles,
         missed_periods: u64::from(spike.is_some()) * 3,
         early_wakeups: 0,
+        max_early_ns: 0,
     }
 }
 
 /// Two CPUs, 10 s at 1 ms; CPU1 has a 3.42 ms spike at cycle 8123 and fails
 /// a 1 ms maximum.
 pub fn sample_result() -> RunResult {
+    result_of(vec![
+        thread(0, 10_000, None),
+        thread(1, 10_000, Some((8123, 3_420_000))),
+    ])
+}
+
+/// [`sample_result`] where CPU0 also had `early` wake-ups before their
+/// intended time, the most early by `max_early_ns`.
+pub fn sample_result_with_early(early: u64, max_early_ns: u64) -> RunResult {
+    let mut cpu0 = thread(0, 10_000, None);
+    cpu0.early_wakeups = early;
+    cpu0.max_early_ns = max_early_ns;
+    result_of(vec![cpu0, thread(1, 10_000, Some((8123, 3_420_000)))])
+}
+
+/// The run result of these measurement threads, with a 1 ms maximum.
+fn result_of(threads: Vec<ThreadOutput>) -> RunResult {
     let output = MeasureOutput {
-        threads: vec![
-            thread(0, 10_000, None),
-            thread(1, 10_000, Some((8123, 3_420_000))),
-        ],
+        threads,
         start_ns: START,
         end_ns: START + 10 * 1_000_000_000,
         interrupted: false,
@@ -142,5 +157,24 @@ mod tests {
         let back: RunResult = serde_json::from_str(&text).unwrap();
         assert_eq!(back.overall.latency, result.overall.latency);
         assert_eq!(back.threads[1].histogram, result.threads[1].histogram);
+    }
+
+    #[test]
+    fn an_early_wake_up_makes_the_verdict_suspect_whatever_the_requirements() {
+        assert_eq!(sample_result().verdict, Verdict::Fail);
+        let result = sample_result_with_early(2, 97_500);
+        assert_eq!(result.verdict, Verdict::Suspect);
+        assert_eq!(result.overall.early_wakeups, 2);
+        assert_eq!(result.threads[0].max_early_ns, 97_500);
+        let json = serde_json::to_value(&result).unwrap();
+        assert_eq!(json["verdict"], "suspect");
+        // A result written before the field existed still reads.
+        let mut old = json.clone();
+        old["overall"]
+            .as_object_mut()
+            .unwrap()
+            .remove("early_wakeups");
+        let back: RunResult = serde_json::from_value(old).unwrap();
+        assert_eq!(back.overall.early_wakeups, 0);
     }
 }

@@ -65,6 +65,7 @@ pub fn summary_table(result: &RunResult) -> String {
         });
     }
     latency_table(&mut out, ("CPU", 4), Some("missed"), &rows);
+    early_block(&mut out, result);
     out.push('\n');
     period_block(&mut out, result);
     worst_block(&mut out, "Worst samples", &result.overall.worst, "cycle");
@@ -207,6 +208,22 @@ pub fn worst_block(out: &mut String, title: &str, worst: &[WorstSample], index_n
     out.push('\n');
 }
 
+/// Appends the early wake-ups, if there were any: a wake-up before its
+/// intended time cannot happen, so it is named, never folded into the table.
+fn early_block(out: &mut String, result: &RunResult) {
+    for t in result.threads.iter().filter(|t| t.early_wakeups > 0) {
+        let _ = writeln!(
+            out,
+            "early wake-ups: {} on CPU{} (up to {} us before the intended time; not in the \
+             figures above): the measurement is suspect (a latlab bug or a clock problem; \
+             please report it with the result JSON)",
+            t.early_wakeups,
+            t.cpu,
+            us(t.max_early_ns)
+        );
+    }
+}
+
 /// Appends the verdict and each requirement's outcome; `hint` suggests
 /// requirements when none was given.
 pub fn verdict_block(
@@ -219,14 +236,16 @@ pub fn verdict_block(
         Verdict::None => {
             let _ = writeln!(out, "No requirement given ({hint}).");
         }
-        Verdict::Pass | Verdict::Fail => {
+        Verdict::Pass | Verdict::Fail | Verdict::Suspect => {
             let _ = writeln!(
                 out,
                 "Verdict: {}",
-                if verdict == Verdict::Pass {
-                    "PASS"
-                } else {
-                    "FAIL"
+                match verdict {
+                    Verdict::Pass => "PASS",
+                    Verdict::Fail => "FAIL",
+                    _ =>
+                        "SUSPECT: wake-ups came before their intended time, so these figures \
+                          prove nothing (the requirements below as measured)",
                 }
             );
             for outcome in outcomes {
@@ -246,6 +265,17 @@ mod tests {
     #[test]
     fn summary_table_snapshot() {
         insta::assert_snapshot!(summary_table(&sample_result()));
+    }
+
+    #[test]
+    fn summary_names_early_wake_ups_and_a_suspect_verdict() {
+        let text = summary_table(&crate::fixture::sample_result_with_early(2, 97_500));
+        assert!(
+            text.contains("early wake-ups: 2 on CPU0 (up to 97.5 us before the intended time"),
+            "{text}"
+        );
+        assert!(text.contains("Verdict: SUSPECT"), "{text}");
+        assert!(!summary_table(&sample_result()).contains("early wake-ups"));
     }
 
     #[test]

@@ -378,6 +378,7 @@ fn verdict_badge(verdict: Verdict) -> &'static str {
         Verdict::Pass => "<span class=\"badge pass\">PASS</span>",
         Verdict::Fail => "<span class=\"badge fail\">FAIL</span>",
         Verdict::None => "<span class=\"badge none\">no requirement</span>",
+        Verdict::Suspect => "<span class=\"badge fail\">SUSPECT: early wake-ups</span>",
     }
 }
 

@@ -24,6 +24,9 @@ use crate::cli::{Cli, Command};
 pub const EXIT_ERROR: u8 = 1;
 /// Exit code when a requirement or threshold was exceeded.
 pub const EXIT_REQUIREMENT_FAILED: u8 = 2;
+/// Exit code when the measurement itself is suspect (wake-ups before their
+/// intended time): its figures can neither pass nor fail a requirement.
+pub const EXIT_SUSPECT: u8 = 3;
 
 /// Runs the command the user asked for.
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {

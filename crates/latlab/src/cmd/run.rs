@@ -27,7 +27,7 @@ use latlab_tracefs::{Capture, CaptureOptions, CaptureReport};
 use super::background::{BackgroundLoad, LoadFlags};
 use super::measuring::{write_file, OutputFiles, RequirementFlags, SaveFlags};
 use super::status::{bar, count_and_eta, StatusLine};
-use super::EXIT_REQUIREMENT_FAILED;
+use super::{EXIT_REQUIREMENT_FAILED, EXIT_SUSPECT};
 
 /// Arguments of `latlab run`.
 #[derive(Debug, clap::Args)]
@@ -327,10 +327,10 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(report) = &explained {
         result.explain = Some(serde_json::to_value(report).context("serializing the explanation")?);
     }
-    let exit = if result.verdict == Verdict::Fail {
-        EXIT_REQUIREMENT_FAILED
-    } else {
-        0
+    let exit = match result.verdict {
+        Verdict::Fail => EXIT_REQUIREMENT_FAILED,
+        Verdict::Suspect => EXIT_SUSPECT,
+        Verdict::Pass | Verdict::None => 0,
     };
     print!("{}", table::summary_table(&result));
     if let Some(report) = &load_report {

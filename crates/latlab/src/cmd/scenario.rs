@@ -322,6 +322,7 @@ pub fn execute(args: ScenarioArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("creating the scenario directory {}", dir.display()))?;
     let exe = std::env::current_exe().context("finding the latlab binary to run the steps")?;
     let mut exceeded = false;
+    let mut suspect = false;
     let mut documents = Vec::new();
     for (i, step) in plan.steps.iter().enumerate() {
         let json = dir.join(format!("{}.json", step.file));
@@ -342,7 +343,8 @@ pub fn execute(args: ScenarioArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("starting {}", exe.display()))?;
         match status.code() {
             Some(0) => {}
-            Some(2) => exceeded = true,
+            Some(code) if code == i32::from(crate::cmd::EXIT_REQUIREMENT_FAILED) => exceeded = true,
+            Some(code) if code == i32::from(crate::cmd::EXIT_SUSPECT) => suspect = true,
             _ => bail!(
                 "scenario {name}: step {} ({}) failed ({status}); its message is above. \
                  Results so far are in {}",
@@ -381,6 +383,12 @@ pub fn execute(args: ScenarioArgs) -> anyhow::Result<ExitCode> {
         );
     }
     write_report(documents, &out, &intro)?;
+    if suspect {
+        eprintln!(
+            "a step's measurement is suspect: wake-ups came before their intended time (exit code 3)"
+        );
+        return Ok(ExitCode::from(crate::cmd::EXIT_SUSPECT));
+    }
     if exceeded {
         eprintln!("a requirement of the scenario was not met (exit code 2)");
         return Ok(ExitCode::from(crate::cmd::EXIT_REQUIREMENT_FAILED));
