@@ -261,7 +261,7 @@ figure{margin:0;border:1px solid #e6e9ed;border-radius:4px;background:#fff}
 svg.plot{width:100%;height:auto;display:block}
 dl.sys{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:6px 0}
 dl.sys dt{color:#5b6b7a}dl.sys dd{margin:0;overflow-wrap:anywhere}
-ul.warn li{color:#8a5a00}
+ul.warn li,p.warn{color:#8a5a00}
 pre{background:#f6f8fa;padding:10px;overflow:auto;max-height:420px}
 code{font-size:13px}
 footer{color:#5b6b7a;font-size:12px;margin-top:20px}
@@ -653,6 +653,17 @@ fn render_run(h: &mut String, id: &str, label: &str, run: &RunResult) {
         );
     }
     h.push_str("</table>\n");
+    for t in run.threads.iter().filter(|t| t.early_wakeups > 0) {
+        let _ = writeln!(
+            h,
+            "<p class=\"warn\">Early wake-ups: {} on CPU{}, up to {} before the intended time. \
+             That cannot happen (a latlab bug or a clock problem), so this measurement is suspect; \
+             they are not in the figures above.</p>",
+            t.early_wakeups,
+            t.cpu,
+            format_ns(t.max_early_ns)
+        );
+    }
     if let Some(worst) = run.overall.worst.first() {
         let _ = writeln!(
             h,

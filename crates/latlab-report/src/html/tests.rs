@@ -231,6 +231,17 @@ fn a_run_without_samples_renders() {
 }
 
 #[test]
+fn early_wake_ups_are_named_and_the_badge_says_suspect() {
+    let run = crate::fixture::sample_result_with_early(3, 99_000);
+    let html = render(&[entry("a", run)], "early");
+    assert!(html.contains("SUSPECT: early wake-ups"), "badge");
+    assert!(
+        html.contains("Early wake-ups: 3 on CPU0, up to 99.0 us"),
+        "the warning names the count and how early"
+    );
+}
+
+#[test]
 fn explain_results_are_drawn_as_bars_and_ranked_causes() {
     let mut run = sample_result();
     run.explain = Some(serde_json::json!({
