@@ -4,22 +4,31 @@
 /// Current CLOCK_MONOTONIC time in nanoseconds.
 #[inline]
 pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
+    let mut ts = zeroed_timespec();
     // SAFETY: ts is a valid timespec; CLOCK_MONOTONIC always exists on Linux.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// Converts nanoseconds to a `timespec`.
+///
+/// Portable across C libraries: `tv_sec` takes whatever width the target's
+/// `time_t` has (64 bits on every target `make dist` builds, 32-bit ARM
+/// included), and the struct is built from zeroes because 32-bit musl with
+/// 64-bit time has a private padding field a struct literal cannot name.
 #[inline]
 pub fn to_timespec(ns: u64) -> libc::timespec {
-    libc::timespec {
-        tv_sec: (ns / 1_000_000_000) as libc::time_t,
-        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
-    }
+    let mut ts = zeroed_timespec();
+    ts.tv_sec = (ns / 1_000_000_000) as _;
+    ts.tv_nsec = (ns % 1_000_000_000) as _;
+    ts
+}
+
+/// A `timespec` of zero, whatever private fields the target's C library adds.
+#[inline]
+pub fn zeroed_timespec() -> libc::timespec {
+    // SAFETY: timespec is plain integers; all zeroes is a valid value.
+    unsafe { std::mem::zeroed() }
 }
 
 /// Current CLOCK_REALTIME as seconds since the Unix epoch.

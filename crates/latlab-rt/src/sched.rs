@@ -63,11 +63,21 @@ impl std::str::FromStr for Policy {
     }
 }
 
+/// A `sched_param` with `priority` and every other field zero.
+///
+/// musl's `sched_param` has more fields than glibc's (the unused
+/// SCHED_SPORADIC ones), so a struct literal naming only `sched_priority`
+/// compiles for one C library and not the other.
+pub fn param(priority: i32) -> libc::sched_param {
+    // SAFETY: sched_param is plain integers; all zeroes is a valid value.
+    let mut param: libc::sched_param = unsafe { std::mem::zeroed() };
+    param.sched_priority = priority;
+    param
+}
+
 /// Puts the calling thread into `policy` at `priority` (ignored for SCHED_OTHER).
 pub fn set_current_thread(policy: Policy, priority: i32) -> Result<(), RtError> {
-    let param = libc::sched_param {
-        sched_priority: if policy.is_realtime() { priority } else { 0 },
-    };
+    let param = param(if policy.is_realtime() { priority } else { 0 });
     // SAFETY: pid 0 is the calling thread; param is valid.
     let rc = unsafe { libc::sched_setscheduler(0, policy.as_raw(), &param) };
     if rc == 0 {
@@ -85,7 +95,7 @@ pub fn set_current_thread(policy: Policy, priority: i32) -> Result<(), RtError> 
 pub fn current_thread() -> (Option<Policy>, i32) {
     // SAFETY: plain queries about the calling thread.
     let raw = unsafe { libc::sched_getscheduler(0) };
-    let mut param = libc::sched_param { sched_priority: 0 };
+    let mut param = param(0);
     unsafe { libc::sched_getparam(0, &mut param) };
     (Policy::from_raw(raw), param.sched_priority)
 }

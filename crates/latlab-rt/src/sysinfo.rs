@@ -157,14 +157,13 @@ fn uname() -> (String, String, String, String) {
     }
 }
 
+// time_t and c_long are i64 here but c_long is i32 on 32-bit targets.
+#[allow(clippy::unnecessary_cast)]
 fn monotonic_resolution_ns() -> i64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
+    let mut ts = crate::clock::zeroed_timespec();
     // SAFETY: valid timespec out-pointer.
     unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+    ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64
 }
 
 /// The kernel build configuration, from /proc/config.gz or /boot/config-RELEASE.
