@@ -124,7 +124,7 @@ impl ExternalCommand {
                     // latlab died between fork and prctl.
                     return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
                 }
-                let param = libc::sched_param { sched_priority: 0 };
+                let param = latlab_rt::sched::param(0);
                 if libc::sched_setscheduler(0, libc::SCHED_OTHER, &param) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }

@@ -7,7 +7,7 @@ use crate::LoadError;
 /// of the thread that creates them, so a load started from a SCHED_FIFO
 /// thread would otherwise run real-time.
 pub(crate) fn make_background(kind: &'static str, nice: i32) -> Result<(), LoadError> {
-    let param = libc::sched_param { sched_priority: 0 };
+    let param = latlab_rt::sched::param(0);
     // SAFETY: plain syscalls on the calling thread with a valid parameter block.
     unsafe {
         if libc::sched_setscheduler(0, libc::SCHED_OTHER, &param) != 0 {
@@ -74,7 +74,7 @@ mod tests {
     #[test]
     fn a_worker_thread_started_from_a_fifo_thread_ends_up_sched_other() {
         // Raise this test thread to SCHED_FIFO if we may; the worker must drop it.
-        let param = libc::sched_param { sched_priority: 1 };
+        let param = latlab_rt::sched::param(1);
         // SAFETY: plain syscall on the calling thread.
         let fifo = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } == 0;
         if !fifo {
@@ -96,7 +96,7 @@ mod tests {
         })
         .join()
         .unwrap();
-        let back = libc::sched_param { sched_priority: 0 };
+        let back = latlab_rt::sched::param(0);
         // SAFETY: plain syscall on the calling thread.
         unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &back) };
         assert_eq!(

@@ -99,7 +99,7 @@ fn assert_empty_dir(root: &Path) {
 fn every_kind_yields_throughput_at_sched_other() {
     let _serial = serial();
     // Start from SCHED_FIFO when we may: workers must still end up SCHED_OTHER.
-    let param = libc::sched_param { sched_priority: 1 };
+    let param = latlab_rt::sched::param(1);
     // SAFETY: plain syscall on this thread; undone at the end.
     let fifo = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } == 0;
     let root = tempfile::tempdir().unwrap();
@@ -131,7 +131,7 @@ fn every_kind_yields_throughput_at_sched_other() {
         assert!(no_load_threads(), "{kind}: worker threads left running");
         assert_empty_dir(root.path());
     }
-    let back = libc::sched_param { sched_priority: 0 };
+    let back = latlab_rt::sched::param(0);
     // SAFETY: plain syscall on this thread.
     unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &back) };
     if !fifo {

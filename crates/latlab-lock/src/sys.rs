@@ -6,10 +6,7 @@ use std::sync::atomic::AtomicU32;
 
 /// Nanoseconds on `clock`.
 fn clock_ns(clock: libc::clockid_t) -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
+    let mut ts = timespec(0);
     // SAFETY: `ts` is a valid, writable timespec; the clock ids used here always exist on Linux.
     unsafe { libc::clock_gettime(clock, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
@@ -27,11 +24,25 @@ pub fn thread_cpu_ns() -> u64 {
 }
 
 /// A `timespec` for an absolute or relative time in nanoseconds.
+///
+/// Built from zeroes: 32-bit musl with 64-bit `time_t` adds a private padding
+/// field, and `tv_sec` takes the target's `time_t` width (64 bits on 32-bit
+/// ARM too when built the way `make dist` builds).
 pub(crate) fn timespec(ns: u64) -> libc::timespec {
-    libc::timespec {
-        tv_sec: (ns / 1_000_000_000) as libc::time_t,
-        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
-    }
+    // SAFETY: timespec is plain integers; all zeroes is a valid value.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    ts.tv_sec = (ns / 1_000_000_000) as _;
+    ts.tv_nsec = (ns % 1_000_000_000) as _;
+    ts
+}
+
+/// A `sched_param` with `priority` and every other field zero (musl's has more
+/// fields than glibc's, so a struct literal compiles for only one of them).
+fn sched_param(priority: i32) -> libc::sched_param {
+    // SAFETY: sched_param is plain integers; all zeroes is a valid value.
+    let mut param: libc::sched_param = unsafe { std::mem::zeroed() };
+    param.sched_priority = priority;
+    param
 }
 
 /// Sleeps until the absolute `CLOCK_MONOTONIC` time `deadline_ns` (returns at once if it has
@@ -164,7 +175,7 @@ pub struct SchedParams {
 pub fn current_sched() -> SchedParams {
     // SAFETY: querying the calling thread (pid 0) with a valid sched_param.
     let policy = unsafe { libc::sched_getscheduler(0) };
-    let mut param = libc::sched_param { sched_priority: 0 };
+    let mut param = sched_param(0);
     // SAFETY: as above.
     unsafe { libc::sched_getparam(0, &mut param) };
     SchedParams {
@@ -175,9 +186,7 @@ pub fn current_sched() -> SchedParams {
 
 /// Sets the calling thread's policy and priority. Returns the errno on failure.
 pub fn set_sched(params: SchedParams) -> Result<(), i32> {
-    let param = libc::sched_param {
-        sched_priority: params.priority,
-    };
+    let param = sched_param(params.priority);
     // SAFETY: changing the calling thread (pid 0) with a valid sched_param.
     if unsafe { libc::sched_setscheduler(0, params.policy, &param) } == 0 {
         Ok(())

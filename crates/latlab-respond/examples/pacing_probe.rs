@@ -205,9 +205,7 @@ fn take_place(o: &Options, prio: i32) -> [i32; STEPS.len()] {
     if unsafe { libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &set) } != 0 {
         failed[0] = errno();
     }
-    let param = libc::sched_param {
-        sched_priority: prio,
-    };
+    let param = latlab_rt::sched::param(prio);
     // SAFETY: param is a valid sched_param for the calling process.
     if prio > 0 && unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } != 0 {
         failed[1] = errno();
@@ -245,10 +243,7 @@ fn send_signal(o: &Options, pid: libc::pid_t, sig: libc::c_int) {
 /// Waits for the blocked signal `sig`, at most 1 s when `timed`. True when
 /// it came.
 fn wait_signal(sig: libc::c_int, timed: bool) -> bool {
-    let one_second = libc::timespec {
-        tv_sec: 1,
-        tv_nsec: 0,
-    };
+    let one_second = latlab_rt::clock::to_timespec(1_000_000_000);
     let mut info = MaybeUninit::<libc::siginfo_t>::uninit();
     // SAFETY: the set is initialised by sigemptyset before use; info and
     // one_second are valid for the calls, which only write info.
@@ -267,20 +262,14 @@ fn wait_signal(sig: libc::c_int, timed: bool) -> bool {
 
 /// Sleeps `ns` (relative, as the responder does with -P).
 fn sleep_ns(ns: u64) {
-    let ts = libc::timespec {
-        tv_sec: (ns / 1_000_000_000) as _,
-        tv_nsec: (ns % 1_000_000_000) as _,
-    };
+    let ts = latlab_rt::clock::to_timespec(ns);
     // SAFETY: ts is a valid timespec; the remainder pointer may be null.
     unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) };
 }
 
 /// Sleeps to the absolute CLOCK_MONOTONIC deadline `at_ns`.
 fn sleep_until(at_ns: u64) {
-    let ts = libc::timespec {
-        tv_sec: (at_ns / 1_000_000_000) as _,
-        tv_nsec: (at_ns % 1_000_000_000) as _,
-    };
+    let ts = latlab_rt::clock::to_timespec(at_ns);
     // SAFETY: ts is a valid timespec; the remainder pointer may be null.
     unsafe {
         libc::clock_nanosleep(

@@ -340,9 +340,7 @@ fn responder_main(plan: ResponderPlan, shared: &Shared) -> ! {
         if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
             report_failure(shared, 1, errno());
         }
-        let param = libc::sched_param {
-            sched_priority: plan.priority,
-        };
+        let param = latlab_rt::sched::param(plan.priority);
         if libc::sched_setscheduler(0, plan.policy, &param) != 0 {
             report_failure(shared, 2, errno());
         }
@@ -352,7 +350,7 @@ fn responder_main(plan: ResponderPlan, shared: &Shared) -> ! {
             }
             shared.mlocked.store(1, Ordering::SeqCst);
         }
-        let mut got = libc::sched_param { sched_priority: 0 };
+        let mut got = latlab_rt::sched::param(0);
         libc::sched_getparam(0, &mut got);
         shared
             .policy
