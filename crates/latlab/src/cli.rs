@@ -5,7 +5,14 @@ use clap::{Parser, Subcommand};
 
 /// Measure, explain and reduce real-time latency on Linux.
 #[derive(Debug, Parser)]
-#[command(name = "latlab", version, about, propagate_version = true)]
+// The version names the target triple and git commit (build.rs): a binary
+// copied to a board says what it is.
+#[command(
+    name = "latlab",
+    version = env!("LATLAB_VERSION"),
+    about,
+    propagate_version = true
+)]
 pub struct Cli {
     /// The command to run.
     #[command(subcommand)]
