@@ -578,8 +578,10 @@ pub(crate) fn online_cpus() -> Vec<usize> {
         .unwrap_or_else(latlab_rt::sched::usable_cpus)
 }
 
+/// `f_type` of tmpfs (linux/magic.h).
+const TMPFS_MAGIC: u32 = 0x0102_1994;
 /// `f_type` of ramfs (linux/magic.h; not in the libc crate).
-const RAMFS_MAGIC: libc::__fsword_t = 0x8584_58f6;
+const RAMFS_MAGIC: u32 = 0x8584_58f6;
 
 /// True when `path` is on tmpfs or ramfs (memory, not a disk).
 fn is_ram_fs(path: &std::path::Path) -> bool {
@@ -590,8 +592,13 @@ fn is_ram_fs(path: &std::path::Path) -> bool {
     // SAFETY: statfs fills a plain-data struct from a valid C string.
     unsafe {
         let mut st: libc::statfs = std::mem::zeroed();
-        libc::statfs(c_path.as_ptr(), &mut st) == 0
-            && (st.f_type == libc::TMPFS_MAGIC || st.f_type == RAMFS_MAGIC)
+        if libc::statfs(c_path.as_ptr(), &mut st) != 0 {
+            return false;
+        }
+        // f_type is a signed long on glibc and an unsigned one on musl (32
+        // bits on 32-bit targets); the magic numbers are 32-bit values.
+        let f_type = st.f_type as u32;
+        f_type == TMPFS_MAGIC || f_type == RAMFS_MAGIC
     }
 }
 
