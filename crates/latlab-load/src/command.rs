@@ -125,7 +125,7 @@ impl ExternalCommand {
                     return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
                 }
                 let param = latlab_rt::sched::param(0);
-                if libc::sched_setscheduler(0, libc::SCHED_OTHER, &param) != 0 {
+                if latlab_rt::sched::setscheduler(0, libc::SCHED_OTHER, &param) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }
                 if libc::setpriority(libc::PRIO_PROCESS, 0, nice) != 0

@@ -10,10 +10,10 @@ pub(crate) fn make_background(kind: &'static str, nice: i32) -> Result<(), LoadE
     let param = latlab_rt::sched::param(0);
     // SAFETY: plain syscalls on the calling thread with a valid parameter block.
     unsafe {
-        if libc::sched_setscheduler(0, libc::SCHED_OTHER, &param) != 0 {
+        if latlab_rt::sched::setscheduler(0, libc::SCHED_OTHER, &param) != 0 {
             return Err(LoadError::sys(kind, "sched_setscheduler(SCHED_OTHER)"));
         }
-        if libc::sched_getscheduler(0) != libc::SCHED_OTHER {
+        if latlab_rt::sched::getscheduler(0) != libc::SCHED_OTHER {
             return Err(LoadError::sys(kind, "sched_getscheduler"));
         }
         let tid = libc::gettid() as libc::id_t;
@@ -75,8 +75,7 @@ mod tests {
     fn a_worker_thread_started_from_a_fifo_thread_ends_up_sched_other() {
         // Raise this test thread to SCHED_FIFO if we may; the worker must drop it.
         let param = latlab_rt::sched::param(1);
-        // SAFETY: plain syscall on the calling thread.
-        let fifo = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } == 0;
+        let fifo = latlab_rt::sched::setscheduler(0, libc::SCHED_FIFO, &param) == 0;
         if !fifo {
             assert!(
                 std::env::var_os("LATLAB_REQUIRE_PRIVILEGE").is_none(),
@@ -86,19 +85,15 @@ mod tests {
         }
         let policy = std::thread::spawn(|| {
             make_background("cpu", 0).unwrap();
-            // SAFETY: plain syscalls.
-            unsafe {
-                (
-                    libc::sched_getscheduler(0),
-                    libc::getpriority(libc::PRIO_PROCESS, 0),
-                )
-            }
+            // SAFETY: plain syscall.
+            (latlab_rt::sched::getscheduler(0), unsafe {
+                libc::getpriority(libc::PRIO_PROCESS, 0)
+            })
         })
         .join()
         .unwrap();
         let back = latlab_rt::sched::param(0);
-        // SAFETY: plain syscall on the calling thread.
-        unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &back) };
+        latlab_rt::sched::setscheduler(0, libc::SCHED_OTHER, &back);
         assert_eq!(
             policy.0,
             libc::SCHED_OTHER,

@@ -100,8 +100,8 @@ fn every_kind_yields_throughput_at_sched_other() {
     let _serial = serial();
     // Start from SCHED_FIFO when we may: workers must still end up SCHED_OTHER.
     let param = latlab_rt::sched::param(1);
-    // SAFETY: plain syscall on this thread; undone at the end.
-    let fifo = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } == 0;
+    // Undone at the end.
+    let fifo = latlab_rt::sched::setscheduler(0, libc::SCHED_FIFO, &param) == 0;
     let root = tempfile::tempdir().unwrap();
     for kind in ["cpu", "io", "net", "udp", "mem", "syscall", "ipc"] {
         let spec: LoadSpec = format!("{kind}:1").parse().unwrap();
@@ -132,8 +132,7 @@ fn every_kind_yields_throughput_at_sched_other() {
         assert_empty_dir(root.path());
     }
     let back = latlab_rt::sched::param(0);
-    // SAFETY: plain syscall on this thread.
-    unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &back) };
+    latlab_rt::sched::setscheduler(0, libc::SCHED_OTHER, &back);
     if !fifo {
         eprintln!("note: SCHED_FIFO refused (run as root or grant CAP_SYS_NICE): workers were started from SCHED_OTHER only");
         assert!(std::env::var_os("LATLAB_REQUIRE_PRIVILEGE").is_none());

@@ -173,11 +173,18 @@ pub struct SchedParams {
 
 /// The calling thread's scheduling policy and priority.
 pub fn current_sched() -> SchedParams {
+    // The system calls, not the C functions: musl's return ENOSYS.
     // SAFETY: querying the calling thread (pid 0) with a valid sched_param.
-    let policy = unsafe { libc::sched_getscheduler(0) };
+    let policy = unsafe { libc::syscall(libc::SYS_sched_getscheduler, 0) } as i32;
     let mut param = sched_param(0);
-    // SAFETY: as above.
-    unsafe { libc::sched_getparam(0, &mut param) };
+    // SAFETY: as above; param is writable.
+    unsafe {
+        libc::syscall(
+            libc::SYS_sched_getparam,
+            0,
+            &mut param as *mut libc::sched_param,
+        )
+    };
     SchedParams {
         policy: policy & !libc::SCHED_RESET_ON_FORK,
         priority: param.sched_priority,
@@ -187,8 +194,10 @@ pub fn current_sched() -> SchedParams {
 /// Sets the calling thread's policy and priority. Returns the errno on failure.
 pub fn set_sched(params: SchedParams) -> Result<(), i32> {
     let param = sched_param(params.priority);
-    // SAFETY: changing the calling thread (pid 0) with a valid sched_param.
-    if unsafe { libc::sched_setscheduler(0, params.policy, &param) } == 0 {
+    // SAFETY: changing the calling thread (pid 0) with a valid sched_param
+    // (the system call: musl's sched_setscheduler returns ENOSYS).
+    let param = &param as *const libc::sched_param;
+    if unsafe { libc::syscall(libc::SYS_sched_setscheduler, 0, params.policy, param) } == 0 {
         Ok(())
     } else {
         Err(errno())

@@ -206,8 +206,7 @@ fn take_place(o: &Options, prio: i32) -> [i32; STEPS.len()] {
         failed[0] = errno();
     }
     let param = latlab_rt::sched::param(prio);
-    // SAFETY: param is a valid sched_param for the calling process.
-    if prio > 0 && unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } != 0 {
+    if prio > 0 && latlab_rt::sched::setscheduler(0, libc::SCHED_FIFO, &param) != 0 {
         failed[1] = errno();
     }
     // SAFETY: mlockall only changes how the process's pages are kept.

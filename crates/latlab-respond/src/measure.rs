@@ -341,7 +341,7 @@ fn responder_main(plan: ResponderPlan, shared: &Shared) -> ! {
             report_failure(shared, 1, errno());
         }
         let param = latlab_rt::sched::param(plan.priority);
-        if libc::sched_setscheduler(0, plan.policy, &param) != 0 {
+        if latlab_rt::sched::setscheduler(0, plan.policy, &param) != 0 {
             report_failure(shared, 2, errno());
         }
         if plan.lock_memory {
@@ -351,10 +351,10 @@ fn responder_main(plan: ResponderPlan, shared: &Shared) -> ! {
             shared.mlocked.store(1, Ordering::SeqCst);
         }
         let mut got = latlab_rt::sched::param(0);
-        libc::sched_getparam(0, &mut got);
+        latlab_rt::sched::getparam(0, &mut got);
         shared
             .policy
-            .store(libc::sched_getscheduler(0), Ordering::SeqCst);
+            .store(latlab_rt::sched::getscheduler(0), Ordering::SeqCst);
         shared.priority.store(got.sched_priority, Ordering::SeqCst);
     }
     shared.ready.store(1, Ordering::SeqCst);

@@ -75,11 +75,42 @@ pub fn param(priority: i32) -> libc::sched_param {
     param
 }
 
+/// The `sched_setscheduler` system call on thread `tid` (0: the calling
+/// thread). Returns 0, or -1 with errno set, like the C function.
+///
+/// musl's `sched_setscheduler`, `sched_getscheduler` and `sched_getparam`
+/// return ENOSYS on purpose (POSIX means a process, Linux changes one
+/// thread), so latlab makes the system calls itself, on every C library.
+/// Async-signal-safe: usable between fork and exec.
+pub fn setscheduler(tid: libc::pid_t, policy: libc::c_int, param: &libc::sched_param) -> i32 {
+    // SAFETY: param points to a valid sched_param the kernel only reads.
+    unsafe { libc::syscall(libc::SYS_sched_setscheduler, tid, policy, param) as i32 }
+}
+
+/// The `sched_getscheduler` system call on thread `tid` (0: the calling
+/// thread): the policy, or -1 with errno set. See [`setscheduler`].
+pub fn getscheduler(tid: libc::pid_t) -> i32 {
+    // SAFETY: no memory is passed.
+    unsafe { libc::syscall(libc::SYS_sched_getscheduler, tid) as i32 }
+}
+
+/// The `sched_getparam` system call on thread `tid` (0: the calling thread):
+/// 0, or -1 with errno set. See [`setscheduler`].
+pub fn getparam(tid: libc::pid_t, param: &mut libc::sched_param) -> i32 {
+    // SAFETY: param points to a writable sched_param.
+    unsafe {
+        libc::syscall(
+            libc::SYS_sched_getparam,
+            tid,
+            param as *mut libc::sched_param,
+        ) as i32
+    }
+}
+
 /// Puts the calling thread into `policy` at `priority` (ignored for SCHED_OTHER).
 pub fn set_current_thread(policy: Policy, priority: i32) -> Result<(), RtError> {
     let param = param(if policy.is_realtime() { priority } else { 0 });
-    // SAFETY: pid 0 is the calling thread; param is valid.
-    let rc = unsafe { libc::sched_setscheduler(0, policy.as_raw(), &param) };
+    let rc = setscheduler(0, policy.as_raw(), &param);
     if rc == 0 {
         Ok(())
     } else {
@@ -93,10 +124,9 @@ pub fn set_current_thread(policy: Policy, priority: i32) -> Result<(), RtError> 
 
 /// The policy and priority the calling thread really has.
 pub fn current_thread() -> (Option<Policy>, i32) {
-    // SAFETY: plain queries about the calling thread.
-    let raw = unsafe { libc::sched_getscheduler(0) };
+    let raw = getscheduler(0);
     let mut param = param(0);
-    unsafe { libc::sched_getparam(0, &mut param) };
+    getparam(0, &mut param);
     (Policy::from_raw(raw), param.sched_priority)
 }
 
