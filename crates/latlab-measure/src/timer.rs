@@ -16,7 +16,8 @@
 //!   comes later and would disagree whenever a grid point falls in between.
 //! - `nanosleep` is relative: the intended wake-up is the clock read before
 //!   the call plus the interval.
-//! - `rtc` ticks are not on CLOCK_MONOTONIC: see [`TimerKind::Rtc`].
+//! - `rtc` ticks are not on CLOCK_MONOTONIC: latency is measured against
+//!   the earliest observed arrival (see `Rtc` below).
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
