@@ -103,20 +103,47 @@ fn errno() -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
 }
 
-fn futex(word: &AtomicU32, op: i32, val: u32, timeout: *const libc::timespec, val3: u32) -> i64 {
-    // SAFETY: `word` is a valid, aligned u32 that lives for the call; the other pointer
-    // arguments are either null or point to a valid timespec.
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            op | libc::FUTEX_PRIVATE_FLAG,
-            val,
-            timeout,
-            std::ptr::null::<u32>(),
-            val3,
-        )
+/// The futex system call. On 32-bit targets built with a 64-bit `time_t` (as
+/// `make dist` builds them) a `timespec` is 64-bit and needs `futex_time64`
+/// (Linux 5.1); on an older kernel the plain `futex` gets a 32-bit copy.
+fn futex(
+    word: &AtomicU32,
+    op: i32,
+    val: u32,
+    timeout: *const libc::timespec,
+    val3: u32,
+) -> libc::c_long {
+    let raw = |nr: libc::c_long, timeout: *const libc::c_void| {
+        // SAFETY: `word` is a valid, aligned u32 that lives for the call; the
+        // timeout is null or points to a valid timespec of the kind `nr` takes.
+        unsafe {
+            libc::syscall(
+                nr,
+                word.as_ptr(),
+                op | libc::FUTEX_PRIVATE_FLAG,
+                val,
+                timeout,
+                std::ptr::null::<u32>(),
+                val3,
+            )
+        }
+    };
+    let time64_on_32_bit =
+        std::mem::size_of::<libc::timespec>() == 16 && std::mem::size_of::<libc::c_long>() == 4;
+    if timeout.is_null() || !time64_on_32_bit {
+        return raw(libc::SYS_futex, timeout.cast());
     }
+    /// __NR_futex_time64, the same on every 32-bit architecture.
+    const SYS_FUTEX_TIME64: libc::c_long = 422;
+    let rc = raw(SYS_FUTEX_TIME64, timeout.cast());
+    if rc != -1 || errno() != libc::ENOSYS {
+        return rc;
+    }
+    // SAFETY: the caller passes a valid timespec.
+    let ts = unsafe { *timeout };
+    // CLOCK_MONOTONIC deadlines fit in 32 bits for 68 years of uptime.
+    let old: [i32; 2] = [ts.tv_sec as i32, ts.tv_nsec as i32];
+    raw(libc::SYS_futex, old.as_ptr().cast())
 }
 
 /// Blocks while `*word == expected` (FUTEX_WAIT). Returns on wake-up, signal or a changed value.

@@ -151,10 +151,10 @@ impl Sender {
             // SAFETY: plain system calls on descriptors this process owns; buffers are locals.
             let rc = unsafe {
                 match self {
-                    Sender::Bytes(fd) => libc::write(fd, b"E".as_ptr().cast(), 1) as i64,
+                    Sender::Bytes(fd) => libc::write(fd, b"E".as_ptr().cast(), 1) as libc::c_long,
                     Sender::Eventfd(fd) => {
                         let one: u64 = 1;
-                        libc::write(fd, (&one as *const u64).cast(), 8) as i64
+                        libc::write(fd, (&one as *const u64).cast(), 8) as libc::c_long
                     }
                     Sender::Signal { pid, tid, sig } => {
                         libc::syscall(libc::SYS_tgkill, pid, tid, sig)
@@ -168,7 +168,7 @@ impl Sender {
                             fd,
                             GPIO_V2_LINE_SET_VALUES_IOCTL as _,
                             &mut values as *mut LineValues,
-                        ) as i64
+                        ) as libc::c_long
                     }
                 }
             };
