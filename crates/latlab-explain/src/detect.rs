@@ -35,6 +35,15 @@ pub struct Period {
     pub pid: i32,
     /// Intended wake-up (trace clock ns).
     pub intended: u64,
+    /// The expiry the kernel armed for this period: the timer's soft expiry
+    /// on the timer's own clock (ns), as `hrtimer_start` logged it (or the
+    /// previous expiry stepped by whole intervals, for a timer re-armed
+    /// without a traced start). `intended` is this moment placed on the
+    /// trace clock; with `trace_clock=mono` and a CLOCK_MONOTONIC timer the
+    /// two differ only by how long the interrupt took to reach the callback,
+    /// and this one is exactly what a program that armed the timer asked
+    /// for. `None` for periods found from markers.
+    pub expiry: Option<u64>,
     /// `hrtimer_expire_entry` (the timer interrupt), trace clock ns.
     pub expire: Option<u64>,
     /// `sched_waking` (or `sched_wakeup`) of the task.
@@ -69,11 +78,13 @@ struct TimerState {
 struct InExpire {
     entry: u64,
     intended: Option<u64>,
+    expiry: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy)]
 struct Pending {
     intended: u64,
+    expiry: Option<u64>,
     expire: u64,
     wake: u64,
     timer_cpu: u32,
@@ -167,6 +178,7 @@ impl Detector {
                 *slot(&mut self.in_expire, r.cpu) = Some(InExpire {
                     entry: r.ts,
                     intended,
+                    expiry: intended_clock,
                 });
             }
             Kind::HrtimerExpireExit { .. } => {
@@ -185,6 +197,7 @@ impl Detector {
                         Some(InExpire {
                             entry,
                             intended: Some(intended),
+                            expiry,
                         }),
                         _,
                     ) if pid > 0 => {
@@ -192,6 +205,7 @@ impl Detector {
                             pid,
                             Pending {
                                 intended,
+                                expiry,
                                 expire: entry,
                                 wake: r.ts,
                                 timer_cpu: r.cpu,
@@ -207,6 +221,7 @@ impl Detector {
                     self.periods.push(Period {
                         pid: next_pid,
                         intended: p.intended,
+                        expiry: p.expiry,
                         expire: Some(p.expire),
                         wake: Some(p.wake),
                         run: r.ts,
@@ -231,6 +246,7 @@ impl Detector {
                 self.periods.push(Period {
                     pid,
                     intended: r.ts.saturating_sub(lat),
+                    expiry: None,
                     expire: None,
                     wake: None,
                     run: r.ts,
@@ -323,4 +339,79 @@ pub fn summarize_tasks(periods: &[Period], comm: impl Fn(i32) -> String) -> Vec<
         sb.total_cmp(&sa).then(a.pid.cmp(&b.pid))
     });
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One timer period of pid 42 on a trace clock 5 s ahead of the timer's
+    /// clock: armed (or not) for `soft`, expiring `delay` late.
+    fn period(det: &mut Detector, arm: Option<u64>, soft: u64, delay: u64) {
+        let ahead = 5_000_000_000;
+        let rec = |ts, kind| Rec {
+            ts,
+            cpu: 0,
+            pid: 7,
+            name: 0,
+            kind,
+        };
+        if let Some(soft) = arm {
+            det.push(&rec(
+                soft + ahead - 100_000,
+                Kind::HrtimerStart {
+                    timer: 1,
+                    soft,
+                    expires: soft,
+                },
+            ));
+        }
+        let now = soft + delay;
+        let entry = now + ahead;
+        det.push(&rec(
+            entry,
+            Kind::HrtimerExpireEntry {
+                timer: 1,
+                now: Some(now),
+            },
+        ));
+        det.push(&rec(
+            entry + 1_000,
+            Kind::Wake {
+                pid: 42,
+                target_cpu: 0,
+                waking: true,
+            },
+        ));
+        det.push(&rec(entry + 2_000, Kind::HrtimerExpireExit { timer: 1 }));
+        det.push(&rec(
+            entry + 3_000,
+            Kind::Switch {
+                prev_pid: 7,
+                prev_runnable: true,
+                next_pid: 42,
+                next_prio: 9,
+                next_comm: 0,
+                prev_comm: 0,
+            },
+        ));
+    }
+
+    #[test]
+    fn a_period_keeps_the_expiry_the_kernel_armed_on_the_timers_clock() {
+        let mut det = Detector::new();
+        period(&mut det, Some(1_000_000), 1_000_000, 4_000);
+        period(&mut det, Some(1_200_000), 1_200_000, 2_000);
+        // Re-armed in the callback (no hrtimer_start): the expiry is stepped by
+        // the last interval, past a skipped one.
+        period(&mut det, None, 1_600_000, 3_000);
+        let expiries: Vec<_> = det.periods.iter().map(|p| p.expiry).collect();
+        assert_eq!(
+            expiries,
+            [Some(1_000_000), Some(1_200_000), Some(1_600_000)]
+        );
+        // `intended` is the same moment on the trace clock.
+        let intended: Vec<_> = det.periods.iter().map(|p| p.intended).collect();
+        assert_eq!(intended, [5_001_000_000, 5_001_200_000, 5_001_600_000]);
+    }
 }

@@ -1068,6 +1068,7 @@ fn one_command_counts_once_per_window_whatever_its_pids() {
         p: Period {
             pid: ME,
             intended: 0,
+            expiry: None,
             expire: None,
             wake: None,
             run: 100_000,
