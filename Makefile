@@ -1,12 +1,14 @@
 # latlab: the targets the README names.
 #   make run   build (as you) and run the default 30 s characterization (as root, via sudo if needed)
 #   make test  format check, clippy -D warnings, all tests
+#   make dist  static binaries for boards in dist/ (x86_64, aarch64, armv7, riscv64; see scripts/dist.sh)
+#   make dist-check  run each of them (qemu-user for the foreign ones)
 CARGO ?= cargo
 DURATION ?= 30s
 LATLAB := $(or $(CARGO_TARGET_DIR),target)/release/latlab
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: all build run test fmt clippy unit bench
+.PHONY: all build run test fmt clippy unit bench dist dist-check
 
 all: build
 
@@ -26,3 +28,9 @@ unit:
 	$(CARGO) test --workspace --locked
 
 test: fmt clippy unit
+
+dist:
+	scripts/dist.sh
+
+dist-check:
+	scripts/dist.sh check

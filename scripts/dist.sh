@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# make dist: latlab binaries a board can run as they are: static (musl), one
+# file each, dist/latlab-<version>-<target>, with dist/SHA256SUMS.
+#
+#   scripts/dist.sh          install the build tools if missing, build, list sizes
+#   scripts/dist.sh tools    only install the build tools
+#   scripts/dist.sh check    run each binary (qemu-user for foreign ones): --version and a 1 s run
+#
+# The route: cargo-zigbuild with zig as C compiler and linker (both from
+# PyPI). zig ships musl 1.2 for every target, so SQLite (rusqlite's bundled
+# copy) and the Rust code link into one static file, with no cross gcc.
+#   - x86_64 and aarch64: rustup's prebuilt musl standard library (stable).
+#   - armv7 (hard float) and riscv64: rustup has no prebuilt musl standard
+#     library for them, and armv7's would have a 32-bit time_t anyway, so the
+#     standard library is built from source (-Zbuild-std, on a pinned
+#     nightly, a few minutes). armv7 gets 64-bit time_t everywhere, std
+#     included: the libc crate's musl 1.2 mode (RUST_LIBC_UNSTABLE_MUSL_V1_2_3
+#     for the std's libc, --cfg libc_unstable_musl_v1_2 for ours), so no
+#     time_t overflows in 2038 and no nanoseconds are truncated.
+#
+# Environment: DIST_TARGETS (default: all four below), DIST_NIGHTLY (the
+# nightly for -Zbuild-std), CARGO_TARGET_DIR (default target/).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+TARGETS=${DIST_TARGETS:-x86_64-unknown-linux-musl aarch64-unknown-linux-musl armv7-unknown-linux-musleabihf riscv64gc-unknown-linux-musl}
+NIGHTLY=${DIST_NIGHTLY:-nightly-2026-05-19}
+ZIGLANG=ziglang==0.17.1
+ZIGBUILD=cargo-zigbuild==0.24.0
+TARGET_DIR=${CARGO_TARGET_DIR:-target}
+VENV=${XDG_CACHE_HOME:-$HOME/.cache}/latlab-dist/venv
+VERSION=$(sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"/\1/p' Cargo.toml)
+
+say() { printf 'dist: %s\n' "$*" >&2; }
+run() {
+    say "+$(printf ' %q' "$@")"
+    "$@"
+}
+die() {
+    say "error: $*"
+    exit 1
+}
+
+# Targets whose standard library rustup does not ship (or ships with 32-bit time).
+builds_std() {
+    case $1 in
+    armv7-unknown-linux-musleabihf | riscv64gc-unknown-linux-musl) return 0 ;;
+    *) return 1 ;;
+    esac
+}
+
+have_zig() { zig version >/dev/null 2>&1 || python3 -m ziglang version >/dev/null 2>&1; }
+have_zigbuild() { cargo zigbuild --help >/dev/null 2>&1; }
+
+tools() {
+    [ -d "$VENV/bin" ] && export PATH="$VENV/bin:$PATH"
+    if ! have_zig || ! have_zigbuild; then
+        # The system Python may refuse packages (PEP 668): then a private venv.
+        if ! run python3 -m pip install --quiet "$ZIGLANG" "$ZIGBUILD"; then
+            run python3 -m venv "$VENV" ||
+                die "no pip and no venv: install python3-venv (apt-get install python3-venv) or pip install $ZIGLANG $ZIGBUILD"
+            run "$VENV/bin/pip" install --quiet "$ZIGLANG" "$ZIGBUILD"
+            export PATH="$VENV/bin:$PATH"
+        fi
+        if ! have_zig || ! have_zigbuild; then
+            die "zig or cargo-zigbuild still missing after pip install $ZIGLANG $ZIGBUILD"
+        fi
+    fi
+    local installed prebuilt=() need_nightly=
+    installed=$(rustup target list --installed)
+    for t in $TARGETS; do
+        if builds_std "$t"; then
+            need_nightly=1
+        elif ! grep -qx "$t" <<<"$installed"; then
+            prebuilt+=("$t")
+        fi
+    done
+    if [ ${#prebuilt[@]} -gt 0 ]; then
+        run rustup target add "${prebuilt[@]}"
+    fi
+    if [ -n "$need_nightly" ] &&
+        ! rustup component list --toolchain "$NIGHTLY" --installed 2>/dev/null | grep -q '^rust-src'; then
+        run rustup toolchain install "$NIGHTLY" --profile minimal --component rust-src
+    fi
+}
+
+build() {
+    local t=$1
+    if builds_std "$t"; then
+        # zig brings crt1.o and libc.a: rustc's self-contained copies do not
+        # exist for a standard library built from source.
+        local flags="${RUSTFLAGS:-} -C link-self-contained=no"
+        local time64=()
+        if [ "$t" = armv7-unknown-linux-musleabihf ]; then
+            flags="$flags --cfg libc_unstable_musl_v1_2"
+            time64=(RUST_LIBC_UNSTABLE_MUSL_V1_2_3=1)
+        fi
+        run env "${time64[@]}" RUSTFLAGS="$flags" cargo "+$NIGHTLY" zigbuild --locked --profile dist \
+            --bin latlab --target "$t" -Zbuild-std=std,panic_abort
+    else
+        run cargo zigbuild --locked --profile dist --bin latlab --target "$t"
+    fi
+}
+
+is_static() {
+    command -v file >/dev/null || return 0
+    file -b "$1" | grep -Eq 'statically linked|static-pie linked'
+}
+
+dist() {
+    tools
+    rm -rf dist
+    mkdir dist
+    for t in $TARGETS; do
+        build "$t"
+        cp "$TARGET_DIR/$t/dist/latlab" "dist/latlab-$VERSION-$t"
+        is_static "dist/latlab-$VERSION-$t" || die "dist/latlab-$VERSION-$t is not statically linked"
+    done
+    (cd dist && sha256sum latlab-* >SHA256SUMS)
+    echo
+    echo "dist/ (static, stripped; copy one file to the board):"
+    for f in dist/latlab-*; do
+        stat -c '%s %n' "$f" | awk '{ printf "  %-52s %9d bytes  %4.1f MiB\n", $2, $1, $1 / 1048576 }'
+    done
+    echo "  dist/SHA256SUMS"
+}
+
+# The qemu-user binary that runs a target's code on this machine ("" = natively).
+runner() {
+    local arch=${1%%-*}
+    case $arch in
+    "$(uname -m)") echo "" ;;
+    armv7) echo qemu-arm ;;
+    riscv64gc) echo qemu-riscv64 ;;
+    *) echo "qemu-$arch" ;;
+    esac
+}
+
+check() {
+    local failed=0
+    for f in dist/latlab-"$VERSION"-*; do
+        [ -e "$f" ] || die "no binaries in dist/: run make dist first"
+        local t=${f#dist/latlab-"$VERSION"-} q
+        q=$(runner "$t")
+        command -v file >/dev/null && echo "$(basename "$f"): $(file -b "$f")"
+        if [ -n "$q" ] && ! command -v "$q" >/dev/null; then
+            echo "  skipped: $q not found (apt-get install qemu-user)"
+            continue
+        fi
+        if $q "$f" --version && $q "$f" run --duration 1s --cpus 0 --no-save --quiet --allow-unprivileged >/dev/null; then
+            echo "  ok: --version and a 1 s run${q:+ under $q}"
+        else
+            echo "  FAILED${q:+ under $q}"
+            failed=1
+        fi
+    done
+    return $failed
+}
+
+case ${1:-dist} in
+dist) dist ;;
+tools) tools ;;
+check) check ;;
+*) die "usage: $0 [dist|tools|check]" ;;
+esac
