@@ -39,6 +39,7 @@ fn big_run() -> RunResult {
         missed_periods: 0,
         early_wakeups: 0,
         max_early_ns: 0,
+        uncertain_expiries: 0,
     };
     let output = MeasureOutput {
         threads: vec![thread],

@@ -22,6 +22,7 @@ fn record(c: &mut Criterion) {
                         intended,
                         actual: intended + latency,
                         missed: 0,
+                        uncertain: false,
                     });
                 }
                 recorder

@@ -130,6 +130,9 @@ pub struct ThreadOutput {
     pub early_wakeups: u64,
     /// The most any of them came early by, ns (0 without any).
     pub max_early_ns: u64,
+    /// Activations whose expiry the kernel did not tell (`itimer` only),
+    /// measured against the earliest it can have been.
+    pub uncertain_expiries: u64,
 }
 
 /// Everything a measurement produced.
@@ -170,6 +173,7 @@ pub struct Recorder {
     missed: u64,
     early: u64,
     max_early: u64,
+    uncertain: u64,
 }
 
 /// What [`Recorder::record`] made of a wake-up.
@@ -198,6 +202,7 @@ impl Recorder {
             missed: 0,
             early: 0,
             max_early: 0,
+            uncertain: 0,
         }
     }
 
@@ -209,6 +214,7 @@ impl Recorder {
         self.period.record(wake.actual);
         self.missed += wake.missed;
         self.cycles += 1;
+        self.uncertain += u64::from(wake.uncertain);
         if wake.actual < wake.intended {
             let early = wake.intended - wake.actual;
             self.early += 1;
@@ -488,8 +494,7 @@ impl ThreadContext {
                             intended_ns: wake.intended,
                             latency_ns: early.min(u64::from(u32::MAX)) as u32,
                             cpu: self.cpu as u16,
-                            flags: SampleRecord::EARLY
-                                | (u16::from(wake.missed > 0) * SampleRecord::MISSED),
+                            flags: SampleRecord::EARLY | SampleRecord::flags_of(&wake),
                         });
                     }
                     continue;
@@ -517,7 +522,7 @@ impl ThreadContext {
                     latency_ns: latency.min(u64::from(u32::MAX)) as u32,
                     cpu: self.cpu as u16,
                     flags: (u16::from(saturated) * SampleRecord::SATURATED)
-                        | (u16::from(wake.missed > 0) * SampleRecord::MISSED),
+                        | SampleRecord::flags_of(&wake),
                 });
             }
         }
@@ -536,6 +541,7 @@ impl ThreadContext {
             missed_periods: recorder.missed,
             early_wakeups: recorder.early,
             max_early_ns: recorder.max_early,
+            uncertain_expiries: recorder.uncertain,
         })
     }
 }
@@ -552,6 +558,7 @@ mod tests {
             intended: 1_000_000,
             actual: 1_020_000,
             missed: 0,
+            uncertain: false,
         };
         assert_eq!(recorder.record(on_time), Accounted::Late(20_000));
         // One interval short of the kernel's expiry: 95 us early, not 0 us late.
@@ -559,6 +566,7 @@ mod tests {
             intended: 1_200_000,
             actual: 1_105_000,
             missed: 1,
+            uncertain: false,
         };
         assert_eq!(recorder.record(early), Accounted::Early(95_000));
         assert_eq!(

@@ -120,6 +120,12 @@ pub struct ThreadResult {
     /// The most any early wake-up came early by, ns (0 without any).
     #[serde(default)]
     pub max_early_ns: u64,
+    /// Activations whose expiry the kernel did not tell (`itimer` only, when
+    /// the thread was held about two intervals around SIGALRM's dequeue):
+    /// measured against the earliest expiry they can answer, so their
+    /// latency may be overstated by whole intervals, never understated.
+    #[serde(default)]
+    pub uncertain_expiries: u64,
     /// Wake-up latency (actual minus intended), ns, of the activations that
     /// were not early.
     pub latency: Summary,
@@ -238,6 +244,7 @@ impl ThreadResult {
             missed_periods: output.missed_periods,
             early_wakeups: output.early_wakeups,
             max_early_ns: output.max_early_ns,
+            uncertain_expiries: output.uncertain_expiries,
             latency: output.stats.summary(),
             histogram: output.stats.histogram().clone(),
             worst: output.worst.as_slice().to_vec(),

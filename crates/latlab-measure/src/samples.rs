@@ -7,7 +7,9 @@
 //! `u32::MAX`, see flags), `u16 cpu`, `u16 flags` (bit 0: latency saturated,
 //! bit 1: periods were missed before this sample, bit 2: an early wake-up,
 //! which cannot happen: `latency_ns` is then how early it came, and the
-//! sample is not part of the statistics). In Python:
+//! sample is not part of the statistics; bit 3: the kernel did not tell
+//! which expiry this wake-up answers (`itimer` only), `intended_ns` is the
+//! earliest it can be). In Python:
 //! `struct.iter_unpack("<QIHH", data[16:])`.
 
 use std::io::{BufWriter, Read, Write};
@@ -33,7 +35,8 @@ pub struct SampleRecord {
     pub latency_ns: u32,
     /// CPU of the thread.
     pub cpu: u16,
-    /// [`SampleRecord::SATURATED`], [`SampleRecord::MISSED`], [`SampleRecord::EARLY`].
+    /// [`SampleRecord::SATURATED`], [`SampleRecord::MISSED`],
+    /// [`SampleRecord::EARLY`], [`SampleRecord::UNCERTAIN`].
     pub flags: u16,
 }
 
@@ -45,6 +48,15 @@ impl SampleRecord {
     /// Flag: the wake-up came before its intended time (a bug or a clock
     /// problem); `latency_ns` is how early.
     pub const EARLY: u16 = 4;
+    /// Flag: the kernel did not tell which expiry this wake-up answers
+    /// (`itimer` only); `intended_ns` is the earliest it can be.
+    pub const UNCERTAIN: u16 = 8;
+
+    /// The flags a wake-up itself carries: [`SampleRecord::MISSED`] and
+    /// [`SampleRecord::UNCERTAIN`].
+    pub fn flags_of(wake: &crate::timer::Wake) -> u16 {
+        (u16::from(wake.missed > 0) * Self::MISSED) | (u16::from(wake.uncertain) * Self::UNCERTAIN)
+    }
 
     fn to_bytes(self) -> [u8; 16] {
         let mut b = [0u8; 16];

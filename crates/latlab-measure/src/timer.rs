@@ -101,6 +101,10 @@ pub struct Wake {
     pub actual: u64,
     /// Whole periods skipped since the previous activation.
     pub missed: u64,
+    /// The kernel did not say which expiry this wake-up answers (`itimer`
+    /// only, rarely): `intended` is then the earliest it can be, so the
+    /// latency may be overstated by whole intervals, never understated.
+    pub uncertain: bool,
 }
 
 impl Wake {
@@ -137,6 +141,8 @@ struct Grid {
 struct KernelExpiries {
     next: u64,
     interval: u64,
+    /// `next` is the earliest the kernel can have armed, not known exactly.
+    uncertain: bool,
 }
 
 impl KernelExpiries {
@@ -152,6 +158,7 @@ impl KernelExpiries {
             intended,
             actual: now,
             missed: expirations - 1,
+            uncertain: std::mem::take(&mut self.uncertain),
         }
     }
 }
@@ -170,6 +177,7 @@ impl Grid {
             intended,
             actual: now,
             missed,
+            uncertain: false,
         }
     }
 }
@@ -287,6 +295,7 @@ impl WakeSource for Nanosleep {
             intended: before + self.interval,
             actual: monotonic_ns(),
             missed: 0,
+            uncertain: false,
         }))
     }
 }
@@ -336,7 +345,8 @@ fn si_overrun(info: &libc::siginfo_t) -> u64 {
 /// moment the kernel arms it, which lies between two clock reads around the
 /// call: latlab takes the earlier one, so an intended time is at most the
 /// `setitimer` call's duration early (latencies overestimated by that,
-/// never underestimated). The kernel re-arms the timer when SIGALRM is
+/// never underestimated), and arms again while that exceeds
+/// [`ITIMER_ARM_SLACK_NS`]. The kernel re-arms the timer when SIGALRM is
 /// dequeued and reports no overruns, so after each wake-up latlab reads the
 /// time left to the next expiry (`getitimer`, in µs) and places it on the
 /// timer's grid.
@@ -353,35 +363,61 @@ impl Itimer {
             tv_sec: (ns / 1_000_000_000) as libc::time_t,
             tv_usec: ((ns % 1_000_000_000) / 1000) as libc::suseconds_t,
         };
-        if interval % 1000 != 0 {
+        if interval % 1000 != 0 || interval < ITIMER_MIN_INTERVAL_NS {
             return Err(MeasureError::Config(
-                "the itimer timer counts in microseconds: choose an --interval that is a whole \
-                 number of microseconds"
+                "the itimer timer counts in microseconds and places each expiry from getitimer's \
+                 remaining time: choose an --interval that is a whole number of microseconds, \
+                 50us or more"
                     .into(),
             ));
         }
         // A thread that arms after `start` (it ran late) starts at the next
         // grid point and counts the ones it skipped as missed, as the
-        // absolute timers do.
-        let armed_at = monotonic_ns();
-        let (delay, skipped) = itimer_first_expiry(start, armed_at, interval);
-        let value = libc::itimerval {
-            it_interval: timeval(interval),
-            it_value: timeval(delay),
-        };
-        // SAFETY: valid itimerval.
-        if unsafe { libc::setitimer(libc::ITIMER_REAL, &value, std::ptr::null_mut()) } != 0 {
-            return Err(os_error("itimer", cpu, "setitimer"));
+        // absolute timers do. The kernel reads its clock somewhere inside
+        // the call: arm again while an interrupt or a host stall stretched
+        // the call beyond ITIMER_ARM_SLACK_NS, as long as the first expiry
+        // is comfortably ahead (re-arming then cancels the pending one).
+        let (mut armed_at, mut delay, mut skipped);
+        let mut tries = 0;
+        loop {
+            armed_at = monotonic_ns();
+            (delay, skipped) = itimer_first_expiry(start, armed_at, interval);
+            let value = libc::itimerval {
+                it_interval: timeval(interval),
+                it_value: timeval(delay),
+            };
+            // SAFETY: valid itimerval.
+            if unsafe { libc::setitimer(libc::ITIMER_REAL, &value, std::ptr::null_mut()) } != 0 {
+                return Err(os_error("itimer", cpu, "setitimer"));
+            }
+            let armed_by = monotonic_ns();
+            tries += 1;
+            if armed_by - armed_at <= ITIMER_ARM_SLACK_NS
+                || tries == 10
+                || armed_by + 1_000_000 > armed_at + delay
+            {
+                break;
+            }
         }
         Ok(Itimer {
             expiries: KernelExpiries {
                 next: armed_at + delay,
                 interval,
+                uncertain: false,
             },
             skipped,
         })
     }
 }
+
+/// The longest `setitimer` call whose clock reads around it place the
+/// kernel's arming moment well enough: the intended times of `itimer` are at
+/// most this early.
+const ITIMER_ARM_SLACK_NS: u64 = 5_000;
+
+/// The shortest `itimer` interval whose expiries µs-resolution `getitimer`
+/// reads and a [`ITIMER_ARM_SLACK_NS`] phase place on the grid safely.
+const ITIMER_MIN_INTERVAL_NS: u64 = 50_000;
 
 /// The relative delay (whole µs, at least 1) of an itimer armed at `armed_at`
 /// whose grid starts at `start`, and the grid points it skips because it was
@@ -397,42 +433,57 @@ fn itimer_first_expiry(start: u64, armed_at: u64, interval: u64) -> (u64, u64) {
 /// accounts for, from `getitimer` read between the clock reads `before` and
 /// `after`: `remaining` is the time it gave to the next expiry (truncated to
 /// µs), or `None` when it gave 0, i.e. the next expiry has already fired and
-/// its SIGALRM is pending.
+/// its SIGALRM is pending. Also whether the count is certain.
 ///
 /// With time left, the next expiry lies in `before + remaining ..= after +
-/// remaining + 1 µs`: the grid point nearest that window's middle. With none
-/// left, it is the first grid point after the kernel dequeued SIGALRM, and it
-/// has passed by `after`: the last grid point at or before `after` (exact
-/// unless the thread was held for more than an interval between the
-/// dequeue and the `getitimer`).
+/// remaining + 1 µs`: the grid point nearest that window's middle, exactly.
+/// With none left, it is the first grid point after the moment the kernel
+/// dequeued SIGALRM, which user space cannot see: somewhere after `intended`
+/// and at or before `after`. With one grid point there it is that one. With
+/// more (the thread was held about two intervals or more around the
+/// dequeue) the kernel does not say which: the count is uncertain and the
+/// earliest point is taken, so the next sample's latency may be overstated
+/// by whole intervals but is never understated.
 fn itimer_expirations(
     intended: u64,
     interval: u64,
     before: u64,
     after: u64,
     remaining: Option<u64>,
-) -> u64 {
-    let points = match remaining {
+) -> (u64, bool) {
+    match remaining {
         Some(remaining) => {
             let next = before / 2 + after / 2 + remaining + 500;
-            (next.saturating_sub(intended) + interval / 2) / interval
+            let points = (next.saturating_sub(intended) + interval / 2) / interval;
+            (points.max(1), false)
         }
-        None => after.saturating_sub(intended) / interval,
-    };
-    points.max(1)
+        None => {
+            let candidates = after.saturating_sub(intended) / interval;
+            (1, candidates > 1)
+        }
+    }
 }
 
 /// The time left to the next expiry of the process's ITIMER_REAL, ns
-/// (`None` when it has already fired), between two clock reads.
-fn itimer_remaining() -> (u64, u64, Option<u64>) {
-    // SAFETY: an itimerval is plain data; getitimer writes into it.
-    let mut value: libc::itimerval = unsafe { std::mem::zeroed() };
-    let before = monotonic_ns();
-    // SAFETY: as above.
-    unsafe { libc::getitimer(libc::ITIMER_REAL, &mut value) };
-    let after = monotonic_ns();
-    let ns = value.it_value.tv_sec as u64 * 1_000_000_000 + value.it_value.tv_usec as u64 * 1000;
-    (before, after, (ns > 0).then_some(ns))
+/// (`None` when it has already fired), between two clock reads no more than
+/// `slack` apart if that can be had in a few tries (an interrupt or a host
+/// stall between them would blur where the kernel read its clock).
+fn itimer_remaining(slack: u64) -> (u64, u64, Option<u64>) {
+    let mut tries = 0;
+    loop {
+        // SAFETY: an itimerval is plain data; getitimer writes into it.
+        let mut value: libc::itimerval = unsafe { std::mem::zeroed() };
+        let before = monotonic_ns();
+        // SAFETY: as above.
+        unsafe { libc::getitimer(libc::ITIMER_REAL, &mut value) };
+        let after = monotonic_ns();
+        tries += 1;
+        if after - before <= slack || tries == 10 {
+            let ns =
+                value.it_value.tv_sec as u64 * 1_000_000_000 + value.it_value.tv_usec as u64 * 1000;
+            return (before, after, (ns > 0).then_some(ns));
+        }
+    }
 }
 
 impl Drop for Itimer {
@@ -451,8 +502,8 @@ impl WakeSource for Itimer {
             return Ok(None);
         }
         let now = monotonic_ns();
-        let (before, after, remaining) = itimer_remaining();
-        let expirations = itimer_expirations(
+        let (before, after, remaining) = itimer_remaining(self.expiries.interval / 8);
+        let (expirations, uncertain) = itimer_expirations(
             self.expiries.next,
             self.expiries.interval,
             before,
@@ -460,6 +511,7 @@ impl WakeSource for Itimer {
             remaining,
         );
         let mut wake = self.expiries.wake(now, expirations);
+        self.expiries.uncertain = uncertain;
         wake.missed += std::mem::take(&mut self.skipped);
         Ok(Some(wake))
     }
@@ -507,6 +559,7 @@ impl PosixTimer {
             expiries: KernelExpiries {
                 next: start,
                 interval,
+                uncertain: false,
             },
         })
     }
@@ -570,6 +623,7 @@ impl Timerfd {
             expiries: KernelExpiries {
                 next: start,
                 interval,
+                uncertain: false,
             },
         })
     }
@@ -737,6 +791,7 @@ mod tests {
         let mut expiries = KernelExpiries {
             next: 1_000,
             interval: 100,
+            uncertain: false,
         };
         let w = expiries.wake(1_105, 1);
         assert_eq!((w.intended, w.missed), (1_000, 0));
@@ -759,19 +814,47 @@ mod tests {
         // (truncated to 89 µs) when getitimer ran between 1.0102 and 1.0106 ms:
         // the next expiry is 1.1 ms, one interval on.
         let e = itimer_expirations(1_000 * us, 100 * us, 1_010_200, 1_010_600, Some(89 * us));
-        assert_eq!(e, 1);
+        assert_eq!(e, (1, false));
         // Woken 250 µs late: 50 µs left means the next is 1.3 ms, three on.
         let e = itimer_expirations(1_000 * us, 100 * us, 1_250_100, 1_250_400, Some(49 * us));
-        assert_eq!(e, 3);
+        assert_eq!(e, (3, false));
         // Nothing left: the next expiry (1.1 ms) fired between the dequeue and
-        // getitimer (woken at 1.0999 ms, getitimer done at 1.1003 ms).
+        // getitimer (woken at 1.0999 ms, getitimer done at 1.1003 ms). Only
+        // 1.1 ms lies between the expiry and getitimer: certain.
         let e = itimer_expirations(1_000 * us, 100 * us, 1_099_900, 1_100_300, None);
-        assert_eq!(e, 1);
+        assert_eq!(e, (1, false));
+        // Nothing left at 1.2101 ms: 1.1 or 1.2 ms, depending on when the kernel
+        // dequeued SIGALRM, which it does not tell. The earliest, flagged.
+        let e = itimer_expirations(1_000 * us, 100 * us, 1_209_900, 1_210_100, None);
+        assert_eq!(e, (1, true));
         // The count is never 0, even for a clock read before the expiry.
         assert_eq!(
             itimer_expirations(1_000 * us, 100 * us, 990_000, 990_500, None),
-            1
+            (1, false)
         );
+    }
+
+    #[test]
+    fn itimer_refuses_intervals_its_grid_cannot_resolve() {
+        for interval in [20_000, 100_500] {
+            let err = Itimer::new(0, interval, 0).err().expect("refused");
+            assert!(err.to_string().contains("50us or more"), "{err}");
+        }
+    }
+
+    #[test]
+    fn an_uncertain_itimer_expiry_flags_the_next_wake_up_only() {
+        let mut expiries = KernelExpiries {
+            next: 1_000,
+            interval: 100,
+            uncertain: false,
+        };
+        assert!(!expiries.wake(1_210, 1).uncertain);
+        expiries.uncertain = true;
+        let w = expiries.wake(1_215, 2);
+        assert!(w.uncertain);
+        assert_eq!((w.intended, w.missed), (1_100, 1));
+        assert!(!expiries.wake(1_305, 1).uncertain);
     }
 
     #[test]
@@ -785,7 +868,8 @@ mod tests {
             Wake {
                 intended: 1_000,
                 actual: 1_010,
-                missed: 0
+                missed: 0,
+                uncertain: false
             }
         );
         // Woke 350 late: the points at 1100+100=1200 and 1300 were skipped.

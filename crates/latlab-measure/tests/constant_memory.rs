@@ -59,6 +59,7 @@ fn recording_never_allocates_even_over_simulated_hours() {
             intended: t,
             actual: t + latency,
             missed: 0,
+            uncertain: false,
         });
     }
     for _ in 0..10_000u64 {
@@ -67,6 +68,7 @@ fn recording_never_allocates_even_over_simulated_hours() {
             intended: t,
             actual: t + 5_000,
             missed: 0,
+            uncertain: false,
         });
     }
     let after = ALLOCATIONS.load(Ordering::SeqCst);

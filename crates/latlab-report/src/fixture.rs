@@ -50,6 +50,7 @@ fn thread(cpu: usize, cycles: u64, spike: Option<(u64, u64)>) -> ThreadOutput {
         missed_periods: u64::from(spike.is_some()) * 3,
         early_wakeups: 0,
         max_early_ns: 0,
+        uncertain_expiries: 0,
     }
 }
 

@@ -210,7 +210,17 @@ pub fn worst_block(out: &mut String, title: &str, worst: &[WorstSample], index_n
 
 /// Appends the early wake-ups, if there were any: a wake-up before its
 /// intended time cannot happen, so it is named, never folded into the table.
+/// Also the wake-ups whose expiry the kernel did not tell.
 fn early_block(out: &mut String, result: &RunResult) {
+    for t in result.threads.iter().filter(|t| t.uncertain_expiries > 0) {
+        let _ = writeln!(
+            out,
+            "uncertain expiries: {} on CPU{} (the kernel does not tell which {} expiry a wake-up \
+             answers after the thread was held about two intervals: measured against the \
+             earliest, so overstated by whole intervals at worst, never understated)",
+            t.uncertain_expiries, t.cpu, result.settings.timer
+        );
+    }
     for t in result.threads.iter().filter(|t| t.early_wakeups > 0) {
         let _ = writeln!(
             out,
@@ -276,6 +286,18 @@ mod tests {
         );
         assert!(text.contains("Verdict: SUSPECT"), "{text}");
         assert!(!summary_table(&sample_result()).contains("early wake-ups"));
+    }
+
+    #[test]
+    fn summary_names_uncertain_expiries() {
+        let mut result = sample_result();
+        result.threads[1].uncertain_expiries = 3;
+        let text = summary_table(&result);
+        assert!(
+            text.contains("uncertain expiries: 3 on CPU1 (the kernel does not tell which"),
+            "{text}"
+        );
+        assert!(!summary_table(&sample_result()).contains("uncertain"));
     }
 
     #[test]

@@ -19,11 +19,13 @@
 //! read) is printed and loosely bounded.
 //!
 //! One allowance, for `itimer` only: ITIMER_REAL has no overrun count, so
-//! when the thread is held about an interval past the expiry the kernel
-//! re-armed (it fires before latlab's `getitimer` can see it) latlab can
-//! only guess which grid point that was; such samples are counted as
-//! guessed (at most 1 %) when the trace shows the hold and they stand in
-//! for exactly the expiries the kernel armed (see [`held_past_rearm`]).
+//! when the thread is held about two intervals around SIGALRM's dequeue
+//! (the re-armed expiry fires before latlab's `getitimer` can see it, and
+//! more than one grid point could be it) latlab flags the next sample
+//! uncertain and measures it against the earliest possible expiry. Such
+//! samples (at most 1 %, as many as the JSON's `uncertain_expiries`) may
+//! stand in for the expiries the kernel armed, each at or before its own:
+//! their latency is overstated, never understated.
 //!
 //! Needs root (SCHED_FIFO, tracefs); skips otherwise, unless
 //! `LATLAB_REQUIRE_PRIVILEGE=1`. Run with `--nocapture` to see the figures.
@@ -65,6 +67,8 @@ const RUN_TIMEOUT: Duration = Duration::from_secs(60);
 const MISSED: u16 = 2;
 /// The wake-up came before its intended time; `latency_ns` is how early.
 const EARLY: u16 = 4;
+/// Sample flag: the kernel did not say which expiry this sample answers.
+const UNCERTAIN: u16 = 8;
 
 /// How a timer source's intended times relate to the expiries the kernel
 /// arms for it.
@@ -215,10 +219,23 @@ fn check_against_the_kernel(timer: &'static str) {
             &check.unsampled[..check.unsampled.len().min(5)]
         ));
     }
-    if check.guessed > samples.len() / 100 {
+    if check.uncertain > samples.len() / 100 {
         failures.push(format!(
-            "{} itimer samples had to guess their expiry (allowed 1 %)",
-            check.guessed
+            "{} itimer samples stand in for expiries the kernel did not name (allowed 1 %)",
+            check.uncertain
+        ));
+    }
+    let flagged = samples.iter().filter(|s| s.flags & UNCERTAIN != 0).count() as u64;
+    let json_uncertain: u64 = result["threads"]
+        .as_array()
+        .expect("threads in the JSON")
+        .iter()
+        .map(|t| t["uncertain_expiries"].as_u64().unwrap_or(0))
+        .sum();
+    if flagged != json_uncertain || (arming != Arming::KernelRelativeStart && flagged > 0) {
+        failures.push(format!(
+            "{flagged} samples flagged uncertain, {json_uncertain} uncertain expiries in the JSON \
+             (only itimer may have any)"
         ));
     }
     if let Some(offset) = &check.offset_problem {
@@ -297,7 +314,7 @@ struct Sample {
     latency: u32,
     /// CPU of the thread.
     cpu: u16,
-    /// SATURATED (1), MISSED (2), EARLY (4).
+    /// SATURATED (1), MISSED (2), EARLY (4), UNCERTAIN (8).
     flags: u16,
 }
 
@@ -673,8 +690,6 @@ struct KernelView {
     /// Soft expiries it armed on its timers (those whose callbacks woke
     /// it), sorted, each once.
     armed: Vec<u64>,
-    /// When (trace ns) it first armed each of them.
-    armed_at: HashMap<u64, u64>,
     /// Expiries it armed on other hrtimers (the tick, re-armed on its way
     /// back to user space).
     other_timers: usize,
@@ -738,12 +753,13 @@ fn kernel_view(trace: &Path, tid: i32) -> KernelView {
         .iter()
         .filter(|&&(t, _, _)| !waking.contains(&t))
         .count();
-    let mut armed_at: HashMap<u64, u64> = HashMap::new();
-    for &(_, soft, ts) in starts.iter().filter(|&&(t, _, _)| waking.contains(&t)) {
-        armed_at.entry(soft).or_insert(ts);
-    }
-    let mut armed: Vec<u64> = armed_at.keys().copied().collect();
+    let mut armed: Vec<u64> = starts
+        .iter()
+        .filter(|&&(t, _, _)| waking.contains(&t))
+        .map(|&(_, soft, _)| soft)
+        .collect();
     armed.sort_unstable();
+    armed.dedup();
     let mine = || {
         detector
             .periods
@@ -759,7 +775,6 @@ fn kernel_view(trace: &Path, tid: i32) -> KernelView {
     KernelView {
         woken_on_cpu,
         armed,
-        armed_at,
         other_timers,
         periods,
         lost: lost.counted + lost.uncounted_pages,
@@ -777,9 +792,10 @@ struct Check {
     unmatched: Vec<u64>,
     /// Armed expiries between matched samples that no sample answers.
     unsampled: Vec<u64>,
-    /// itimer samples that could not know which expiry they answer (see
-    /// [`held_past_rearm`]), each in place of an armed expiry: counted apart.
-    guessed: usize,
+    /// itimer samples flagged uncertain (the kernel did not say which expiry
+    /// they answer), each in place of an armed expiry at or after its
+    /// intended time: counted apart.
+    uncertain: usize,
     /// itimer: the constant offset between expiry and intended time, ns.
     offset: Option<u64>,
     /// itimer: why the offset is not what it should be.
@@ -804,28 +820,6 @@ struct Check {
     kernel_skipped: u64,
     /// Sample-by-sample disagreements.
     problems: Vec<String>,
-}
-
-/// itimer only: whether `sample` left latlab unable to know which expiry
-/// the kernel re-armed. ITIMER_REAL has no overrun count: latlab places the
-/// re-armed expiry from `getitimer` after the wake-up, which says nothing
-/// once that expiry has fired (its SIGALRM pending), and then guesses from
-/// its clock; the guess goes wrong when the thread was held about an
-/// interval past the re-armed expiry before `getitimer` (a burst of the hog
-/// right after the dequeue, a host stall). The trace shows the hold: the
-/// thread's next dequeue, which re-arms the expiry after the re-armed one,
-/// comes at least 3/4 interval after it. (latlab's grid running ahead, the
-/// bug of issue 12, re-arms within µs of the expiry: not excused.)
-fn held_past_rearm(sample: &Sample, offset: u64, kernel: &KernelView) -> bool {
-    let expiries = &kernel.armed;
-    let after = |x: u64| expiries.get(expiries.partition_point(|&e| e <= x)).copied();
-    let Some(rearmed) = after(sample.intended + offset) else {
-        return false;
-    };
-    let Some(next_dequeue) = after(rearmed).and_then(|next| kernel.armed_at.get(&next)) else {
-        return false;
-    };
-    *next_dequeue >= rearmed + INTERVAL_NS * 3 / 4
 }
 
 /// Matches every sample to the armed expiry it answers and checks it (see
@@ -887,8 +881,12 @@ fn compare(samples: &[Sample], kernel: &KernelView, arming: Arming) -> Check {
             offset
         }
     };
+    // An uncertain sample is matched by place, never by value: its intended
+    // time, the earliest expiry it can answer, may well be an expiry the
+    // kernel armed for the sample before it.
     let matching = |s: &Sample| -> Option<u64> {
         match arming {
+            _ if s.flags & UNCERTAIN != 0 => None,
             Arming::Relative => at_or_after(s.intended).filter(|&e| e - s.intended <= offset),
             _ => at_or_after((s.intended + offset).saturating_sub(1_000))
                 .filter(|&e| e <= s.intended + offset + 1_000),
@@ -936,11 +934,21 @@ fn compare(samples: &[Sample], kernel: &KernelView, arming: Arming) -> Check {
         let armed_between = &expiries
             [expiries.partition_point(|&e| e <= ej)..expiries.partition_point(|&e| e < ek)];
         let samples_between = j + 1..k;
-        let guesses = arming == Arming::KernelRelativeStart
+        // itimer: samples latlab flagged uncertain (the kernel did not say
+        // which expiry they answer) stand in one for one for the expiries
+        // the kernel armed, each at or before its own: pessimistic, never
+        // optimistic.
+        let stand_in = arming == Arming::KernelRelativeStart
             && samples_between.len() == armed_between.len()
-            && (j..k - 1).all(|i| held_past_rearm(&samples[i], offset, kernel));
-        if guesses {
-            check.guessed += samples_between.len();
+            && samples_between
+                .clone()
+                .zip(armed_between)
+                .all(|(i, &armed)| {
+                    samples[i].flags & UNCERTAIN != 0
+                        && samples[i].intended + offset <= armed + 1_000
+                });
+        if stand_in {
+            check.uncertain += samples_between.len();
         } else {
             check.unsampled.extend_from_slice(armed_between);
             for i in samples_between {
@@ -1075,7 +1083,7 @@ fn print_figures(
     eprintln!(
         "timer_truth {timer}: hog: phase {phase}, {} bursts, {} left out (woke too late)\n\
          timer_truth {timer}: {} samples in the trace{offset}: {} matched, {} unmatched, {} \
-         guessed (itimer), {} armed expiries without a sample; {} with a trace period ({} more \
+         uncertain (itimer), {} armed expiries without a sample; {} with a trace period ({} more \
          woken while on the CPU); {} hrtimers of other timers; {lost} events lost\n\
          timer_truth {timer}: latlab minus trace latency, us min/p50/p99/max: {spread}\n\
          timer_truth {timer}: {} wake-ups about an interval late; {} with the re-armed expiry \
@@ -1086,7 +1094,7 @@ fn print_figures(
         check.in_trace,
         check.matched,
         check.unmatched.len(),
-        check.guessed,
+        check.uncertain,
         check.unsampled.len(),
         check.with_period,
         kernel.woken_on_cpu,
