@@ -307,7 +307,12 @@ pub fn summarize_tasks(periods: &[Period], comm: impl Fn(i32) -> String) -> Vec<
     }
     let mut out: Vec<TaskSummary> = by
         .into_iter()
-        .map(|(pid, ps)| {
+        .map(|(pid, mut ps)| {
+            // A task with timer periods: its marker periods only repeat its
+            // late ones (and would count them twice).
+            if ps.iter().any(|p| p.source == PeriodSource::Hrtimer) {
+                ps.retain(|p| p.source == PeriodSource::Hrtimer);
+            }
             let mut iv: Vec<u64> = ps
                 .windows(2)
                 .map(|w| w[1].intended.saturating_sub(w[0].intended))
@@ -344,6 +349,37 @@ pub fn summarize_tasks(periods: &[Period], comm: impl Fn(i32) -> String) -> Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_task_with_timer_periods_is_summarized_without_its_marker_lines() {
+        let at = |k: u64, source| Period {
+            pid: 42,
+            intended: k * 100_000,
+            expiry: None,
+            expire: None,
+            wake: None,
+            run: k * 100_000
+                + if source == PeriodSource::Marker {
+                    900_000
+                } else {
+                    10_000
+                },
+            timer_cpu: 0,
+            cpu: 0,
+            position: k,
+            source,
+        };
+        let mut periods: Vec<Period> = (1..=10).map(|k| at(k, PeriodSource::Hrtimer)).collect();
+        periods.push(at(5, PeriodSource::Marker));
+        let tasks = summarize_tasks(&periods, |_| "latlab-cpu0".into());
+        assert_eq!(tasks[0].periods, 10);
+        assert_eq!(tasks[0].latency.max, 10_000);
+        assert!((tasks[0].regularity - 1.0).abs() < 1e-9);
+        assert!(!tasks[0].from_markers);
+        // Marker lines alone still make a task.
+        let tasks = summarize_tasks(&[at(1, PeriodSource::Marker)], |_| "t".into());
+        assert!(tasks[0].from_markers);
+    }
 
     /// One timer period of pid 42 on a trace clock 5 s ahead of the timer's
     /// clock: armed (or not) for `soft`, expiring `delay` late.
