@@ -360,8 +360,9 @@ impl Itimer {
     fn new(cpu: usize, interval: u64, start: u64) -> Result<Self, MeasureError> {
         block_signal(libc::SIGALRM);
         let timeval = |ns: u64| libc::timeval {
-            tv_sec: (ns / 1_000_000_000) as libc::time_t,
-            tv_usec: ((ns % 1_000_000_000) / 1000) as libc::suseconds_t,
+            // `as _`: the target's widths (libc's musl aliases are deprecated).
+            tv_sec: (ns / 1_000_000_000) as _,
+            tv_usec: ((ns % 1_000_000_000) / 1000) as _,
         };
         if interval % 1000 != 0 || interval < ITIMER_MIN_INTERVAL_NS {
             return Err(MeasureError::Config(
@@ -664,9 +665,12 @@ struct Rtc {
     interval: u64,
 }
 
-const RTC_IRQP_SET: libc::c_ulong = 0x4008_700c;
-const RTC_PIE_ON: libc::c_ulong = 0x7005;
-const RTC_PIE_OFF: libc::c_ulong = 0x7006;
+// ioctl numbers: libc::Ioctl is c_ulong on glibc and c_int on musl;
+// RTC_IRQP_SET = _IOW('p', 0x0c, unsigned long) encodes sizeof(unsigned long).
+const RTC_IRQP_SET: libc::Ioctl =
+    0x4000_700c | ((std::mem::size_of::<libc::c_ulong>() as libc::Ioctl) << 16);
+const RTC_PIE_ON: libc::Ioctl = 0x7005;
+const RTC_PIE_OFF: libc::Ioctl = 0x7006;
 
 impl Rtc {
     fn new(cpu: usize, interval: u64, device: &Path) -> Result<Self, MeasureError> {
