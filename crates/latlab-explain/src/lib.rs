@@ -55,6 +55,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod agreement;
 pub mod analyze;
 pub mod detect;
 mod error;
@@ -394,6 +395,7 @@ fn explain_with(
             latency_ns: p.latency(),
             late_count: late.then_some(late_count),
             intended_ns: p.intended,
+            expiry_ns: p.expiry,
             cpu: p.cpu,
             position: p.position,
         });

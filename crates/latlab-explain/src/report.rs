@@ -26,6 +26,9 @@ pub struct PeriodRow {
     pub late_count: Option<u64>,
     /// Intended wake-up (trace clock ns).
     pub intended_ns: u64,
+    /// The expiry the kernel armed, on the timer's own clock (ns), where the
+    /// period came from timer events.
+    pub expiry_ns: Option<u64>,
     /// CPU it ran on.
     pub cpu: u32,
     /// Index of the event that ended the period (position in the trace).

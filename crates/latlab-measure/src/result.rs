@@ -62,6 +62,11 @@ pub struct RunResult {
     /// The explanation of the late wake-ups (`--explain`), as `latlab explain --json` writes it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explain: Option<serde_json::Value>,
+    /// With `--explain`: every sample matched to the trace's period of the
+    /// same expiry, and latlab's latency compared with the trace's
+    /// (`latlab_explain::agreement::Agreement`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_agreement: Option<serde_json::Value>,
 }
 
 /// The settings of a run.
@@ -227,6 +232,7 @@ impl RunResult {
             load: None,
             trace: None,
             explain: None,
+            trace_agreement: None,
         }
     }
 }

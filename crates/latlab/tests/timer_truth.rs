@@ -1107,3 +1107,45 @@ fn print_figures(
         check.early,
     );
 }
+
+/// `run --explain` does the same comparison for the user, from latlab's own
+/// readers: every sample matched to the trace period of its expiry, none
+/// below the trace, and the difference printed and in the JSON.
+#[test]
+fn run_explain_compares_every_sample_with_the_trace() {
+    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !common::root("timer_truth run --explain") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = common::latlab()
+        .current_dir(dir.path())
+        .args(["run", "--timer", "posix-timer", "--cpus", &CPU.to_string()])
+        .args(["--interval", "200us", "--loops", "3000", "--explain"])
+        .args(["--json", "r.json", "--no-save", "-q"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("latlab runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("run vs trace, sample by sample:"),
+        "{stdout}"
+    );
+    let result: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("r.json")).unwrap()).unwrap();
+    let agreement = &result["trace_agreement"];
+    let samples = agreement["samples"].as_u64().unwrap();
+    let matched = agreement["matched"].as_u64().unwrap();
+    assert_eq!(samples, 3000, "{agreement}");
+    assert!(matched * 10 >= samples * 9, "{agreement}");
+    assert_eq!(agreement["below_trace"], 0, "{agreement}");
+    let p50 = agreement["difference"]["p50"].as_i64().unwrap();
+    assert!((0..50_000).contains(&p50), "{agreement}");
+    // The temporary sample log is gone, and no log was announced.
+    assert!(!stdout.contains("samples logged to"), "{stdout}");
+}

@@ -265,6 +265,13 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     // --explain without --trace records into a temporary file, removed after.
     let temporary_trace = (args.explain && args.trace.is_none())
         .then(|| std::env::temp_dir().join(format!("latlab-run-{}.dat", std::process::id())));
+    // --explain compares every sample with the trace: without --samples they
+    // go to a temporary log, removed after.
+    let temporary_samples = (args.explain && args.samples.is_none())
+        .then(|| std::env::temp_dir().join(format!("latlab-run-{}.samples", std::process::id())));
+    if let Some(path) = &temporary_samples {
+        run.measure.samples = Some(path.clone());
+    }
     let trace_path = args.trace.clone().or_else(|| temporary_trace.clone());
     let trace = match &trace_path {
         Some(path) => Some(TraceSession::start(&args, path, &mut run.measure)?),
@@ -327,6 +334,16 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(report) = &explained {
         result.explain = Some(serde_json::to_value(report).context("serializing the explanation")?);
     }
+    let agreement = explained
+        .as_ref()
+        .and_then(|report| trace_agreement(report, run.measure.samples.as_deref(), &output));
+    if let Some(path) = &temporary_samples {
+        let _ = std::fs::remove_file(path);
+    }
+    if let Some(agreement) = &agreement {
+        result.trace_agreement =
+            Some(serde_json::to_value(agreement).context("serializing the trace agreement")?);
+    }
     let exit = match result.verdict {
         Verdict::Fail => EXIT_REQUIREMENT_FAILED,
         Verdict::Suspect => EXIT_SUSPECT,
@@ -338,6 +355,9 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(report) = &explained {
         print!("\n{}", report.render_text());
+    }
+    if let Some(agreement) = &agreement {
+        print!("\n{}", agreement.render_text());
     }
     if let (Some(report), None) = (&trace_report, &temporary_trace) {
         println!(
@@ -352,7 +372,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             }
         );
     }
-    if let Some(count) = output.samples_written {
+    if let (Some(count), None) = (output.samples_written, &temporary_samples) {
         println!(
             "{count} samples logged to {}{}",
             display(args.samples.as_deref()),
@@ -363,7 +383,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             }
         );
     }
-    if let Some(e) = &output.samples_error {
+    if let (Some(e), None) = (&output.samples_error, &temporary_samples) {
         failures.push(anyhow::anyhow!(
             "the sample log is incomplete ({e}): it holds the first {} samples",
             output.samples_written.unwrap_or(0)
@@ -504,6 +524,40 @@ fn explain_trace(
             None
         }
     }
+}
+
+/// Every sample of the run (from its sample log) matched to the trace's
+/// period of the same expiry; `None` (with a warning) when the log cannot
+/// be read whole.
+fn trace_agreement(
+    report: &latlab_explain::Report,
+    samples: Option<&Path>,
+    output: &engine::MeasureOutput,
+) -> Option<latlab_explain::agreement::Agreement> {
+    use latlab_explain::agreement::{agreement, MeasuredSample};
+    use latlab_measure::samples::{read_samples, SampleRecord};
+    if output.samples_error.is_some() {
+        return None;
+    }
+    let records = match read_samples(samples?) {
+        Ok(records) => records,
+        Err(err) => {
+            eprintln!("latlab: warning: cannot compare the samples with the trace: {err}");
+            return None;
+        }
+    };
+    let samples: Vec<MeasuredSample> = records
+        .iter()
+        // An early wake-up's latency field says how early: it has no latency.
+        .filter(|r| r.flags & SampleRecord::EARLY == 0)
+        .map(|r| MeasuredSample {
+            cpu: u32::from(r.cpu),
+            intended_ns: r.intended_ns,
+            latency_ns: u64::from(r.latency_ns),
+            uncertain: r.flags & SampleRecord::UNCERTAIN != 0,
+        })
+        .collect();
+    Some(agreement(&samples, &report.table1))
 }
 
 /// The latency at or over which a sample is marked in the trace and counts as late.

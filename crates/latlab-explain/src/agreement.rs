@@ -1,0 +1,261 @@
+//! Agreement of a measurement with the trace of the same run, sample by
+//! sample: every sample of a measuring thread is matched to the trace's
+//! period that answers the same timer expiry, and latlab's latency is
+//! compared with the trace's (the expiry to the switch to the thread).
+//!
+//! latlab reads its clock after that switch (and, for the signal and timerfd
+//! sources, after the kernel re-armed the timer), so it should read a few µs
+//! more than the trace, never less. Samples the trace has no period for are
+//! counted apart: their timer fired while the thread was still running (it
+//! never slept, so there is no wake-up to time), or events were lost.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+
+use serde::Serialize;
+
+use crate::report::{fmt_ns, PeriodRow};
+
+/// Tolerance within which a sample's intended time and a trace period's
+/// armed expiry are the same expiry (a relative or `itimer` timer is armed
+/// a little after latlab's clock read).
+pub const MATCH_WINDOW_NS: u64 = 10_000;
+
+/// One sample of a measurement, as far as the comparison needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MeasuredSample {
+    /// CPU of the measuring thread.
+    pub cpu: u32,
+    /// Its intended wake-up, CLOCK_MONOTONIC ns.
+    pub intended_ns: u64,
+    /// Its latency, ns.
+    pub latency_ns: u64,
+    /// The measurement did not know which expiry this sample answers.
+    pub uncertain: bool,
+}
+
+/// latlab's latency minus the trace's, over the matched samples, ns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Difference {
+    /// Smallest difference.
+    pub min: i64,
+    /// Median.
+    pub p50: i64,
+    /// 99th percentile.
+    pub p99: i64,
+    /// Largest difference.
+    pub max: i64,
+}
+
+/// How a measurement's samples agree with the trace's view of them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Agreement {
+    /// Samples compared.
+    pub samples: u64,
+    /// Samples matched to a trace period of the same expiry.
+    pub matched: u64,
+    /// Matched samples whose latency is more than 1 µs below the trace's:
+    /// impossible unless the measurement is wrong.
+    pub below_trace: u64,
+    /// latlab minus trace, over the matched samples.
+    pub difference: Option<Difference>,
+    /// Samples the trace has no period for.
+    pub unmatched: u64,
+    /// The largest latency among them, ns.
+    pub unmatched_max_ns: Option<u64>,
+    /// Samples left out because the measurement did not know their expiry.
+    pub uncertain: u64,
+}
+
+/// Matches `samples` to the trace periods `rows` (the explanation's Table 1)
+/// by CPU and armed expiry, and compares their latencies.
+pub fn agreement(samples: &[MeasuredSample], rows: &[PeriodRow]) -> Agreement {
+    let mut by_cpu: HashMap<u32, Vec<(u64, u64)>> = HashMap::new();
+    for row in rows {
+        if let Some(expiry) = row.expiry_ns {
+            by_cpu
+                .entry(row.cpu)
+                .or_default()
+                .push((expiry, row.latency_ns));
+        }
+    }
+    for periods in by_cpu.values_mut() {
+        periods.sort_unstable();
+    }
+    let mut result = Agreement {
+        samples: samples.len() as u64,
+        matched: 0,
+        below_trace: 0,
+        difference: None,
+        unmatched: 0,
+        unmatched_max_ns: None,
+        uncertain: 0,
+    };
+    let mut differences = Vec::with_capacity(samples.len());
+    for sample in samples {
+        if sample.uncertain {
+            result.uncertain += 1;
+            continue;
+        }
+        let found = by_cpu.get(&sample.cpu).and_then(|periods| {
+            let at = periods.partition_point(|&(expiry, _)| expiry < sample.intended_ns);
+            periods
+                .get(at)
+                .filter(|&&(expiry, _)| expiry <= sample.intended_ns + MATCH_WINDOW_NS)
+        });
+        match found {
+            Some(&(_, trace_latency)) => {
+                result.matched += 1;
+                let difference = sample.latency_ns as i64 - trace_latency as i64;
+                if difference < -1_000 {
+                    result.below_trace += 1;
+                }
+                differences.push(difference);
+            }
+            None => {
+                result.unmatched += 1;
+                result.unmatched_max_ns = result.unmatched_max_ns.max(Some(sample.latency_ns));
+            }
+        }
+    }
+    differences.sort_unstable();
+    if let (Some(&min), Some(&max)) = (differences.first(), differences.last()) {
+        let at = |p: f64| {
+            differences[((p / 100.0 * differences.len() as f64).ceil() as usize)
+                .clamp(1, differences.len())
+                - 1]
+        };
+        result.difference = Some(Difference {
+            min,
+            p50: at(50.0),
+            p99: at(99.0),
+            max,
+        });
+    }
+    result
+}
+
+fn signed_us(ns: i64) -> String {
+    format!("{:+.1}", ns as f64 / 1e3)
+}
+
+impl Agreement {
+    /// The terminal block.
+    pub fn render_text(&self) -> String {
+        let mut o = String::new();
+        let _ = writeln!(
+            o,
+            "run vs trace, sample by sample: {} of {} samples matched to the trace's periods of \
+             the same expiry",
+            self.matched, self.samples
+        );
+        if let Some(d) = &self.difference {
+            let _ = writeln!(
+                o,
+                "  latlab minus trace (us): min {}  p50 {}  p99 {}  max {}; {} sample(s) below \
+                 the trace{}",
+                signed_us(d.min),
+                signed_us(d.p50),
+                signed_us(d.p99),
+                signed_us(d.max),
+                self.below_trace,
+                if self.below_trace > 0 {
+                    ": the measurement is wrong somewhere"
+                } else {
+                    ""
+                }
+            );
+        }
+        if self.unmatched > 0 {
+            let _ = writeln!(
+                o,
+                "  {} sample(s) without a trace period (the timer fired while the thread was still \
+                 running, or events were lost), worst {}",
+                self.unmatched,
+                fmt_ns(self.unmatched_max_ns.unwrap_or(0))
+            );
+        }
+        if self.uncertain > 0 {
+            let _ = writeln!(o, "  {} uncertain sample(s) not compared", self.uncertain);
+        }
+        o
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(cpu: u32, expiry: u64, latency: u64) -> PeriodRow {
+        PeriodRow {
+            index: 0,
+            pid: 1,
+            latency_ns: latency,
+            late_count: None,
+            intended_ns: expiry,
+            expiry_ns: Some(expiry),
+            cpu,
+            position: 0,
+        }
+    }
+
+    fn sample(cpu: u32, intended: u64, latency: u64) -> MeasuredSample {
+        MeasuredSample {
+            cpu,
+            intended_ns: intended,
+            latency_ns: latency,
+            uncertain: false,
+        }
+    }
+
+    #[test]
+    fn samples_match_by_cpu_and_expiry_and_differences_are_signed() {
+        let rows = [
+            row(0, 1_000_000, 10_000),
+            row(0, 1_100_000, 12_000),
+            row(1, 1_000_000, 30_000),
+            // An itimer expiry armed 2 µs after latlab's clock read.
+            row(1, 1_102_000, 15_000),
+        ];
+        let samples = [
+            sample(0, 1_000_000, 18_000),
+            sample(0, 1_100_000, 11_500), // 0.5 µs below: within the clock reads' slack
+            sample(1, 1_000_000, 25_000), // 5 µs below the trace: wrong
+            sample(1, 1_100_000, 20_000),
+            sample(1, 1_200_000, 900_000), // no period in the trace
+            MeasuredSample {
+                uncertain: true,
+                ..sample(0, 1_300_000, 1)
+            },
+        ];
+        let a = agreement(&samples, &rows);
+        assert_eq!(
+            (a.samples, a.matched, a.unmatched, a.uncertain),
+            (6, 4, 1, 1)
+        );
+        assert_eq!(a.below_trace, 1);
+        assert_eq!(a.unmatched_max_ns, Some(900_000));
+        let d = a.difference.unwrap();
+        assert_eq!((d.min, d.max), (-5_000, 8_000));
+        let text = a.render_text();
+        assert!(text.contains("4 of 6 samples matched"), "{text}");
+        assert!(
+            text.contains("1 sample(s) below the trace: the measurement is wrong"),
+            "{text}"
+        );
+        assert!(
+            text.contains("1 sample(s) without a trace period"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_sample_too_far_from_any_expiry_is_unmatched() {
+        let a = agreement(
+            &[sample(0, 1_000_000, 5_000)],
+            &[row(0, 1_000_000 + MATCH_WINDOW_NS + 1, 4_000)],
+        );
+        assert_eq!((a.matched, a.unmatched), (0, 1));
+        assert!(a.difference.is_none());
+    }
+}
