@@ -16,15 +16,15 @@
 //!   comes later and would disagree whenever a grid point falls in between.
 //! - `nanosleep` is relative: the intended wake-up is the clock read before
 //!   the call plus the interval.
-//! - `rtc` ticks are not on CLOCK_MONOTONIC: latency is measured against
-//!   the earliest observed arrival (see `Rtc` below).
+//! - `rtc` periodic interrupts are an hrtimer of the kernel's RTC core,
+//!   relative to `RTC_PIE_ON`: placed like `itimer`, counted by the read.
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use latlab_rt::clock::{monotonic_ns, to_timespec};
+use latlab_rt::clock::{monotonic_ns, sleep_until, to_timespec};
 
 use crate::MeasureError;
 
@@ -126,7 +126,7 @@ pub trait WakeSource {
     fn wait(&mut self) -> Result<Option<Wake>, MeasureError>;
 }
 
-/// The grid of a timer latlab arms itself (`clock-nanosleep`, `rtc`): the
+/// The grid of a timer latlab arms itself (`clock-nanosleep`): the
 /// next point to sleep until, moved past the wake-up when it came late.
 #[derive(Debug, Clone, Copy)]
 struct Grid {
@@ -205,7 +205,7 @@ pub fn open(
         TimerKind::Itimer => Box::new(Itimer::new(cpu, interval_ns, start_ns)?),
         TimerKind::PosixTimer => Box::new(PosixTimer::new(cpu, interval_ns, start_ns)?),
         TimerKind::Timerfd => Box::new(Timerfd::new(cpu, interval_ns, start_ns)?),
-        TimerKind::Rtc => Box::new(Rtc::new(cpu, interval_ns, rtc_device)?),
+        TimerKind::Rtc => Box::new(Rtc::new(cpu, interval_ns, start_ns, rtc_device)?),
     })
 }
 
@@ -346,7 +346,7 @@ fn si_overrun(info: &libc::siginfo_t) -> u64 {
 /// call: latlab takes the earlier one, so an intended time is at most the
 /// `setitimer` call's duration early (latencies overestimated by that,
 /// never underestimated), and arms again while that exceeds
-/// [`ITIMER_ARM_SLACK_NS`]. The kernel re-arms the timer when SIGALRM is
+/// [`ARM_SLACK_NS`]. The kernel re-arms the timer when SIGALRM is
 /// dequeued and reports no overruns, so after each wake-up latlab reads the
 /// time left to the next expiry (`getitimer`, in µs) and places it on the
 /// timer's grid.
@@ -376,7 +376,7 @@ impl Itimer {
         // grid point and counts the ones it skipped as missed, as the
         // absolute timers do. The kernel reads its clock somewhere inside
         // the call: arm again while an interrupt or a host stall stretched
-        // the call beyond ITIMER_ARM_SLACK_NS, as long as the first expiry
+        // the call beyond ARM_SLACK_NS, as long as the first expiry
         // is comfortably ahead (re-arming then cancels the pending one).
         let (mut armed_at, mut delay, mut skipped);
         let mut tries = 0;
@@ -393,7 +393,7 @@ impl Itimer {
             }
             let armed_by = monotonic_ns();
             tries += 1;
-            if armed_by - armed_at <= ITIMER_ARM_SLACK_NS
+            if armed_by - armed_at <= ARM_SLACK_NS
                 || tries == 10
                 || armed_by + 1_000_000 > armed_at + delay
             {
@@ -412,12 +412,12 @@ impl Itimer {
 }
 
 /// The longest `setitimer` call whose clock reads around it place the
-/// kernel's arming moment well enough: the intended times of `itimer` are at
-/// most this early.
-const ITIMER_ARM_SLACK_NS: u64 = 5_000;
+/// kernel's arming moment well enough: the intended times of `itimer` are
+/// at most this early.
+const ARM_SLACK_NS: u64 = 5_000;
 
 /// The shortest `itimer` interval whose expiries µs-resolution `getitimer`
-/// reads and a [`ITIMER_ARM_SLACK_NS`] phase place on the grid safely.
+/// reads and a [`ARM_SLACK_NS`] phase place on the grid safely.
 const ITIMER_MIN_INTERVAL_NS: u64 = 50_000;
 
 /// The relative delay (whole µs, at least 1) of an itimer armed at `armed_at`
@@ -652,17 +652,18 @@ impl WakeSource for Timerfd {
     }
 }
 
-/// RTC periodic interrupts are not on CLOCK_MONOTONIC, so the intended time
-/// of each interrupt is estimated: the first interrupt anchors a grid of
-/// `interval` steps, and whenever an interrupt arrives earlier than its grid
-/// point the grid is moved back to it (a lower envelope that follows the
-/// drift between the RTC crystal and the system clock). Latency is thus
-/// measured against the earliest observed arrival, as period-jitter tools do.
+/// `/dev/rtc` periodic interrupts. No driver makes them in hardware since
+/// Linux 2.6.38: the RTC core emulates them with a CLOCK_MONOTONIC hrtimer
+/// (`rtc_pie_update_irq`), started one period (`NSEC_PER_SEC / rate`) after
+/// `RTC_PIE_ON` and forwarded in its callback, and each read returns how
+/// many periods passed since the last. So the intended times are a
+/// monotonic grid whose phase lies between the clock reads around
+/// `RTC_PIE_ON` (latlab takes the earlier one: at most that call's duration
+/// early, never late), and the kernel's count moves it on.
 struct Rtc {
     fd: OwnedFd,
     cpu: usize,
-    grid: Option<Grid>,
-    interval: u64,
+    expiries: KernelExpiries,
 }
 
 // ioctl numbers: libc::Ioctl is c_ulong on glibc and c_int on musl;
@@ -672,40 +673,87 @@ const RTC_IRQP_SET: libc::Ioctl =
 const RTC_PIE_ON: libc::Ioctl = 0x7005;
 const RTC_PIE_OFF: libc::Ioctl = 0x7006;
 
+/// The rate of `--interval` on the RTC (a power of two, 2..8192 Hz), and the
+/// period the kernel's RTC core makes of it (`NSEC_PER_SEC / rate`, ns).
+fn rtc_rate(interval: u64) -> Result<(u64, u64), MeasureError> {
+    let hz = (1e9 / interval.max(1) as f64).round() as u64;
+    if !(2..=8192).contains(&hz) || !hz.is_power_of_two() {
+        return Err(MeasureError::Config(format!(
+            "the rtc timer runs at 2..8192 Hz in powers of two; --interval {interval} ns is \
+             {hz} Hz (try 1024 Hz = --interval 976562ns, or 8192 Hz = --interval 122070ns)"
+        )));
+    }
+    Ok((hz, 1_000_000_000 / hz))
+}
+
 impl Rtc {
-    fn new(cpu: usize, interval: u64, device: &Path) -> Result<Self, MeasureError> {
-        let hz = (1e9 / interval.max(1) as f64).round() as u64;
-        if !(2..=8192).contains(&hz) || !hz.is_power_of_two() {
-            return Err(MeasureError::Config(format!(
-                "the rtc timer runs at 2..8192 Hz in powers of two; --interval {interval} ns is \
-                 {hz} Hz (try 1024 Hz = --interval 976562ns, or 8192 Hz = --interval 122070ns)"
-            )));
-        }
+    fn new(cpu: usize, interval: u64, start: u64, device: &Path) -> Result<Self, MeasureError> {
+        let (hz, period) = rtc_rate(interval)?;
         let file = std::fs::File::open(device).map_err(|source| MeasureError::NoRtc {
             path: PathBuf::from(device),
             source,
         })?;
         let fd = OwnedFd::from(file);
-        // SAFETY: RTC ioctls on an open RTC device with an integer argument.
-        unsafe {
-            if libc::ioctl(fd.as_raw_fd(), RTC_IRQP_SET, hz as libc::c_ulong) != 0 {
-                return Err(os_error("rtc", cpu, "RTC_IRQP_SET (raise max_user_freq?)"));
-            }
-            if libc::ioctl(fd.as_raw_fd(), RTC_PIE_ON, 0) != 0 {
-                return Err(os_error("rtc", cpu, "RTC_PIE_ON"));
-            }
+        // SAFETY: an RTC ioctl on an open RTC device with an integer argument.
+        if unsafe { libc::ioctl(fd.as_raw_fd(), RTC_IRQP_SET, hz as libc::c_ulong) } != 0 {
+            return Err(os_error("rtc", cpu, "RTC_IRQP_SET (raise max_user_freq?)"));
+        }
+        // Interrupts counted before this run (periodic interrupts left on by
+        // another program) would shift every later sample: off, and drained.
+        rtc_stop_and_drain(&fd);
+        // The first interrupt comes one period after arming: arm one period
+        // before the run's start, so the grid begins there as for the other
+        // timers. The kernel's clock read lies inside the call, after this
+        // one: intended times are at most the call's duration early. (Not
+        // armed again when slow, as itimer is: switching the interrupts off
+        // spins until a running callback is done, and under emulation that
+        // livelocked a guest at 8192 Hz.)
+        sleep_until(start.saturating_sub(period));
+        let armed_at = monotonic_ns();
+        // SAFETY: as above.
+        if unsafe { libc::ioctl(fd.as_raw_fd(), RTC_PIE_ON, 0) } != 0 {
+            return Err(os_error("rtc", cpu, "RTC_PIE_ON"));
         }
         Ok(Rtc {
             fd,
             cpu,
-            grid: None,
-            interval,
+            expiries: KernelExpiries {
+                next: armed_at + period,
+                interval: period,
+                uncertain: false,
+            },
         })
+    }
+}
+
+/// Switches an RTC's periodic interrupts off and drops the interrupts it
+/// counted and nobody read.
+fn rtc_stop_and_drain(fd: &OwnedFd) {
+    // SAFETY: RTC_PIE_OFF, fcntl and one non-blocking read of one unsigned
+    // long on our own open RTC device.
+    unsafe {
+        libc::ioctl(fd.as_raw_fd(), RTC_PIE_OFF, 0);
+        let flags = libc::fcntl(fd.as_raw_fd(), libc::F_GETFL);
+        libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK);
+        let mut stale: libc::c_ulong = 0;
+        libc::read(
+            fd.as_raw_fd(),
+            (&mut stale as *mut libc::c_ulong).cast(),
+            std::mem::size_of::<libc::c_ulong>(),
+        );
+        libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags);
     }
 }
 
 impl Drop for Rtc {
     fn drop(&mut self) {
+        // Switching the interrupts off (here, or the close) spins until a
+        // running callback returns. On PREEMPT_RT that callback runs in the
+        // `ktimers/N` thread (SCHED_FIFO 1), which the woken measurement
+        // thread may have preempted mid-callback: spinning at a real-time
+        // priority above it would never let it finish (a guest hung so).
+        // The measurement is over: leave real-time priority first.
+        let _ = latlab_rt::sched::set_current_thread(latlab_rt::sched::Policy::Other, 0);
         // SAFETY: turning periodic interrupts off on our own fd.
         unsafe { libc::ioctl(self.fd.as_raw_fd(), RTC_PIE_OFF, 0) };
     }
@@ -729,19 +777,8 @@ impl WakeSource for Rtc {
             }
             return Err(os_error("rtc", self.cpu, "read"));
         }
-        let interrupts = (data as u64 >> 8).max(1);
-        let grid = self.grid.get_or_insert(Grid {
-            next: now,
-            interval: self.interval,
-        });
-        // Skip the grid points of interrupts that coalesced into this read.
-        grid.next += (interrupts - 1) * self.interval;
-        if now < grid.next {
-            grid.next = now;
-        }
-        let mut wake = grid.wake(now);
-        wake.missed += interrupts - 1;
-        Ok(Some(wake))
+        // Bits 8 and up: the periods since the last read.
+        Ok(Some(self.expiries.wake(now, data as u64 >> 8)))
     }
 }
 
@@ -885,6 +922,14 @@ mod tests {
     }
 
     #[test]
+    fn rtc_periods_are_the_kernels_integer_division() {
+        assert_eq!(rtc_rate(976_562).unwrap(), (1024, 976_562));
+        assert_eq!(rtc_rate(122_070).unwrap(), (8192, 122_070));
+        assert_eq!(rtc_rate(500_000_000).unwrap(), (2, 500_000_000));
+        assert!(rtc_rate(1_000_000).is_err());
+    }
+
+    #[test]
     fn timer_names_parse() {
         for kind in TimerKind::ALL {
             assert_eq!(kind.name().parse::<TimerKind>().unwrap(), kind);
@@ -897,11 +942,11 @@ mod tests {
 
     #[test]
     fn missing_rtc_names_the_device() {
-        let err = Rtc::new(0, 1_000_000, Path::new("/nonexistent/rtc"))
+        let err = Rtc::new(0, 1_000_000, 0, Path::new("/nonexistent/rtc"))
             .err()
             .unwrap();
         assert!(err.to_string().contains("2..8192 Hz"), "{err}");
-        let err = Rtc::new(0, 976_562, Path::new("/nonexistent/rtc"))
+        let err = Rtc::new(0, 976_562, 0, Path::new("/nonexistent/rtc"))
             .err()
             .unwrap();
         let text = err.to_string();

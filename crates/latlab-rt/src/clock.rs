@@ -31,6 +31,26 @@ pub fn zeroed_timespec() -> libc::timespec {
     unsafe { std::mem::zeroed() }
 }
 
+/// Sleeps until the absolute CLOCK_MONOTONIC time `deadline_ns` (returns at
+/// once if it has passed); a signal resumes the sleep.
+pub fn sleep_until(deadline_ns: u64) {
+    let ts = to_timespec(deadline_ns);
+    loop {
+        // SAFETY: a valid timespec; no remainder pointer with TIMER_ABSTIME.
+        let rc = unsafe {
+            libc::clock_nanosleep(
+                libc::CLOCK_MONOTONIC,
+                libc::TIMER_ABSTIME,
+                &ts,
+                std::ptr::null_mut(),
+            )
+        };
+        if rc != libc::EINTR {
+            return;
+        }
+    }
+}
+
 /// Current CLOCK_REALTIME as seconds since the Unix epoch.
 pub fn unix_time_s() -> f64 {
     std::time::SystemTime::now()
