@@ -134,7 +134,7 @@ struct Grid {
     interval: u64,
 }
 
-/// The expiries of a periodic kernel timer (`posix-timer`, `timerfd`,
+/// The expiries of a periodic kernel timer (`posix-timer`, `timerfd`, `rtc`,
 /// `itimer`): `next` is the one the kernel has armed, and the kernel's own
 /// expiration count of each wake-up moves it on.
 #[derive(Debug, Clone, Copy)]
