@@ -45,25 +45,7 @@ fn sched_param(priority: i32) -> libc::sched_param {
     param
 }
 
-/// Sleeps until the absolute `CLOCK_MONOTONIC` time `deadline_ns` (returns at once if it has
-/// passed). Interruptions by signals resume the sleep.
-pub fn sleep_until(deadline_ns: u64) {
-    let ts = timespec(deadline_ns);
-    loop {
-        // SAFETY: `ts` is a valid timespec; a null remainder is allowed with TIMER_ABSTIME.
-        let rc = unsafe {
-            libc::clock_nanosleep(
-                libc::CLOCK_MONOTONIC,
-                libc::TIMER_ABSTIME,
-                &ts,
-                std::ptr::null_mut(),
-            )
-        };
-        if rc != libc::EINTR {
-            return;
-        }
-    }
-}
+pub use latlab_rt::clock::sleep_until;
 
 /// Spins (without sleeping) until `CLOCK_MONOTONIC` has advanced by `ns`.
 pub fn busy_wall(ns: u64) {

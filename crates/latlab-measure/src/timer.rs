@@ -274,16 +274,7 @@ impl WakeSource for Nanosleep {
     #[inline]
     fn wait(&mut self) -> Result<Option<Wake>, MeasureError> {
         if let Some(start) = self.start.take() {
-            let until = to_timespec(start.saturating_sub(self.interval));
-            // SAFETY: valid timespec; no remaining-time pointer with TIMER_ABSTIME.
-            unsafe {
-                libc::clock_nanosleep(
-                    libc::CLOCK_MONOTONIC,
-                    libc::TIMER_ABSTIME,
-                    &until,
-                    std::ptr::null_mut(),
-                )
-            };
+            sleep_until(start.saturating_sub(self.interval));
         }
         let duration = to_timespec(self.interval);
         let before = monotonic_ns();
