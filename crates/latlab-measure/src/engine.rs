@@ -459,6 +459,13 @@ impl ThreadContext {
         let start = self.start_ns.load(Ordering::SeqCst)
             + self.index as u64 * self.interval_ns / threads.max(1);
         let config = &self.config;
+        // The recorder first: its first touch of its buffers faults pages in,
+        // which must not fall into the first period of a timer armed in open
+        // (rtc arms one period before the start).
+        let mut recorder =
+            Recorder::new(self.cpu, self.interval_ns, config.period_tolerance, start);
+        let (policy, priority) = sched::current_thread();
+        let affinity = sched::current_affinity();
         let mut source = timer::open(
             config.timer,
             self.cpu,
@@ -466,10 +473,6 @@ impl ThreadContext {
             start,
             &config.rtc_device,
         )?;
-        let (policy, priority) = sched::current_thread();
-        let affinity = sched::current_affinity();
-        let mut recorder =
-            Recorder::new(self.cpu, self.interval_ns, config.period_tolerance, start);
         let end = config.duration_ns.map(|d| start + d);
         let loops = config.loops.unwrap_or(u64::MAX);
         let live = &self.live[self.index];

@@ -457,7 +457,7 @@ fn itimer_expirations(
 }
 
 /// The time left to the next expiry of the process's ITIMER_REAL, ns
-/// (`None` when it has already fired), between two clock reads no more than
+/// (`None` when it has already fired or is due), between two clock reads no more than
 /// `slack` apart if that can be had in a few tries (an interrupt or a host
 /// stall between them would blur where the kernel read its clock).
 fn itimer_remaining(slack: u64) -> (u64, u64, Option<u64>) {
@@ -473,7 +473,9 @@ fn itimer_remaining(slack: u64) -> (u64, u64, Option<u64>) {
         if after - before <= slack || tries == 10 {
             let ns =
                 value.it_value.tv_sec as u64 * 1_000_000_000 + value.it_value.tv_usec as u64 * 1000;
-            return (before, after, (ns > 0).then_some(ns));
+            // 1 µs is also what the kernel says of an expiry that is due but
+            // has not fired (a late timer interrupt): no time to place.
+            return (before, after, (ns > 1_000).then_some(ns));
         }
     }
 }
