@@ -693,6 +693,8 @@ struct KernelView {
     /// Expiries it armed on other hrtimers (the tick, re-armed on its way
     /// back to user space).
     other_timers: usize,
+    /// Starts that the same timer's next start replaced before they expired.
+    replaced: usize,
     /// Its timer periods (expiry, wake-up, switch-in), by armed expiry.
     periods: HashMap<u64, Period>,
     /// Periods left out because the thread was woken while on the CPU.
@@ -709,6 +711,12 @@ fn kernel_view(trace: &Path, tid: i32) -> KernelView {
     let mut detector = Detector::new();
     // (timer, soft expiry, when) of every hrtimer_start the thread logged.
     let mut starts: Vec<(u64, u64, u64)> = Vec::new();
+    // A start that the same timer's next start replaced before it expired
+    // (itimer's setitimer, repeated while a stall blurred its clock reads)
+    // armed nothing that fired: the index in `starts` of each timer's
+    // latest start not yet expired, and the replaced ones.
+    let mut unexpired: HashMap<u64, usize> = HashMap::new();
+    let mut replaced: HashSet<usize> = HashSet::new();
     // The hrtimers whose callbacks woke the thread (a sleeping thread's
     // timer lives on its kernel stack, at a new address each sleep when the
     // stack offset is randomized), and the timer running on each CPU.
@@ -723,10 +731,12 @@ fn kernel_view(trace: &Path, tid: i32) -> KernelView {
         .walk(&mut names, &mut |r, _, _| {
             match r.kind {
                 Kind::HrtimerStart { timer, soft, .. } if r.pid == tid => {
+                    replaced.extend(unexpired.insert(timer, starts.len()));
                     starts.push((timer, soft, r.ts));
                 }
                 Kind::HrtimerExpireEntry { timer, .. } => {
                     expiring.insert(r.cpu, timer);
+                    unexpired.remove(&timer);
                 }
                 Kind::HrtimerExpireExit { .. } => {
                     expiring.remove(&r.cpu);
@@ -755,8 +765,9 @@ fn kernel_view(trace: &Path, tid: i32) -> KernelView {
         .count();
     let mut armed: Vec<u64> = starts
         .iter()
-        .filter(|&&(t, _, _)| waking.contains(&t))
-        .map(|&(_, soft, _)| soft)
+        .enumerate()
+        .filter(|&(i, &(t, _, _))| waking.contains(&t) && !replaced.contains(&i))
+        .map(|(_, &(_, soft, _))| soft)
         .collect();
     armed.sort_unstable();
     armed.dedup();
@@ -774,6 +785,7 @@ fn kernel_view(trace: &Path, tid: i32) -> KernelView {
     let woken_on_cpu = mine().filter(ran_on).count();
     KernelView {
         woken_on_cpu,
+        replaced: replaced.len(),
         armed,
         other_timers,
         periods,
@@ -1084,7 +1096,8 @@ fn print_figures(
         "timer_truth {timer}: hog: phase {phase}, {} bursts, {} left out (woke too late)\n\
          timer_truth {timer}: {} samples in the trace{offset}: {} matched, {} unmatched, {} \
          uncertain (itimer), {} armed expiries without a sample; {} with a trace period ({} more \
-         woken while on the CPU); {} hrtimers of other timers; {lost} events lost\n\
+         woken while on the CPU); {} hrtimers of other timers; {} starts replaced before they \
+         expired; {lost} events lost\n\
          timer_truth {timer}: latlab minus trace latency, us min/p50/p99/max: {spread}\n\
          timer_truth {timer}: {} wake-ups about an interval late; {} with the re-armed expiry \
          passed at latlab's clock read; missed periods: latlab {} (JSON {json_missed}), over \
@@ -1099,6 +1112,7 @@ fn print_figures(
         check.with_period,
         kernel.woken_on_cpu,
         kernel.other_timers,
+        kernel.replaced,
         check.provoked,
         check.races,
         check.latlab_missed,
