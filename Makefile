@@ -3,12 +3,14 @@
 #   make test  format check, clippy -D warnings, all tests
 #   make dist  static binaries for boards in dist/ (x86_64, aarch64, armv7, riscv64; see scripts/dist.sh)
 #   make dist-check  run each of them (qemu-user for the foreign ones)
+#   make lab   the check matrix on every lab kernel under QEMU (lab/matrix.py; see lab/README.md)
+#   make lab-smoke  the CI subset: arm64 and rt-amd64, a few checks each
 CARGO ?= cargo
 DURATION ?= 30s
 LATLAB := $(or $(CARGO_TARGET_DIR),target)/release/latlab
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: all build run test fmt clippy unit bench dist dist-check
+.PHONY: all build run test fmt clippy unit bench dist dist-check lab lab-smoke
 
 all: build
 
@@ -34,3 +36,11 @@ dist:
 
 dist-check:
 	scripts/dist.sh check
+
+lab: dist
+	lab/matrix.py
+
+# Only the binaries the smoke kernels need.
+lab-smoke:
+	DIST_TARGETS="x86_64-unknown-linux-musl aarch64-unknown-linux-musl" scripts/dist.sh
+	lab/matrix.py --smoke

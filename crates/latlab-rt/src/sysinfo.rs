@@ -56,8 +56,12 @@ impl SystemInfo {
         let uname = uname();
         let cmdline = read_trimmed("/proc/cmdline").unwrap_or_default();
         let config = kernel_config(&uname.1);
-        let (preemption_model, preemption_source) =
-            preemption(&uname.2, &cmdline, config.as_deref());
+        let (preemption_model, preemption_source) = preemption(
+            read_trimmed("/sys/kernel/debug/sched/preempt").as_deref(),
+            &uname.2,
+            &cmdline,
+            config.as_deref(),
+        );
         let cpuinfo = read_trimmed("/proc/cpuinfo").unwrap_or_default();
         SystemInfo {
             hostname: uname.0,
@@ -194,21 +198,25 @@ fn cmdline_value(cmdline: &str, key: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-/// The preemption model in force and how it was found.
+/// The preemption model in force and how it was found, from debugfs's
+/// `sched/preempt` (`dynamic_modes`, if mounted), `uname -v`, the command
+/// line and the kernel config. A PREEMPT_DYNAMIC kernel without debugfs or
+/// a config (a board's initramfs, say) is `dynamic`: its active mode is not
+/// to be known without them, and the source says how to learn it.
 fn preemption(
+    dynamic_modes: Option<&str>,
     version: &str,
     cmdline: &str,
     config: Option<&str>,
 ) -> (Option<String>, Option<String>) {
     // debugfs shows the active dynamic mode in parentheses: "none (voluntary) full".
-    if let Some(modes) = read_trimmed("/sys/kernel/debug/sched/preempt") {
-        if let Some(active) = modes
+    if let Some(active) = dynamic_modes.and_then(|modes| {
+        modes
             .split_whitespace()
             .find(|m| m.starts_with('('))
             .map(|m| m.trim_matches(|c| c == '(' || c == ')').to_string())
-        {
-            return (Some(active), Some("/sys/kernel/debug/sched/preempt".into()));
-        }
+    }) {
+        return (Some(active), Some("/sys/kernel/debug/sched/preempt".into()));
     }
     if version.contains("PREEMPT_RT") {
         return (Some("rt".into()), Some("uname -v".into()));
@@ -234,6 +242,16 @@ fn preemption(
                 return (Some(mode.into()), Some(source.into()));
             }
         }
+    }
+    if version.contains("PREEMPT_DYNAMIC") {
+        return (
+            Some("dynamic".into()),
+            Some(
+                "uname -v (PREEMPT_DYNAMIC; the active mode is in /sys/kernel/debug/sched/preempt: \
+                 mount -t debugfs none /sys/kernel/debug)"
+                    .into(),
+            ),
+        );
     }
     if version.contains("PREEMPT ") || version.ends_with("PREEMPT") {
         return (Some("full".into()), Some("uname -v".into()));
@@ -345,13 +363,29 @@ mod tests {
     fn preemption_from_config_and_cmdline() {
         let config = "CONFIG_PREEMPT_NONE=y\nCONFIG_PREEMPT_DYNAMIC=y\nCONFIG_HZ=250\n";
         assert_eq!(config_value(config, "CONFIG_HZ"), Some("250"));
-        let (model, _) = preemption("#1 SMP PREEMPT_DYNAMIC", "quiet", Some(config));
-        // debugfs may be mounted on the test machine and win; it then names a real mode.
-        assert!(model.is_some());
-        let (model, source) = preemption("#1 SMP", "preempt=full quiet", None);
-        if source.as_deref() != Some("/sys/kernel/debug/sched/preempt") {
-            assert_eq!(model.as_deref(), Some("full"));
-        }
+        let dynamic = "#1 SMP PREEMPT_DYNAMIC";
+        let (model, source) = preemption(None, dynamic, "quiet", Some(config));
+        assert_eq!(model.as_deref(), Some("none"));
+        assert!(source.unwrap().contains("PREEMPT_DYNAMIC"));
+        // debugfs names the active mode and wins over the config.
+        let modes = Some("none (voluntary) full");
+        let (model, _) = preemption(modes, dynamic, "quiet", Some(config));
+        assert_eq!(model.as_deref(), Some("voluntary"));
+        let (model, source) = preemption(None, "#1 SMP", "preempt=full quiet", None);
+        assert_eq!(model.as_deref(), Some("full"));
+        assert_eq!(source.as_deref(), Some("kernel command line preempt="));
+        let rt = "#1 SMP PREEMPT_RT Debian 6.1.192-2";
+        assert_eq!(preemption(None, rt, "", None).0.as_deref(), Some("rt"));
+    }
+
+    /// Found in the lab: Debian's kernel in a busybox initramfs has no
+    /// config file and no debugfs mounted; the model was then unknown.
+    #[test]
+    fn a_dynamic_kernel_without_config_or_debugfs_is_dynamic() {
+        let version = "#1 SMP PREEMPT_DYNAMIC Debian 6.1.192-2 (2026-11-16)";
+        let (model, source) = preemption(None, version, "console=ttyS0", None);
+        assert_eq!(model.as_deref(), Some("dynamic"));
+        assert!(source.unwrap().contains("mount -t debugfs"));
     }
 
     #[test]
