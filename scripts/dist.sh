@@ -19,7 +19,9 @@
 #     time_t overflows in 2038 and no nanoseconds are truncated.
 #
 # Environment: DIST_TARGETS (default: all four below), DIST_NIGHTLY (the
-# nightly for -Zbuild-std), CARGO_TARGET_DIR (default target/).
+# nightly for -Zbuild-std), CARGO_TARGET_DIR (default target/), DIST_BIN
+# (the workspace binary to build, default latlab; lab/run builds its
+# lab-wire this way) and DIST_DIR (where it lands, default dist/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,6 +30,8 @@ NIGHTLY=${DIST_NIGHTLY:-nightly-2026-05-19}
 ZIGLANG=ziglang==0.17.1
 ZIGBUILD=cargo-zigbuild==0.24.0
 TARGET_DIR=${CARGO_TARGET_DIR:-target}
+BIN=${DIST_BIN:-latlab}
+OUT=${DIST_DIR:-dist}
 VENV=${XDG_CACHE_HOME:-$HOME/.cache}/latlab-dist/venv
 VERSION=$(sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"/\1/p' Cargo.toml)
 
@@ -96,9 +100,9 @@ build() {
             time64=(RUST_LIBC_UNSTABLE_MUSL_V1_2_3=1)
         fi
         run env "${time64[@]}" RUSTFLAGS="$flags" cargo "+$NIGHTLY" zigbuild --locked --profile dist \
-            --bin latlab --target "$t" -Zbuild-std=std,panic_abort
+            --bin "$BIN" --target "$t" -Zbuild-std=std,panic_abort
     else
-        run cargo zigbuild --locked --profile dist --bin latlab --target "$t"
+        run cargo zigbuild --locked --profile dist --bin "$BIN" --target "$t"
     fi
 }
 
@@ -109,20 +113,20 @@ is_static() {
 
 dist() {
     tools
-    rm -rf dist
-    mkdir dist
+    rm -rf "$OUT"
+    mkdir -p "$OUT"
     for t in $TARGETS; do
         build "$t"
-        cp "$TARGET_DIR/$t/dist/latlab" "dist/latlab-$VERSION-$t"
-        is_static "dist/latlab-$VERSION-$t" || die "dist/latlab-$VERSION-$t is not statically linked"
+        cp "$TARGET_DIR/$t/dist/$BIN" "$OUT/$BIN-$VERSION-$t"
+        is_static "$OUT/$BIN-$VERSION-$t" || die "$OUT/$BIN-$VERSION-$t is not statically linked"
     done
-    (cd dist && sha256sum latlab-* >SHA256SUMS)
+    (cd "$OUT" && sha256sum "$BIN"-* >SHA256SUMS)
     echo
-    echo "dist/ (static, stripped; copy one file to the board):"
-    for f in dist/latlab-*; do
+    echo "$OUT/ (static, stripped; copy one file to the board):"
+    for f in "$OUT/$BIN"-*; do
         stat -c '%s %n' "$f" | awk '{ printf "  %-52s %9d bytes  %4.1f MiB\n", $2, $1, $1 / 1048576 }'
     done
-    echo "  dist/SHA256SUMS"
+    echo "  $OUT/SHA256SUMS"
 }
 
 # The qemu-user binary that runs a target's code on this machine ("" = natively).
