@@ -155,10 +155,18 @@ pub struct Chip {
     /// When the wire last changed `input` and nobody has read it since, ns.
     changed_at: Option<u64>,
     last_poll: Option<u64>,
+    /// The input level the last pin read returned.
+    last_read: Option<bool>,
+    /// The last read showed the input changed: the next read is the edge's
+    /// direction read, not a poll.
+    edge_read_due: bool,
     /// Output change to the first pin read that shows it on the input.
     pub seen: Stats,
-    /// Interval between two pin reads (the driver's edge poll).
+    /// Interval between two of the driver's edge polls (pin reads other
+    /// than the one gpiolib makes right after an edge to tell its direction).
     pub poll: Stats,
+    /// Pin reads gpiolib made after an edge to tell rising from falling.
+    pub direction_reads: u64,
     /// Output changes copied to the input.
     pub copies: u64,
 }
@@ -185,8 +193,11 @@ impl Chip {
             input,
             changed_at: None,
             last_poll: None,
+            last_read: None,
+            edge_read_due: false,
             seen: Stats::default(),
             poll: Stats::default(),
+            direction_reads: 0,
             copies: 0,
         })
     }
@@ -229,14 +240,28 @@ impl Chip {
                 self.clock_divider,
             ],
             report::GPIO_GET => {
-                if let Some(last) = self.last_poll {
-                    self.poll.record(now_ns.saturating_sub(last));
+                // hid-cp2112 polls the pins; when a poll finds an edge on a
+                // line watched for both edges, gpiolib reads the pin once
+                // more, at once, to tell rising from falling.
+                if self.edge_read_due {
+                    self.edge_read_due = false;
+                    self.direction_reads += 1;
+                } else {
+                    if let Some(last) = self.last_poll {
+                        self.poll.record(now_ns.saturating_sub(last));
+                    }
+                    self.last_poll = Some(now_ns);
                 }
-                self.last_poll = Some(now_ns);
                 if let Some(at) = self.changed_at.take() {
                     self.seen.record(now_ns.saturating_sub(at));
                 }
-                vec![id, self.levels()]
+                let levels = self.levels();
+                let input = levels & (1 << self.input) != 0;
+                if self.last_read.is_some_and(|last| last != input) {
+                    self.edge_read_due = true;
+                }
+                self.last_read = Some(input);
+                vec![id, levels]
             }
             report::VERSION => vec![id, 0x0c, 0x03],
             report::SMBUS_CONFIG => {
@@ -311,10 +336,11 @@ impl Chip {
     pub fn summary(&self) -> String {
         format!(
             "lab-wire: {} output changes copied to the input; output change -> the driver's \
-             next pin read: {}; pin reads (the driver's edge poll) every: {}",
+             next pin read: {}; the driver's edge poll every: {}; edge direction reads: {}",
             self.copies,
             self.seen.describe(),
-            self.poll.describe()
+            self.poll.describe(),
+            self.direction_reads
         )
     }
 }
@@ -347,18 +373,20 @@ mod tests {
         assert_eq!(chip.seen.count, 1);
         assert_eq!(chip.seen.min, 40_000);
         assert_eq!(chip.poll.min, 40_900);
+        // gpiolib's direction read right after the edge: no poll.
+        assert_eq!(chip.get_report(report::GPIO_GET, 41_100).unwrap(), [3, 3]);
+        assert_eq!((chip.poll.count, chip.direction_reads), (1, 1));
         // ... and lowers it again.
         chip.set_report(&[report::GPIO_SET, 0x00, 0x01], 50_000)
             .unwrap();
-        assert_eq!(
-            chip.get_report(report::GPIO_GET, 81_000).unwrap(),
-            [0x03, 0]
-        );
+        assert_eq!(chip.get_report(report::GPIO_GET, 81_000).unwrap(), [3, 0]);
         assert_eq!((chip.copies, chip.seen.count), (2, 2));
+        assert_eq!(chip.poll.min, 81_000 - 41_000);
+        chip.get_report(report::GPIO_GET, 81_200).unwrap();
         // A poll with no change records no delay.
         chip.get_report(report::GPIO_GET, 121_000).unwrap();
         assert_eq!(chip.seen.count, 2);
-        assert_eq!(chip.poll.count, 3);
+        assert_eq!((chip.poll.count, chip.direction_reads), (3, 2));
     }
 
     #[test]
