@@ -199,7 +199,7 @@ pub(crate) enum Arg<'a> {
 }
 
 impl Arg<'_> {
-    fn num(&self) -> u64 {
+    pub(crate) fn num(&self) -> u64 {
         match self {
             Arg::Num(v) => *v,
             Arg::Str(s) => {

@@ -114,17 +114,120 @@ enum Expr {
     Ident(String),
     Field(Box<Field>),
     Index(Box<Expr>, Box<Expr>),
-    Unary(&'static str, Box<Expr>),
-    Binary(&'static str, Box<Expr>, Box<Expr>),
+    Unary(Op, Box<Expr>),
+    Binary(Op, Box<Expr>, Box<Expr>),
     Cond(Box<Expr>, Box<Expr>, Box<Expr>),
     Cast {
         bits: u32,
         signed: bool,
         e: Box<Expr>,
     },
-    Call(String, Vec<Expr>),
+    Call(Helper, Vec<Expr>),
     /// `{ value, "name" }` in flag and symbol lists.
     Pair(Box<Expr>, Box<Expr>),
+    /// `__print_flags` whose values and names are all constants (compiled
+    /// from a `Call` by [`fold`]): the pairs that can ever print, in order.
+    Flags {
+        value: Box<Expr>,
+        delim: Vec<u8>,
+        pairs: Vec<(u64, Vec<u8>)>,
+    },
+    /// `__print_symbolic` whose values and names are all constants.
+    Symbols {
+        value: Box<Expr>,
+        pairs: Vec<(u64, Vec<u8>)>,
+    },
+}
+
+/// A C operator, resolved once at parse time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Shl,
+    Shr,
+    And,
+    Or,
+    Xor,
+    LogAnd,
+    LogOr,
+    Eq,
+    Ne,
+    Lt,
+    Gt,
+    Le,
+    Ge,
+    Neg,
+    Not,
+    BitNot,
+}
+
+impl Op {
+    fn of(p: &str) -> Op {
+        match p {
+            "+" => Op::Add,
+            "-" => Op::Sub,
+            "*" => Op::Mul,
+            "/" => Op::Div,
+            "%" => Op::Rem,
+            "<<" => Op::Shl,
+            ">>" => Op::Shr,
+            "&" => Op::And,
+            "|" => Op::Or,
+            "^" => Op::Xor,
+            "&&" => Op::LogAnd,
+            "||" => Op::LogOr,
+            "==" => Op::Eq,
+            "!=" => Op::Ne,
+            "<" => Op::Lt,
+            ">" => Op::Gt,
+            "<=" => Op::Le,
+            ">=" => Op::Ge,
+            "!" => Op::Not,
+            "~" => Op::BitNot,
+            _ => Op::Neg,
+        }
+    }
+}
+
+/// The kernel helpers a print fmt may call, resolved once at parse time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Helper {
+    /// `__get_str` and friends: the value of their first argument.
+    First,
+    DynamicArrayLen,
+    Flags,
+    Symbolic,
+    Hex,
+    HexStr,
+    Array,
+    /// Anything else evaluates to 0.
+    Unknown,
+}
+
+impl Helper {
+    fn of(name: &str) -> Helper {
+        match name {
+            "__get_str"
+            | "__get_rel_str"
+            | "__get_dynamic_array"
+            | "__get_rel_dynamic_array"
+            | "__get_bitmask"
+            | "__get_cpumask"
+            | "__get_sockaddr"
+            | "__builtin_expect" => Helper::First,
+            "__get_dynamic_array_len" | "__get_rel_dynamic_array_len" => Helper::DynamicArrayLen,
+            "__print_flags" => Helper::Flags,
+            "__print_symbolic" | "__print_symbolic_u64" => Helper::Symbolic,
+            "__print_hex" => Helper::Hex,
+            "__print_hex_str" => Helper::HexStr,
+            "__print_array" => Helper::Array,
+            _ => Helper::Unknown,
+        }
+    }
 }
 
 struct Parser<'f> {
@@ -275,7 +378,7 @@ impl Parser<'_> {
             }
             self.pos += 1;
             let rhs = self.binary(prec + 1)?;
-            lhs = Expr::Binary(op, Box::new(lhs), Box::new(rhs));
+            lhs = Expr::Binary(Op::of(op), Box::new(lhs), Box::new(rhs));
         }
         Ok(lhs)
     }
@@ -328,7 +431,7 @@ impl Parser<'_> {
                 let e = self.unary()?;
                 Ok(match p {
                     "+" | "*" | "&" => e,
-                    _ => Expr::Unary(p, Box::new(e)),
+                    _ => Expr::Unary(Op::of(p), Box::new(e)),
                 })
             }
             Some(Tok::Punct("(")) => {
@@ -415,7 +518,7 @@ impl Parser<'_> {
                     if id == "sizeof" {
                         return Ok(Expr::Num(self.long_size as u64));
                     }
-                    Ok(Expr::Call(id, args))
+                    Ok(Expr::Call(Helper::of(&id), args))
                 } else if self.peek_punct("->") {
                     // some_struct->member: unknown; skip the member.
                     self.pos += 2;
@@ -439,11 +542,13 @@ pub struct PrintFmt {
     args: Vec<Expr>,
 }
 
-/// Evaluated value.
+/// Evaluated value. Strings computed per record (flags, hex dumps, ...)
+/// live in the caller's scratch buffer: `Tmp(start, end)`.
 #[derive(Debug, Clone)]
 enum V<'a> {
     Num(u64, bool),
-    Str(Cow<'a, [u8]>),
+    Str(&'a [u8]),
+    Tmp(usize, usize),
     Arr(Value<'a>),
 }
 
@@ -452,6 +557,7 @@ impl V<'_> {
         match self {
             V::Num(v, _) => *v,
             V::Str(s) => (!s.is_empty()) as u64,
+            V::Tmp(a, b) => (a != b) as u64,
             V::Arr(Value::Array { data, .. }) => (!data.is_empty()) as u64,
             V::Arr(v) => v.as_u64().unwrap_or(0),
         }
@@ -481,75 +587,143 @@ fn known_flag(name: &str) -> Option<u64> {
     })
 }
 
+/// Appends `0x` and the lowercase hex digits of `v`.
+fn push_hex(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(b"0x");
+    push_hex_digits(out, v);
+}
+
+/// Appends the lowercase hex digits of `v` (no prefix).
+pub(crate) fn push_hex_digits(out: &mut Vec<u8>, v: u64) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut buf = [0u8; 16];
+    let mut i = buf.len();
+    let mut v = v;
+    loop {
+        i -= 1;
+        buf[i] = HEX[(v & 15) as usize];
+        v >>= 4;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&buf[i..]);
+}
+
+/// Writes the names of the set flags of `val` like the kernel's
+/// `__print_flags`: names joined by `delim`, leftover bits as hex.
+fn write_flags<'p>(
+    out: &mut Vec<u8>,
+    val: u64,
+    delim: &[u8],
+    pairs: impl Iterator<Item = (u64, &'p [u8])>,
+) {
+    let start = out.len();
+    let mut rest = val;
+    for (fv, label) in pairs {
+        if val == 0 && fv == 0 {
+            out.extend_from_slice(label);
+            break;
+        }
+        if fv != 0 && rest & fv == fv {
+            if out.len() > start {
+                out.extend_from_slice(delim);
+            }
+            out.extend_from_slice(label);
+            rest &= !fv;
+        }
+    }
+    if rest != 0 {
+        if out.len() > start {
+            out.extend_from_slice(delim);
+        }
+        push_hex(out, rest);
+    }
+}
+
 struct Eval<'a> {
     data: &'a [u8],
     endian: Endian,
 }
 
 impl<'a> Eval<'a> {
+    #[inline]
     fn field(&self, f: &Field) -> V<'a> {
         match f.value(self.data, self.endian) {
             Some(Value::Int(v)) => V::Num(v as u64, true),
             Some(Value::UInt(v)) => V::Num(v, false),
-            Some(Value::Str(s)) => V::Str(Cow::Borrowed(s)),
+            Some(Value::Str(s)) => V::Str(s),
             Some(a @ Value::Array { .. }) => V::Arr(a),
             None => match f.kind {
                 FieldKind::Scalar => V::Num(0, false),
-                _ => V::Str(Cow::Borrowed(b"")),
+                _ => V::Str(b""),
             },
         }
     }
 
-    fn flag_value(&self, e: &Expr) -> Option<u64> {
+    fn flag_value(&self, e: &'a Expr, tmp: &mut Vec<u8>) -> Option<u64> {
         match e {
             Expr::Ident(name) => known_flag(name),
-            e => Some(self.eval(e).num()),
+            e => Some(self.eval(e, tmp).num()),
         }
     }
 
-    fn eval(&self, e: &Expr) -> V<'a> {
+    /// The bytes of a string value (empty for numbers).
+    fn text<'t>(v: &V<'a>, tmp: &'t [u8]) -> &'t [u8]
+    where
+        'a: 't,
+    {
+        match v {
+            V::Str(s) => s,
+            V::Tmp(a, b) => &tmp[*a..*b],
+            _ => b"",
+        }
+    }
+
+    fn eval(&self, e: &'a Expr, tmp: &mut Vec<u8>) -> V<'a> {
         match e {
             Expr::Num(v) => V::Num(*v, false),
-            Expr::Str(s) => V::Str(Cow::Owned(s.clone())),
+            Expr::Str(s) => V::Str(s),
             Expr::Ident(name) => V::Num(known_flag(name).unwrap_or(0), false),
             Expr::Field(f) => self.field(f),
-            Expr::Pair(v, _) => self.eval(v),
+            Expr::Pair(v, _) => self.eval(v, tmp),
             Expr::Index(a, i) => {
-                let i = self.eval(i).num() as usize;
-                match self.eval(a) {
+                let i = self.eval(i, tmp).num() as usize;
+                match self.eval(a, tmp) {
                     V::Arr(v) => match v.index(i) {
                         Some(Value::Int(x)) => V::Num(x as u64, true),
                         Some(Value::UInt(x)) => V::Num(x, false),
                         _ => V::Num(0, false),
                     },
                     V::Str(s) => V::Num(s.get(i).copied().unwrap_or(0) as u64, false),
+                    V::Tmp(a, b) => V::Num(tmp[a..b].get(i).copied().unwrap_or(0) as u64, false),
                     V::Num(..) => V::Num(0, false),
                 }
             }
             Expr::Unary(op, e) => {
-                let v = self.eval(e);
+                let v = self.eval(e, tmp);
                 let (n, s) = (v.num(), v.signed());
-                match *op {
-                    "-" => V::Num(n.wrapping_neg(), true),
-                    "!" => V::Num((n == 0) as u64, false),
-                    "~" => V::Num(!n, s),
+                match op {
+                    Op::Sub | Op::Neg => V::Num(n.wrapping_neg(), true),
+                    Op::Not => V::Num((n == 0) as u64, false),
+                    Op::BitNot => V::Num(!n, s),
                     _ => v,
                 }
             }
             Expr::Binary(op, a, b) => {
-                if *op == "&&" {
+                if *op == Op::LogAnd {
                     return V::Num(
-                        (self.eval(a).num() != 0 && self.eval(b).num() != 0) as u64,
+                        (self.eval(a, tmp).num() != 0 && self.eval(b, tmp).num() != 0) as u64,
                         false,
                     );
                 }
-                if *op == "||" {
+                if *op == Op::LogOr {
                     return V::Num(
-                        (self.eval(a).num() != 0 || self.eval(b).num() != 0) as u64,
+                        (self.eval(a, tmp).num() != 0 || self.eval(b, tmp).num() != 0) as u64,
                         false,
                     );
                 }
-                let (va, vb) = (self.eval(a), self.eval(b));
+                let (va, vb) = (self.eval(a, tmp), self.eval(b, tmp));
                 let signed = va.signed() && vb.signed();
                 let (x, y) = (va.num(), vb.num());
                 let cmp = |o: std::cmp::Ordering| -> bool {
@@ -561,11 +735,11 @@ impl<'a> Eval<'a> {
                     ord == o
                 };
                 use std::cmp::Ordering::*;
-                let r = match *op {
-                    "+" => x.wrapping_add(y),
-                    "-" => x.wrapping_sub(y),
-                    "*" => x.wrapping_mul(y),
-                    "/" => {
+                let r = match op {
+                    Op::Add => x.wrapping_add(y),
+                    Op::Sub => x.wrapping_sub(y),
+                    Op::Mul => x.wrapping_mul(y),
+                    Op::Div => {
                         if y == 0 {
                             0
                         } else if signed {
@@ -574,7 +748,7 @@ impl<'a> Eval<'a> {
                             x / y
                         }
                     }
-                    "%" => {
+                    Op::Rem => {
                         if y == 0 {
                             0
                         } else if signed {
@@ -583,36 +757,36 @@ impl<'a> Eval<'a> {
                             x % y
                         }
                     }
-                    "<<" => x.checked_shl(y as u32).unwrap_or(0),
-                    ">>" => {
+                    Op::Shl => x.checked_shl(y as u32).unwrap_or(0),
+                    Op::Shr => {
                         if va.signed() {
                             ((x as i64) >> (y.min(63) as u32)) as u64
                         } else {
                             x.checked_shr(y as u32).unwrap_or(0)
                         }
                     }
-                    "&" => x & y,
-                    "|" => x | y,
-                    "^" => x ^ y,
-                    "==" => return V::Num((x == y) as u64, false),
-                    "!=" => return V::Num((x != y) as u64, false),
-                    "<" => return V::Num(cmp(Less) as u64, false),
-                    ">" => return V::Num(cmp(Greater) as u64, false),
-                    "<=" => return V::Num((!cmp(Greater)) as u64, false),
-                    ">=" => return V::Num((!cmp(Less)) as u64, false),
+                    Op::And => x & y,
+                    Op::Or => x | y,
+                    Op::Xor => x ^ y,
+                    Op::Eq => return V::Num((x == y) as u64, false),
+                    Op::Ne => return V::Num((x != y) as u64, false),
+                    Op::Lt => return V::Num(cmp(Less) as u64, false),
+                    Op::Gt => return V::Num(cmp(Greater) as u64, false),
+                    Op::Le => return V::Num((!cmp(Greater)) as u64, false),
+                    Op::Ge => return V::Num((!cmp(Less)) as u64, false),
                     _ => 0,
                 };
                 V::Num(r, va.signed() || vb.signed())
             }
             Expr::Cond(c, a, b) => {
-                if self.eval(c).num() != 0 {
-                    self.eval(a)
+                if self.eval(c, tmp).num() != 0 {
+                    self.eval(a, tmp)
                 } else {
-                    self.eval(b)
+                    self.eval(b, tmp)
                 }
             }
             Expr::Cast { bits, signed, e } => {
-                let v = self.eval(e);
+                let v = self.eval(e, tmp);
                 match v {
                     V::Num(n, _) => {
                         let b = *bits;
@@ -629,115 +803,144 @@ impl<'a> Eval<'a> {
                     other => other,
                 }
             }
-            Expr::Call(name, args) => self.call(name, args),
+            Expr::Call(name, args) => self.call(*name, args, tmp),
+            Expr::Flags {
+                value,
+                delim,
+                pairs,
+            } => {
+                let val = self.eval(value, tmp).num();
+                let start = tmp.len();
+                write_flags(
+                    tmp,
+                    val,
+                    delim,
+                    pairs.iter().map(|(v, l)| (*v, l.as_slice())),
+                );
+                V::Tmp(start, tmp.len())
+            }
+            Expr::Symbols { value, pairs } => {
+                let val = self.eval(value, tmp).num();
+                match pairs.iter().find(|(v, _)| *v == val) {
+                    Some((_, label)) => V::Str(label),
+                    None => {
+                        let start = tmp.len();
+                        push_hex(tmp, val);
+                        V::Tmp(start, tmp.len())
+                    }
+                }
+            }
         }
     }
 
-    fn call(&self, name: &str, args: &[Expr]) -> V<'a> {
-        let arg = |i: usize| args.get(i).map(|e| self.eval(e));
+    fn call(&self, name: Helper, args: &'a [Expr], tmp: &mut Vec<u8>) -> V<'a> {
         match name {
-            "__get_str"
-            | "__get_rel_str"
-            | "__get_dynamic_array"
-            | "__get_rel_dynamic_array"
-            | "__get_bitmask"
-            | "__get_cpumask"
-            | "__get_sockaddr" => arg(0).unwrap_or(V::Num(0, false)),
-            "__get_dynamic_array_len" | "__get_rel_dynamic_array_len" => match arg(0) {
+            Helper::First => match args.first() {
+                Some(e) => self.eval(e, tmp),
+                None => V::Num(0, false),
+            },
+            Helper::DynamicArrayLen => match args.first().map(|e| self.eval(e, tmp)) {
                 Some(V::Arr(Value::Array { data, .. })) => V::Num(data.len() as u64, false),
                 Some(V::Str(s)) => V::Num(s.len() as u64, false),
+                Some(V::Tmp(a, b)) => V::Num((b - a) as u64, false),
                 _ => V::Num(0, false),
             },
-            "__builtin_expect" => arg(0).unwrap_or(V::Num(0, false)),
-            "__print_flags" => {
-                let val = arg(0).map(|v| v.num()).unwrap_or(0);
-                let delim = match arg(1) {
-                    Some(V::Str(s)) => s.into_owned(),
+            Helper::Flags => {
+                let val = args.first().map(|e| self.eval(e, tmp).num()).unwrap_or(0);
+                let delim = match args.get(1).map(|e| self.eval(e, tmp)) {
+                    Some(v @ (V::Str(_) | V::Tmp(..))) => Self::text(&v, tmp).to_vec(),
                     _ => Vec::new(),
                 };
-                let mut out = Vec::new();
-                let mut rest = val;
+                let mut pairs: Vec<(u64, Vec<u8>)> = Vec::new();
                 for p in args.iter().skip(2) {
                     let Expr::Pair(v, n) = p else { continue };
-                    let Some(fv) = self.flag_value(v) else {
+                    let Some(fv) = self.flag_value(v, tmp) else {
                         continue;
                     };
-                    let label = match self.eval(n) {
-                        V::Str(s) => s.into_owned(),
+                    let label = match self.eval(n, tmp) {
+                        l @ (V::Str(_) | V::Tmp(..)) => Self::text(&l, tmp).to_vec(),
                         _ => continue,
                     };
-                    if val == 0 && fv == 0 {
-                        out.extend_from_slice(&label);
-                        break;
-                    }
-                    if fv != 0 && rest & fv == fv {
-                        if !out.is_empty() {
-                            out.extend_from_slice(&delim);
-                        }
-                        out.extend_from_slice(&label);
-                        rest &= !fv;
-                    }
+                    pairs.push((fv, label));
                 }
-                if rest != 0 {
-                    if !out.is_empty() {
-                        out.extend_from_slice(&delim);
-                    }
-                    out.extend_from_slice(format!("0x{rest:x}").as_bytes());
-                }
-                V::Str(Cow::Owned(out))
+                let start = tmp.len();
+                write_flags(
+                    tmp,
+                    val,
+                    &delim,
+                    pairs.iter().map(|(v, l)| (*v, l.as_slice())),
+                );
+                V::Tmp(start, tmp.len())
             }
-            "__print_symbolic" | "__print_symbolic_u64" => {
-                let val = arg(0).map(|v| v.num()).unwrap_or(0);
+            Helper::Symbolic => {
+                let val = args.first().map(|e| self.eval(e, tmp).num()).unwrap_or(0);
                 for p in args.iter().skip(1) {
                     let Expr::Pair(v, n) = p else { continue };
-                    if self.flag_value(v) == Some(val) {
-                        if let V::Str(s) = self.eval(n) {
-                            return V::Str(s);
+                    if self.flag_value(v, tmp) == Some(val) {
+                        if let l @ (V::Str(_) | V::Tmp(..)) = self.eval(n, tmp) {
+                            return l;
                         }
                     }
                 }
-                V::Str(Cow::Owned(format!("0x{val:x}").into_bytes()))
+                let start = tmp.len();
+                push_hex(tmp, val);
+                V::Tmp(start, tmp.len())
             }
-            "__print_hex" | "__print_hex_str" => {
-                let bytes = self.bytes_of(arg(0));
-                let len = arg(1)
-                    .map(|v| v.num() as usize)
+            Helper::Hex | Helper::HexStr => {
+                let v0 = args.first().map(|e| self.eval(e, tmp));
+                let bytes = self.bytes_of(v0, tmp);
+                let len = args
+                    .get(1)
+                    .map(|e| self.eval(e, tmp).num() as usize)
                     .unwrap_or(bytes.len())
                     .min(bytes.len());
-                let mut out = String::new();
+                let start = tmp.len();
                 for (i, b) in bytes[..len].iter().enumerate() {
-                    if i > 0 && name == "__print_hex" {
-                        out.push(' ');
+                    if i > 0 && name == Helper::Hex {
+                        tmp.push(b' ');
                     }
-                    out.push_str(&format!("{b:02x}"));
+                    const HEX: &[u8; 16] = b"0123456789abcdef";
+                    tmp.push(HEX[(b >> 4) as usize]);
+                    tmp.push(HEX[(b & 15) as usize]);
                 }
-                V::Str(Cow::Owned(out.into_bytes()))
+                V::Tmp(start, tmp.len())
             }
-            "__print_array" => {
-                let bytes = self.bytes_of(arg(0));
-                let count = arg(1).map(|v| v.num() as usize).unwrap_or(0);
-                let el = arg(2).map(|v| v.num() as usize).unwrap_or(1).clamp(1, 8);
-                let mut out = String::from("{");
+            Helper::Array => {
+                let v0 = args.first().map(|e| self.eval(e, tmp));
+                let bytes = self.bytes_of(v0, tmp);
+                let count = args
+                    .get(1)
+                    .map(|e| self.eval(e, tmp).num() as usize)
+                    .unwrap_or(0);
+                let el = args
+                    .get(2)
+                    .map(|e| self.eval(e, tmp).num() as usize)
+                    .unwrap_or(1)
+                    .clamp(1, 8);
+                let start = tmp.len();
+                tmp.push(b'{');
                 for i in 0..count {
                     let Some(b) = bytes.get(i * el..(i + 1) * el) else {
                         break;
                     };
                     if i > 0 {
-                        out.push(',');
+                        tmp.push(b',');
                     }
-                    out.push_str(&format!("0x{:x}", self.endian.uint(b)));
+                    push_hex(tmp, self.endian.uint(b));
                 }
-                out.push('}');
-                V::Str(Cow::Owned(out.into_bytes()))
+                tmp.push(b'}');
+                V::Tmp(start, tmp.len())
             }
-            _ => V::Num(0, false),
+            Helper::Unknown => V::Num(0, false),
         }
     }
 
-    fn bytes_of(&self, v: Option<V<'a>>) -> Cow<'a, [u8]> {
+    /// The bytes of an array or string argument.
+    fn bytes_of(&self, v: Option<V<'a>>, tmp: &[u8]) -> Cow<'a, [u8]> {
         match v {
             Some(V::Arr(Value::Array { data, .. })) => Cow::Borrowed(data),
-            Some(V::Str(s)) => s,
+            Some(V::Str(s)) => Cow::Borrowed(s),
+            Some(V::Tmp(a, b)) => Cow::Owned(tmp[a..b].to_vec()),
             _ => Cow::Borrowed(b""),
         }
     }
@@ -753,6 +956,72 @@ fn is_const(e: &Expr) -> bool {
         Expr::Binary(_, a, b) => is_const(a) && is_const(b),
         Expr::Cond(a, b, c) => is_const(a) && is_const(b) && is_const(c),
         Expr::Cast { e, .. } => is_const(e),
+        Expr::Flags { .. } | Expr::Symbols { .. } => false,
+    }
+}
+
+/// A flag or symbol value known at compile time: `Some(None)` for a name
+/// trace-cmd does not know (the pair never prints), `None` when the value
+/// depends on the record.
+fn const_flag_value(e: &Expr, ev: &Eval<'_>) -> Option<Option<u64>> {
+    match e {
+        Expr::Ident(name) => Some(known_flag(name)),
+        e if is_const(e) => Some(Some(ev.eval(e, &mut Vec::new()).num())),
+        _ => None,
+    }
+}
+
+/// The constant `(value, name)` pairs of a flag or symbol list, or `None`
+/// when a value or a name depends on the record. Pairs the evaluator would
+/// skip (unknown names, labels that are not strings) are left out.
+fn const_pairs(args: &[Expr], ev: &Eval<'_>) -> Option<Vec<(u64, Vec<u8>)>> {
+    let mut pairs = Vec::new();
+    for p in args {
+        let Expr::Pair(v, n) = p else { continue };
+        let value = const_flag_value(v, ev)?;
+        let label = match &**n {
+            Expr::Str(s) => s.clone(),
+            n if is_const(n) => continue,
+            _ => return None,
+        };
+        if let Some(value) = value {
+            pairs.push((value, label));
+        }
+    }
+    Some(pairs)
+}
+
+/// Turns `__print_flags`/`__print_symbolic` calls with constant lists into
+/// [`Expr::Flags`]/[`Expr::Symbols`].
+fn compile_call(name: Helper, args: Vec<Expr>, ev: &Eval<'_>) -> Expr {
+    match name {
+        Helper::Flags if !args.is_empty() => {
+            let delim = match args.get(1) {
+                None => Some(Vec::new()),
+                Some(Expr::Str(s)) => Some(s.clone()),
+                Some(e) if is_const(e) => Some(Vec::new()),
+                Some(_) => None,
+            };
+            if let (Some(delim), Some(pairs)) =
+                (delim, const_pairs(args.get(2..).unwrap_or(&[]), ev))
+            {
+                let value = Box::new(args.into_iter().next().expect("not empty"));
+                return Expr::Flags {
+                    value,
+                    delim,
+                    pairs,
+                };
+            }
+            Expr::Call(name, args)
+        }
+        Helper::Symbolic if !args.is_empty() => {
+            if let Some(pairs) = const_pairs(&args[1..], ev) {
+                let value = Box::new(args.into_iter().next().expect("not empty"));
+                return Expr::Symbols { value, pairs };
+            }
+            Expr::Call(name, args)
+        }
+        _ => Expr::Call(name, args),
     }
 }
 
@@ -760,7 +1029,7 @@ fn is_const(e: &Expr) -> bool {
 /// are long constant expressions evaluated for every record otherwise).
 fn fold(e: Expr, ev: &Eval<'_>) -> Expr {
     if is_const(&e) {
-        if let V::Num(n, signed) = ev.eval(&e) {
+        if let V::Num(n, signed) = ev.eval(&e, &mut Vec::new()) {
             return if signed {
                 Expr::Cast {
                     bits: 64,
@@ -783,7 +1052,7 @@ fn fold(e: Expr, ev: &Eval<'_>) -> Expr {
             signed,
             e: f(e),
         },
-        Expr::Call(n, args) => Expr::Call(n, args.into_iter().map(|a| fold(a, ev)).collect()),
+        Expr::Call(n, args) => compile_call(n, args.into_iter().map(|a| fold(a, ev)).collect(), ev),
         Expr::Pair(a, b) => Expr::Pair(f(a), f(b)),
         other => other,
     }
@@ -834,19 +1103,73 @@ impl PrintFmt {
             long_size,
             kallsyms,
         };
-        self.render(out, data, endian, &ctx);
+        self.render(out, data, endian, &ctx, &mut Vec::new());
     }
 
-    /// Formats one record into `out`.
-    pub(crate) fn render(&self, out: &mut Vec<u8>, data: &[u8], endian: Endian, ctx: &Ctx<'_>) {
+    /// Formats one record into `out`; `tmp` is scratch space for strings
+    /// computed on the way (kept between calls so that nothing is allocated
+    /// per record).
+    pub(crate) fn render(
+        &self,
+        out: &mut Vec<u8>,
+        data: &[u8],
+        endian: Endian,
+        ctx: &Ctx<'_>,
+        tmp: &mut Vec<u8>,
+    ) {
         let ev = Eval { data, endian };
-        let args = self.args.iter().map(|e| match ev.eval(e) {
-            V::Num(n, _) => Arg::Num(n),
-            V::Str(s) => Arg::Str(s),
-            V::Arr(Value::Array { data, .. }) => Arg::Str(Cow::Borrowed(data)),
-            V::Arr(v) => Arg::Num(v.as_u64().unwrap_or(0)),
-        });
-        printf::format(out, &self.pieces, args, ctx);
+        let mut args = self.args.iter();
+        tmp.clear();
+        // The next argument as a printf argument (strings borrow from `tmp`).
+        fn arg<'t>(v: V<'t>, tmp: &'t [u8]) -> Arg<'t> {
+            match v {
+                V::Num(n, _) => Arg::Num(n),
+                V::Str(s) => Arg::Str(Cow::Borrowed(s)),
+                V::Tmp(a, b) => Arg::Str(Cow::Borrowed(&tmp[a..b])),
+                V::Arr(Value::Array { data, .. }) => Arg::Str(Cow::Borrowed(data)),
+                V::Arr(v) => Arg::Num(v.as_u64().unwrap_or(0)),
+            }
+        }
+        for p in &self.pieces {
+            match p {
+                Piece::Lit(l) => out.extend_from_slice(l),
+                Piece::Spec(spec) => {
+                    let width = match spec.width {
+                        printf::Num::Fixed(w) => w,
+                        printf::Num::Star => args
+                            .next()
+                            .map(|e| {
+                                let v = ev.eval(e, tmp);
+                                arg(v, tmp).num() as i32
+                            })
+                            .unwrap_or(0)
+                            .clamp(0, 4096) as usize,
+                        printf::Num::None => 0,
+                    };
+                    let prec = match spec.prec {
+                        printf::Num::Fixed(p) => Some(p),
+                        printf::Num::Star => {
+                            let p = args
+                                .next()
+                                .map(|e| {
+                                    let v = ev.eval(e, tmp);
+                                    arg(v, tmp).num() as i32
+                                })
+                                .unwrap_or(-1);
+                            (p >= 0).then_some(p as usize)
+                        }
+                        printf::Num::None => None,
+                    };
+                    let Some(e) = args.next() else {
+                        out.extend_from_slice(b"[MISSING ARG]");
+                        continue;
+                    };
+                    let v = ev.eval(e, tmp);
+                    printf::format_one(out, spec, width, prec, arg(v, tmp), ctx);
+                    tmp.clear();
+                }
+            }
+        }
     }
 }
 
@@ -868,6 +1191,7 @@ mod tests {
                 long_size: 8,
                 kallsyms: &k,
             },
+            &mut Vec::new(),
         );
         String::from_utf8(out).unwrap()
     }
@@ -952,6 +1276,7 @@ mod more_tests {
                 long_size: 8,
                 kallsyms: &k,
             },
+            &mut Vec::new(),
         );
         assert!(String::from_utf8(out)
             .unwrap()
@@ -971,6 +1296,7 @@ mod more_tests {
                 long_size: 8,
                 kallsyms: &k,
             },
+            &mut Vec::new(),
         );
         assert_eq!(String::from_utf8(out).unwrap(), "idx=23 flags=D|P|I");
     }

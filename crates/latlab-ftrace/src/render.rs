@@ -145,6 +145,8 @@ pub struct Renderer<'m> {
     comms: PidMap,
     bprint_cache: HashMap<u64, Vec<Piece>>,
     scratch: Vec<u8>,
+    /// Strings a print fmt computes per record (see [`PrintFmt`]).
+    tmp: Vec<u8>,
 }
 
 fn special_for(f: &EventFormat) -> Special {
@@ -168,6 +170,7 @@ impl<'m> Renderer<'m> {
             comms: meta.cmdlines.iter().map(|(k, v)| (*k, v.clone())).collect(),
             bprint_cache: HashMap::new(),
             scratch: Vec::with_capacity(256),
+            tmp: Vec::with_capacity(256),
         }
     }
 
@@ -299,10 +302,10 @@ impl<'m> Renderer<'m> {
         }
     }
 
-    fn generic(&self, ev: &Event<'_>, idx: usize, out: &mut Vec<u8>) {
+    fn generic(&mut self, ev: &Event<'_>, idx: usize, out: &mut Vec<u8>) {
         let ctx = self.ctx();
         match self.compiled[idx].as_ref().map(|c| &c.print) {
-            Some(Ok(p)) => p.render(out, ev.data, self.meta.endian, &ctx),
+            Some(Ok(p)) => p.render(out, ev.data, self.meta.endian, &ctx, &mut self.tmp),
             _ => {
                 out.extend_from_slice(b"[FAILED TO PARSE]");
                 if let Some(f) = ev.format {
