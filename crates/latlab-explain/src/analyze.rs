@@ -8,12 +8,25 @@
 //! wake-up `W`, and `W..S` waiting for the CPU. Every nanosecond is given to
 //! exactly one [`Cause`], by what the relevant CPU was doing at that moment,
 //! so the parts add up to the latency exactly.
+//!
+//! A soft hrtimer (one that expires in the `HRTIMER` softirq: on
+//! PREEMPT_RT every hrtimer not marked hard) splits `E..X` at the hard
+//! timer interrupt `H` that noticed the expiry: `E..H` waiting for that
+//! interrupt, `H..X` waiting for the softirq thread (`ktimers/N` on
+//! PREEMPT_RT) to run the callback ([`Cause::SoftTimer`]).
+//!
+//! On PREEMPT_RT ([`Context::rt`]) softirqs run in preemptible task
+//! context, so their time is the time of the thread that runs them (an
+//! `irq/NN-name` thread, `ktimers/N`, `ksoftirqd/N`, or the task that
+//! raised them), and interrupts are handled by `irq/NN-name` threads:
+//! kernel threads are named by kind ([`ThreadKind`]) with the priorities
+//! that decided the order.
 
 use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
-use crate::model::{softirq_name, Kind, Names};
+use crate::model::{rt_priority, softirq_name, user_priority, Kind, Names, Sym, ThreadKind};
 use crate::separate::{CpuState, Window};
 
 /// Why part of a wake-up latency went by.
@@ -26,12 +39,16 @@ pub enum Cause {
         /// `comm:pid` in a window's parts; `comm` in a ranked [`CauseRow`].
         task: String,
     },
-    /// The timer interrupt came late and the CPU logged nothing at all in
-    /// the gap: interrupts were off in untraced code, or the (virtual) CPU
-    /// was not running (hypervisor preemption, SMI).
+    /// The CPU logged nothing at all for a while: before the timer
+    /// interrupt (interrupts off in untraced code), or inside an interrupt
+    /// for over [`STALL_NS`]; either way the (virtual) CPU may not have been
+    /// running (hypervisor preemption, SMI).
     SilentGap {
         /// The task the CPU was running (`comm:pid`; `comm` in a [`CauseRow`]).
         task: String,
+        /// The silence was inside an interrupt (the timer interrupt had
+        /// come), not before it.
+        in_interrupt: bool,
     },
     /// Time inside the timer interrupt itself: other expired hrtimer
     /// callbacks and the wake-up.
@@ -41,10 +58,54 @@ pub enum Cause {
         /// Handler (or x86 vector) name.
         name: String,
     },
-    /// A softirq ran.
+    /// A softirq ran (a kernel without PREEMPT_RT: softirqs are not
+    /// preemptible there).
     Softirq {
         /// Vector name (NET_RX, NET_TX, BLOCK, TIMER, HRTIMER, RCU, SCHED, TASKLET, ...).
         vector: String,
+    },
+    /// A soft hrtimer had expired and its hard interrupt had come, but its
+    /// callback waits for the thread that runs the `HRTIMER` softirq
+    /// (`ktimers/N` on PREEMPT_RT, `ksoftirqd/N` or the interrupted task
+    /// elsewhere), while `task` ran: another task that outranked the thread
+    /// (or held the CPU), or the thread itself busy with other softirq work.
+    SoftTimer {
+        /// The thread that ran the callback (`comm:pid`).
+        thread: String,
+        /// The task the CPU ran meanwhile (`comm:pid`; `comm` in a [`CauseRow`]).
+        task: String,
+        /// Its kernel priority (-1 unknown).
+        prio: i32,
+    },
+    /// A threaded interrupt handler (`irq/NN-name`) ran before the task.
+    IrqThread {
+        /// `comm:pid` in a window's parts; `comm` in a ranked [`CauseRow`].
+        task: String,
+        /// The IRQ number (`/proc/irq/NN`).
+        irq: i32,
+        /// Its kernel priority (0-98 real-time; -1 unknown).
+        prio: i32,
+        /// The woken task's kernel priority (-1 unknown).
+        task_prio: i32,
+    },
+    /// A softirq thread (`ktimers/N`, `ksoftirqd/N`) ran before the task.
+    SoftirqThread {
+        /// `comm:pid` in a window's parts; `comm` in a ranked [`CauseRow`].
+        task: String,
+        /// Its kernel priority (-1 unknown).
+        prio: i32,
+        /// The woken task's kernel priority (-1 unknown).
+        task_prio: i32,
+    },
+    /// Another kernel thread with a known role (RCU, workqueue, stopper)
+    /// ran before the task.
+    KernelThread {
+        /// `comm:pid` in a window's parts; `comm` in a ranked [`CauseRow`].
+        task: String,
+        /// Its kernel priority (-1 unknown).
+        prio: i32,
+        /// The woken task's kernel priority (-1 unknown).
+        task_prio: i32,
     },
     /// Another task ran on the CPU before the woken task.
     OtherTask {
@@ -52,9 +113,12 @@ pub enum Cause {
         task: String,
         /// Its kernel priority (0-99 real-time, 100-139 normal; -1 unknown).
         prio: i32,
+        /// The woken task's kernel priority (-1 unknown).
+        task_prio: i32,
     },
     /// The task running when the wake-up came kept the CPU in the kernel
-    /// with no preemption point (non-preemptible kernel code).
+    /// with no preemption point (non-preemptible kernel code), though the
+    /// woken task outranked it.
     NonPreemptibleKernel {
         /// `comm:pid` in a window's parts; `comm` in a ranked [`CauseRow`].
         task: String,
@@ -66,6 +130,54 @@ pub enum Cause {
     Unexplained,
 }
 
+/// A silence longer than this inside an interrupt (no event logged on the
+/// CPU) is a [`Cause::SilentGap`]: interrupt code runs for microseconds
+/// between two trace events, so a stretch this long means the CPU did not
+/// run (a vCPU the host did not schedule, an SMI).
+pub const STALL_NS: u64 = 1_000_000;
+
+/// ` (rt priority 50)`, or nothing for an unknown priority.
+fn prio_note(prio: i32) -> String {
+    user_priority(prio)
+        .map(|p| format!(" ({p})"))
+        .unwrap_or_default()
+}
+
+/// `, above the task's rt priority 40` style comparison, or nothing.
+fn versus(prio: i32, task_prio: i32) -> String {
+    match (user_priority(prio), user_priority(task_prio)) {
+        (Some(_), Some(t)) if prio <= task_prio => format!(", at or above the task's {t}"),
+        (Some(_), Some(t)) => format!(", below the task's {t}"),
+        _ => String::new(),
+    }
+}
+
+/// The command of a `comm:pid` label (the label itself when it has no pid).
+fn comm_of(label: &str) -> &str {
+    match label.rsplit_once(':') {
+        Some((c, p)) if p.parse::<i32>().is_ok() => c,
+        _ => label,
+    }
+}
+
+/// What to do about a task of priority `prio` that ran before one of
+/// `task_prio`: raise the task, lower the thread, or part them.
+fn priority_advice(who: &str, prio: i32, task_prio: i32) -> String {
+    match (rt_priority(prio), rt_priority(task_prio)) {
+        (Some(p), Some(t)) if prio <= task_prio => format!(
+            "{who} runs at SCHED_FIFO/RR {p}, at or above the task's {t}: give the task a priority above {p} (chrt -f {}, latlab run --priority {}) or lower {who} below {t} (chrt -f -p {} <its pid>)",
+            (p + 1).min(99),
+            (p + 1).min(99),
+            (t - 1).max(1)
+        ),
+        (Some(p), None) => format!(
+            "{who} runs at SCHED_FIFO/RR {p} and the task is not real-time: run the task SCHED_FIFO above {p} (chrt -f {})",
+            (p + 1).min(99)
+        ),
+        _ => format!("check the task's policy and priority (SCHED_FIFO) against {who}'s"),
+    }
+}
+
 impl Cause {
     /// The category name (the JSON `category` tag).
     pub fn category(&self) -> &'static str {
@@ -75,6 +187,10 @@ impl Cause {
             Cause::HrtimerInterrupt => "hrtimer_interrupt",
             Cause::IrqHandler { .. } => "irq_handler",
             Cause::Softirq { .. } => "softirq",
+            Cause::SoftTimer { .. } => "soft_timer",
+            Cause::IrqThread { .. } => "irq_thread",
+            Cause::SoftirqThread { .. } => "softirq_thread",
+            Cause::KernelThread { .. } => "kernel_thread",
             Cause::OtherTask { .. } => "other_task",
             Cause::NonPreemptibleKernel { .. } => "non_preemptible_kernel",
             Cause::IdleExit => "idle_exit",
@@ -88,15 +204,48 @@ impl Cause {
             Cause::TimerIrqDelay { task } => {
                 format!("timer interrupt delayed while {task} ran: interrupts off in the kernel (or, on a VM, the virtual timer delivered late)")
             }
-            Cause::SilentGap { task } => format!(
+            Cause::SilentGap { task, in_interrupt: false } => format!(
                 "timer interrupt delayed, CPU logged nothing (running {task}): interrupts off in untraced code, or the vCPU was not running (hypervisor, SMI)"
+            ),
+            Cause::SilentGap { task, in_interrupt: true } => format!(
+                "CPU logged nothing for over {} inside an interrupt (running {task}): the vCPU was not running (hypervisor), or an SMI",
+                crate::report::fmt_ns(STALL_NS)
             ),
             Cause::HrtimerInterrupt => "hrtimer interrupt (other expired timers, the wake-up itself)".into(),
             Cause::IrqHandler { name } => format!("interrupt handler {name}"),
             Cause::Softirq { vector } => format!("softirq {vector}"),
-            Cause::OtherTask { task, prio } => {
+            Cause::SoftTimer { thread, task, prio } => {
+                if comm_of(thread) == comm_of(task) {
+                    format!("soft hrtimer: {thread} ran other softirq work before its callback")
+                } else {
+                    format!(
+                        "soft hrtimer: its callback waited for {thread} while {task}{} ran",
+                        prio_note(*prio)
+                    )
+                }
+            }
+            Cause::IrqThread { task, irq, prio, task_prio } => format!(
+                "threaded handler of IRQ {irq}, {task}{}, ran first{}",
+                prio_note(*prio),
+                versus(*prio, *task_prio)
+            ),
+            Cause::SoftirqThread { task, prio, task_prio } => format!(
+                "softirq thread {task}{} ran first{}",
+                prio_note(*prio),
+                versus(*prio, *task_prio)
+            ),
+            Cause::KernelThread { task, prio, task_prio } => format!(
+                "kernel thread {task}{} ran first{}",
+                prio_note(*prio),
+                versus(*prio, *task_prio)
+            ),
+            Cause::OtherTask { task, prio, task_prio } => {
                 if (0..100).contains(prio) {
-                    format!("real-time task {task} (prio {prio}) ran first")
+                    format!(
+                        "real-time task {task}{} ran first{}",
+                        prio_note(*prio),
+                        versus(*prio, *task_prio)
+                    )
                 } else {
                     format!("task {task} ran first")
                 }
@@ -109,8 +258,9 @@ impl Cause {
         }
     }
 
-    /// What to do about it.
-    pub fn recommendation(&self, related: &[(String, u64)]) -> String {
+    /// What to do about it; `rt` is a PREEMPT_RT kernel (where the usual
+    /// advice, "use PREEMPT_RT", has been taken).
+    pub fn recommendation(&self, related: &[(String, u64)], rt: bool) -> String {
         let allocs = related.iter().any(|(n, _)| n.starts_with("mm_page_alloc"));
         let base = match self {
             Cause::Softirq { vector } if vector.starts_with("NET") => {
@@ -125,14 +275,77 @@ impl Cause {
             Cause::Softirq { .. } => {
                 "softirq work on the RT CPU: move the interrupts that raise it away (IRQ affinity), or use PREEMPT_RT (softirqs become preemptible threads)".into()
             }
+            Cause::IrqHandler { name } if rt => format!(
+                "the hard part of interrupt {name} (its primary handler, which wakes the irq thread) ran on the RT CPU: set its affinity (/proc/irq/N/smp_affinity_list) to other CPUs"
+            ),
             Cause::IrqHandler { name } => format!(
                 "interrupt {name} on the RT CPU: set its affinity (/proc/irq/N/smp_affinity) to other CPUs, or use threaded IRQs/PREEMPT_RT"
             ),
-            Cause::NonPreemptibleKernel { task } if task.starts_with("ksoftirqd") => {
+            Cause::SoftTimer { thread, task, prio } => {
+                let thread_comm = comm_of(thread);
+                let why = if comm_of(task) == thread_comm {
+                    format!("{thread_comm} was busy with other timers and softirq work")
+                } else if rt_priority(*prio).is_some() {
+                    format!(
+                        "{task}{} outranks {thread_comm}: lower it or move it off this CPU (its IRQ affinity, if it is an irq thread)",
+                        prio_note(*prio)
+                    )
+                } else {
+                    format!("{task} held the CPU in a section {thread_comm} could not preempt")
+                };
+                format!(
+                    "the timer is a soft hrtimer: its callback runs in {thread_comm} (on PREEMPT_RT every hrtimer not marked hard: posix timers, itimer, timerfd, and the sleep of a task that is not real-time; ktimers/N runs at SCHED_FIFO 1), behind any higher-priority work on the CPU. Sleep with clock_nanosleep from a SCHED_FIFO/RR thread (a hard hrtimer, expired in the interrupt), or raise {thread_comm} (chrt -f -p <prio> <its pid>); here {why}"
+                )
+            }
+            Cause::IrqThread { task, irq, prio, task_prio } => {
+                let comm = comm_of(task);
+                let affinity = format!(
+                    "or move IRQ {irq} off this CPU (echo <other cpus> > /proc/irq/{irq}/smp_affinity_list; a managed IRQ, such as a per-queue virtio or NVMe one, cannot move: keep the I/O that raises it off this CPU)"
+                );
+                if *prio >= 0 && *task_prio >= 0 && prio <= task_prio {
+                    format!("{}, {affinity}", priority_advice(comm, *prio, *task_prio))
+                } else {
+                    format!("{comm} (the handler of IRQ {irq}) ran first: {affinity}")
+                }
+            }
+            Cause::SoftirqThread { task, prio, task_prio } => {
+                let comm = comm_of(task);
+                let what = if ThreadKind::of(comm) == ThreadKind::Ktimers {
+                    "it runs the timer softirqs (timer_list and soft hrtimer callbacks) of its CPU"
+                } else {
+                    "it runs softirq work the interrupts left over (network, block, tasklets)"
+                };
+                if *prio >= 0 && *task_prio >= 0 && prio <= task_prio {
+                    format!("{what}: {}", priority_advice(comm, *prio, *task_prio))
+                } else {
+                    format!("{what}: move the interrupts and timers that raise it off this CPU (IRQ affinity, nohz_full), or run the task at a higher priority")
+                }
+            }
+            Cause::KernelThread { task, prio, task_prio } => {
+                let comm = comm_of(task);
+                let what = match ThreadKind::of(comm) {
+                    ThreadKind::Rcu => "RCU work on this CPU: boot with rcu_nocbs=<rt cpus> (callbacks offloaded) and rcutree.kthread_prio below the task's priority",
+                    ThreadKind::Kworker => "workqueue work on this CPU: keep unbound workqueues off it (/sys/devices/virtual/workqueue/cpumask) and the work that queues per-CPU items away from it",
+                    ThreadKind::Stopper => "a per-CPU kernel thread above every task (stop_machine, CPU hotplug, migration): avoid CPU hotplug and affinity changes during the run, isolate the CPU (isolcpus, nohz_full)",
+                    _ => "a kernel thread on this CPU: keep its work off the RT CPU",
+                };
+                if *prio >= 0 && *task_prio >= 0 && prio <= task_prio && ThreadKind::of(comm) != ThreadKind::Stopper {
+                    format!("{what}; {}", priority_advice(comm, *prio, *task_prio))
+                } else {
+                    what.to_string()
+                }
+            }
+            Cause::NonPreemptibleKernel { task } if task.starts_with("ksoftirqd") && !rt => {
                 "softirq work deferred to ksoftirqd held the CPU: threaded NAPI / IRQ affinity away from the RT CPU, and preempt=full or PREEMPT_RT".into()
             }
+            Cause::NonPreemptibleKernel { task } if rt => format!(
+                "{task} kept the CPU although the woken task outranked it: on PREEMPT_RT only raw spinlocks, preempt_disable/local_irq_disable and migrate_disable sections do that; keep {task} off the RT CPU (affinity, cpusets, isolcpus), and find the section with the timerlat/osnoise tracers"
+            ),
             Cause::NonPreemptibleKernel { task } => format!(
                 "{task} ran long kernel code without a preemption point: boot with preempt=full (PREEMPT_DYNAMIC) or use PREEMPT_RT, or keep it off the RT CPU (affinity, cpusets, isolcpus)"
+            ),
+            Cause::TimerIrqDelay { task } if rt => format!(
+                "{task} had interrupts off: on PREEMPT_RT only raw spinlocks and local_irq_disable sections do that; keep {task} off the RT CPU (affinity, cpusets), and find the section with the irqsoff or timerlat tracer (on a VM, check that the vCPU ran: steal time)"
             ),
             Cause::TimerIrqDelay { task } => format!(
                 "{task} disabled interrupts in the kernel: keep it off the RT CPU (affinity, cpusets), or use PREEMPT_RT (spinlocks no longer disable interrupts)"
@@ -140,9 +353,13 @@ impl Cause {
             Cause::SilentGap { .. } => {
                 "nothing was logged: if this is a VM, pin the vCPUs to dedicated host CPUs or use bare metal (check steal time); on bare metal look for SMIs (hwlatdetect) or enable more tracepoints".into()
             }
-            Cause::OtherTask { task, prio } if (0..100).contains(prio) => format!(
-                "{task} has equal or higher RT priority on the same CPU: give the measured task a higher priority or move {task} to another CPU"
-            ),
+            Cause::OtherTask { task, prio, task_prio } if (0..100).contains(prio) => {
+                if *task_prio >= 0 {
+                    format!("{}, or move {task} to another CPU", priority_advice(task, *prio, *task_prio))
+                } else {
+                    format!("{task} has equal or higher RT priority on the same CPU: give the measured task a higher priority or move {task} to another CPU")
+                }
+            }
             Cause::OtherTask { task, .. } => format!(
                 "{task} was picked first: check the measured task's policy and priority (SCHED_FIFO), or move {task} away"
             ),
@@ -173,18 +390,84 @@ pub struct Part {
     pub ns: u64,
 }
 
-/// Interrupts that deliver the hrtimer expiry (x86 LAPIC timer vector, ARM arch timer).
-fn is_timer_irq(name: &str) -> bool {
-    name == "local_timer" || name.contains("arch_timer")
+/// Interrupts known by name to deliver hrtimer expiries: the x86 LAPIC
+/// timer vector, the ARM generic timer (`arch_timer`), the Cortex-A9/A5
+/// private timer (`twd`), RISC-V's `riscv-timer`.
+fn is_timer_irq_name(name: &str) -> bool {
+    name == "local_timer" || name.contains("arch_timer") || name == "twd" || name == "riscv-timer"
+}
+
+/// What the analysis knows of the traced kernel, the same for every window.
+#[derive(Debug, Clone, Default)]
+pub struct Context {
+    /// A PREEMPT_RT kernel: softirqs run in preemptible threads, so their
+    /// time is their thread's, and do not hold off the timer interrupt.
+    pub rt: bool,
+    /// Interrupts in which an hrtimer expired (the CPU's clock event
+    /// device, whatever its name on this machine), learned from the
+    /// windows; they count as timer interrupts beside the known names.
+    pub timer_irqs: Vec<Sym>,
+}
+
+impl Context {
+    /// The context of a trace: `rt` as the kernel was found, the timer
+    /// interrupts learned from `windows` (the interrupt being handled on a
+    /// CPU when an `hrtimer_expire_entry` was logged there).
+    pub fn new(rt: bool, windows: &[Window]) -> Context {
+        let mut timer_irqs: Vec<Sym> = Vec::new();
+        let mut top: Vec<(u32, Option<Sym>)> = Vec::new();
+        for w in windows {
+            top.clear();
+            top.push((w.p.timer_cpu, w.timer_cpu_state.irqs.last().copied()));
+            if w.p.cpu != w.p.timer_cpu {
+                top.push((w.p.cpu, w.task_cpu_state.irqs.last().copied()));
+            }
+            for r in &w.events {
+                let Some(slot) = top.iter_mut().find(|(c, _)| *c == r.cpu) else {
+                    continue;
+                };
+                match r.kind {
+                    Kind::IrqEntry { name, .. } => slot.1 = Some(name),
+                    Kind::IrqExit { .. } | Kind::Switch { .. } => slot.1 = None,
+                    Kind::HrtimerExpireEntry { .. } => {
+                        if let Some(n) = slot.1 {
+                            if !timer_irqs.contains(&n) && timer_irqs.len() < 16 {
+                                timer_irqs.push(n);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Context { rt, timer_irqs }
+    }
+
+    fn is_timer_irq(&self, irq: Sym, names: &Names) -> bool {
+        self.timer_irqs.contains(&irq) || is_timer_irq_name(names.get(irq))
+    }
 }
 
 fn task_label(names: &Names, pid: i32) -> String {
     format!("{}:{}", names.comm(pid), pid)
 }
 
+/// The phases of a window (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// `E..H`: waiting for the timer interrupt.
+    Interrupt,
+    /// `H..X`: a soft hrtimer waiting for its softirq thread.
+    SoftWait,
+    /// `X..W`: in the callback, up to the wake-up.
+    Callback,
+    /// `W..S`: woken, waiting for the CPU.
+    Run,
+}
+
 /// Splits a window's latency into causes; the parts add up to
 /// `w.p.latency()` exactly.
-pub fn decompose(w: &Window, names: &Names) -> Vec<Part> {
+pub fn decompose(w: &Window, names: &Names, ctx: &Context) -> Vec<Part> {
     let p = &w.p;
     let e = p.intended;
     let s = p.run.max(e);
@@ -193,51 +476,137 @@ pub fn decompose(w: &Window, names: &Names) -> Vec<Part> {
     let mut timer_st = w.timer_cpu_state.clone();
     let mut task_st = w.task_cpu_state.clone();
     let same_cpu = p.timer_cpu == p.cpu;
-    // Did the timer CPU log anything between E and X?
+    let timer_irq = |st: &CpuState| st.irqs.iter().any(|&i| ctx.is_timer_irq(i, names));
+    // A soft timer: the hard timer interrupt that raised the softirq (the
+    // first one on the timer CPU from E on), and the thread that ran the
+    // callback (the task on the timer CPU at X).
+    let (h, soft_thread) = if p.soft {
+        let mut h = if timer_irq(&timer_st) { Some(e) } else { None };
+        let mut thread = timer_st.current;
+        for r in w.events.iter().filter(|r| r.cpu == p.timer_cpu) {
+            match r.kind {
+                Kind::IrqEntry { name, .. } if h.is_none() && ctx.is_timer_irq(name, names) => {
+                    h = Some(r.ts.clamp(e, x))
+                }
+                Kind::Switch { next_pid, .. } if r.ts <= x => thread = next_pid,
+                Kind::HrtimerExpireEntry { .. } if r.ts >= x => break,
+                _ => {}
+            }
+        }
+        (h.unwrap_or(x).min(x), thread)
+    } else {
+        (x, -1)
+    };
+    // Did the timer CPU log anything between E and the timer interrupt?
     // (The timer interrupt's own entry does not count.)
     let silent_a = !w.events.iter().any(|r| {
         r.cpu == p.timer_cpu
             && r.ts > e
-            && r.ts < x
-            && !matches!(r.kind, Kind::IrqEntry { name, .. } if is_timer_irq(names.get(name)))
+            && r.ts < h
+            && !matches!(r.kind, Kind::IrqEntry { name, .. } if ctx.is_timer_irq(name, names))
     });
+    // Stretches of over STALL_NS without an event on the two CPUs.
+    let mut stalls: Vec<(u32, u64, u64)> = Vec::new();
+    let mut last = [(p.timer_cpu, e), (p.cpu, e)];
+    for r in &w.events {
+        for (cpu, at) in last.iter_mut() {
+            if r.cpu == *cpu {
+                let ts = r.ts.clamp(e, s);
+                if ts >= *at + STALL_NS {
+                    stalls.push((*cpu, *at, ts));
+                }
+                *at = ts.max(*at);
+            }
+        }
+    }
+    let stalled = |cpu: u32, t: u64| stalls.iter().any(|&(c, a, b)| c == cpu && a <= t && t < b);
+    // The woken task's priority, as it was switched in.
+    let task_prio = w
+        .events
+        .iter()
+        .rev()
+        .find_map(|r| match r.kind {
+            Kind::Switch {
+                next_pid,
+                next_prio,
+                ..
+            } if next_pid == p.pid => Some(next_prio),
+            _ => None,
+        })
+        .unwrap_or(-1);
     let mut preempted: Option<i32> = None;
     let mut acc: BTreeMap<Cause, u64> = BTreeMap::new();
     let mut t = e;
 
     let classify =
         |t: u64, timer_st: &CpuState, task_st: &CpuState, preempted: Option<i32>| -> Cause {
-            let (phase, st) = if t < x {
-                (0, timer_st)
+            let phase = if t < h {
+                Phase::Interrupt
+            } else if t < x {
+                Phase::SoftWait
             } else if t < wk {
-                (1, timer_st)
+                Phase::Callback
             } else {
-                (2, task_st)
+                Phase::Run
             };
-            if phase == 1 {
+            let (st, cpu) = if phase == Phase::Run {
+                (task_st, p.cpu)
+            } else {
+                (timer_st, p.timer_cpu)
+            };
+            let waiting_for_thread = |st: &CpuState| Cause::SoftTimer {
+                thread: task_label(names, soft_thread),
+                task: task_label(names, st.current),
+                prio: st.current_prio.unwrap_or(-1),
+            };
+            if phase == Phase::Callback {
+                // A soft timer's callback runs in a thread that can be preempted.
+                if p.soft
+                    && st.known
+                    && st.irqs.is_empty()
+                    && st.current != soft_thread
+                    && st.current > 0
+                {
+                    return waiting_for_thread(st);
+                }
+                if stalled(cpu, t) && st.known {
+                    return Cause::SilentGap {
+                        task: task_label(names, st.current),
+                        in_interrupt: true,
+                    };
+                }
                 return Cause::HrtimerInterrupt;
             }
             if let Some(&irq) = st.irqs.last() {
-                let n = names.get(irq);
-                if phase == 0 && silent_a && is_timer_irq(n) && st.known {
+                let is_timer = ctx.is_timer_irq(irq, names);
+                if phase == Phase::Interrupt && silent_a && is_timer && st.known {
                     // The interrupt came but nothing happened in it until
                     // the expiry: the CPU stood still (on a VM: the host
                     // ran something else).
                     return Cause::SilentGap {
                         task: task_label(names, st.current),
+                        in_interrupt: false,
                     };
                 }
-                if is_timer_irq(n) || (phase == 2 && st.in_hrtimer) {
+                if stalled(cpu, t) && st.known {
+                    return Cause::SilentGap {
+                        task: task_label(names, st.current),
+                        in_interrupt: true,
+                    };
+                }
+                if is_timer || (phase == Phase::Run && st.in_hrtimer) {
                     return Cause::HrtimerInterrupt;
                 }
                 return Cause::IrqHandler {
-                    name: n.to_string(),
+                    name: names.get(irq).to_string(),
                 };
             }
-            if st.in_hrtimer {
+            if st.in_hrtimer && !(p.soft && phase == Phase::SoftWait) {
                 return Cause::HrtimerInterrupt;
             }
-            if let Some(v) = st.softirq {
+            // Without PREEMPT_RT a softirq holds the CPU; with it, the
+            // softirq is its thread's time (below).
+            if let (Some(v), false) = (st.softirq, ctx.rt) {
                 return Cause::Softirq {
                     vector: softirq_name(v),
                 };
@@ -253,24 +622,57 @@ pub fn decompose(w: &Window, names: &Names) -> Vec<Part> {
             }
             let task = task_label(names, st.current);
             match phase {
-                0 if silent_a => Cause::SilentGap { task },
-                0 => Cause::TimerIrqDelay { task },
-                _ if preempted == Some(st.current) => Cause::NonPreemptibleKernel { task },
-                _ => Cause::OtherTask { task, prio: -1 },
+                Phase::Interrupt if silent_a => Cause::SilentGap {
+                    task,
+                    in_interrupt: false,
+                },
+                Phase::Interrupt => Cause::TimerIrqDelay { task },
+                Phase::SoftWait => waiting_for_thread(st),
+                _ => {
+                    let prio = st.current_prio.unwrap_or(-1);
+                    let outranks = prio >= 0 && task_prio >= 0 && prio <= task_prio;
+                    if !outranks && preempted == Some(st.current) {
+                        return Cause::NonPreemptibleKernel { task };
+                    }
+                    match ThreadKind::of(names.comm(st.current)) {
+                        ThreadKind::IrqThread(irq) => Cause::IrqThread {
+                            task,
+                            irq,
+                            prio,
+                            task_prio,
+                        },
+                        ThreadKind::Ktimers | ThreadKind::Ksoftirqd => Cause::SoftirqThread {
+                            task,
+                            prio,
+                            task_prio,
+                        },
+                        ThreadKind::Rcu | ThreadKind::Kworker | ThreadKind::Stopper => {
+                            Cause::KernelThread {
+                                task,
+                                prio,
+                                task_prio,
+                            }
+                        }
+                        ThreadKind::Other => Cause::OtherTask {
+                            task,
+                            prio,
+                            task_prio,
+                        },
+                    }
+                }
             }
         };
 
-    let mut prio_of: HashMap<i32, i32> = HashMap::new();
-    let mut boundaries = vec![x, wk];
+    let mut boundaries = vec![h, x, wk];
     boundaries.retain(|&b| b > e && b < s);
+    boundaries.dedup();
     let mut bi = 0;
     let mut advance = |to: u64,
                        t: &mut u64,
                        timer_st: &CpuState,
                        task_st: &CpuState,
                        preempted: &mut Option<i32>,
-                       acc: &mut BTreeMap<Cause, u64>,
-                       prio_of: &HashMap<i32, i32>| {
+                       acc: &mut BTreeMap<Cause, u64>| {
         // Split at phase boundaries between *t and `to`.
         while *t < to {
             while bi < boundaries.len() && boundaries[bi] <= *t {
@@ -284,33 +686,14 @@ pub fn decompose(w: &Window, names: &Names) -> Vec<Part> {
             if *t >= wk && preempted.is_none() {
                 *preempted = Some(if task_st.known { task_st.current } else { -2 });
             }
-            let mut c = classify(*t, timer_st, task_st, *preempted);
-            if let Cause::OtherTask { task: _, prio } = &mut c {
-                *prio = prio_of.get(&task_st.current).copied().unwrap_or(-1);
-            }
+            let c = classify(*t, timer_st, task_st, *preempted);
             *acc.entry(c).or_default() += end - *t;
             *t = end;
         }
     };
     for r in &w.events {
         let ts = r.ts.clamp(e, s);
-        advance(
-            ts,
-            &mut t,
-            &timer_st,
-            &task_st,
-            &mut preempted,
-            &mut acc,
-            &prio_of,
-        );
-        if let Kind::Switch {
-            next_pid,
-            next_prio,
-            ..
-        } = r.kind
-        {
-            prio_of.insert(next_pid, next_prio);
-        }
+        advance(ts, &mut t, &timer_st, &task_st, &mut preempted, &mut acc);
         if r.cpu == p.timer_cpu {
             timer_st.apply(r);
         }
@@ -318,18 +701,10 @@ pub fn decompose(w: &Window, names: &Names) -> Vec<Part> {
             task_st.apply(r);
         }
         if same_cpu {
-            task_st = timer_st.clone();
+            task_st.clone_from(&timer_st);
         }
     }
-    advance(
-        s,
-        &mut t,
-        &timer_st,
-        &task_st,
-        &mut preempted,
-        &mut acc,
-        &prio_of,
-    );
+    advance(s, &mut t, &timer_st, &task_st, &mut preempted, &mut acc);
     let mut parts: Vec<Part> = acc
         .into_iter()
         .filter(|(_, ns)| *ns > 0)
@@ -436,7 +811,11 @@ impl Cause {
     fn task(&self) -> Option<&str> {
         match self {
             Cause::TimerIrqDelay { task }
-            | Cause::SilentGap { task }
+            | Cause::SilentGap { task, .. }
+            | Cause::SoftTimer { task, .. }
+            | Cause::IrqThread { task, .. }
+            | Cause::SoftirqThread { task, .. }
+            | Cause::KernelThread { task, .. }
             | Cause::OtherTask { task, .. }
             | Cause::NonPreemptibleKernel { task } => Some(task),
             _ => None,
@@ -448,7 +827,11 @@ impl Cause {
         let mut c = self.clone();
         match &mut c {
             Cause::TimerIrqDelay { task }
-            | Cause::SilentGap { task }
+            | Cause::SilentGap { task, .. }
+            | Cause::SoftTimer { task, .. }
+            | Cause::IrqThread { task, .. }
+            | Cause::SoftirqThread { task, .. }
+            | Cause::KernelThread { task, .. }
             | Cause::OtherTask { task, .. }
             | Cause::NonPreemptibleKernel { task } => *task = label,
             _ => {}
@@ -477,7 +860,12 @@ impl Cause {
 /// in normal windows. `parts[i]` is the decomposition of `windows[i]`.
 /// Causes that name a task are grouped by the task's command name
 /// ([`Cause::by_command`]), with each pid's part in [`CauseRow::pids`].
-pub fn rank_causes(windows: &[Window], parts: &[Vec<Part>], names: &Names) -> Vec<CauseRow> {
+pub fn rank_causes(
+    windows: &[Window],
+    parts: &[Vec<Part>],
+    names: &Names,
+    ctx: &Context,
+) -> Vec<CauseRow> {
     let n_late = windows.iter().filter(|w| w.late).count() as u64;
     let n_norm = windows.iter().filter(|w| !w.late).count() as u64;
     let total_late: u64 = windows
@@ -577,7 +965,7 @@ pub fn rank_causes(windows: &[Window], parts: &[Vec<Part>], names: &Names) -> Ve
             };
             CauseRow {
                 description: shown.describe(),
-                recommendation: shown.recommendation(&related),
+                recommendation: shown.recommendation(&related, ctx.rt),
                 late_windows: lw,
                 normal_windows: nw,
                 late_ns: lns,

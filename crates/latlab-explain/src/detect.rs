@@ -16,7 +16,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::model::{FastMap, Kind, Rec};
+use crate::model::{FastMap, Kind, Rec, HRTIMER_SOFTIRQ};
 
 /// How a period was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -58,6 +58,13 @@ pub struct Period {
     pub position: u64,
     /// How it was found.
     pub source: PeriodSource,
+    /// The timer expired in softirq context (`HRTIMER` softirq, outside any
+    /// hard interrupt): a soft hrtimer. On PREEMPT_RT every hrtimer not
+    /// marked hard is one (posix timers, itimer, timerfd, the sleep of a
+    /// task that is not real-time), and its callback runs in the `ktimers/N`
+    /// thread (6.1-rt and later; `ksoftirqd/N` before), so the wake-up
+    /// waits until that thread gets the CPU.
+    pub soft: bool,
 }
 
 impl Period {
@@ -79,6 +86,26 @@ struct InExpire {
     entry: u64,
     intended: Option<u64>,
     expiry: Option<u64>,
+    /// The task the callback runs on top of, and the hard interrupt depth:
+    /// a wake-up counts as the callback's only in the same context (on
+    /// PREEMPT_RT a soft timer's callback runs in a thread that can be
+    /// preempted or interrupted, and what runs meanwhile wakes others).
+    task: i32,
+    depth: u8,
+    soft: bool,
+}
+
+/// What the detector knows of one CPU.
+#[derive(Debug, Default, Clone, Copy)]
+struct CpuCtx {
+    /// Running task (-1 unknown).
+    current: i32,
+    /// Hard interrupts being handled (irq_handler_entry, x86 vectors).
+    depth: u8,
+    /// The task running a softirq on this CPU and its vector: on
+    /// PREEMPT_RT a softirq runs in a task and can be preempted, so it is
+    /// the task's state, not the CPU's.
+    softirq: Option<(i32, u8)>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -88,6 +115,7 @@ struct Pending {
     expire: u64,
     wake: u64,
     timer_cpu: u32,
+    soft: bool,
 }
 
 /// Streaming period detector (feed it every event in time order).
@@ -95,8 +123,13 @@ struct Pending {
 pub struct Detector {
     timers: FastMap<u64, TimerState>,
     in_expire: Vec<Option<InExpire>>,
-    current: Vec<i32>,
+    cpus: Vec<CpuCtx>,
     pending: FastMap<i32, Pending>,
+    /// The expiry (its `hrtimer_expire_entry` time) of each task's last
+    /// period: one expiry makes one period, however often its callback
+    /// wakes the task (on PREEMPT_RT a task woken from `ktimers` can block
+    /// at once on a lock the callback holds and be woken again).
+    last_expire: FastMap<i32, u64>,
     /// Periods found, in the order they ended.
     pub periods: Vec<Period>,
     /// Events seen.
@@ -139,6 +172,7 @@ impl Detector {
         if r.cpu == u32::MAX {
             return;
         }
+        let ctx = *slot(&mut self.cpus, r.cpu);
         match r.kind {
             Kind::HrtimerStart { timer, soft, .. } => {
                 self.timers.entry(timer).or_default().armed = Some(soft);
@@ -179,45 +213,64 @@ impl Detector {
                     entry: r.ts,
                     intended,
                     expiry: intended_clock,
+                    task: ctx.current,
+                    depth: ctx.depth,
+                    soft: ctx.depth == 0 && ctx.softirq == Some((ctx.current, HRTIMER_SOFTIRQ)),
                 });
             }
             Kind::HrtimerExpireExit { .. } => {
                 *slot(&mut self.in_expire, r.cpu) = None;
             }
-            Kind::Wake {
-                pid,
-                target_cpu,
-                waking,
-            } => {
-                let ctx = *slot(&mut self.in_expire, r.cpu);
-                let _ = (target_cpu, waking);
-                match (ctx, self.pending.get(&pid)) {
-                    (Some(InExpire { entry, .. }), Some(p)) if p.expire == entry => {}
-                    (
-                        Some(InExpire {
-                            entry,
-                            intended: Some(intended),
-                            expiry,
-                        }),
-                        _,
-                    ) if pid > 0 => {
-                        self.pending.insert(
-                            pid,
-                            Pending {
-                                intended,
-                                expiry,
-                                expire: entry,
-                                wake: r.ts,
-                                timer_cpu: r.cpu,
-                            },
-                        );
-                    }
-                    _ => {}
+            Kind::Wake { pid, .. } => {
+                let Some(x) = *slot(&mut self.in_expire, r.cpu) else {
+                    return;
+                };
+                let Some(intended) = x.intended else {
+                    return;
+                };
+                // Only the callback's own wake-ups, each task once per expiry.
+                if pid <= 0
+                    || x.task != ctx.current
+                    || x.depth != ctx.depth
+                    || self.last_expire.get(&pid) == Some(&x.entry)
+                    || self.pending.get(&pid).is_some_and(|p| p.expire == x.entry)
+                {
+                    return;
                 }
+                self.pending.insert(
+                    pid,
+                    Pending {
+                        intended,
+                        expiry: x.expiry,
+                        expire: x.entry,
+                        wake: r.ts,
+                        timer_cpu: r.cpu,
+                        soft: x.soft,
+                    },
+                );
+            }
+            Kind::IrqEntry { .. } => {
+                let c = slot(&mut self.cpus, r.cpu);
+                c.depth = c.depth.saturating_add(1);
+            }
+            Kind::IrqExit { .. } => {
+                let c = slot(&mut self.cpus, r.cpu);
+                c.depth = c.depth.saturating_sub(1);
+            }
+            Kind::SoftirqEntry { vec } => {
+                let c = slot(&mut self.cpus, r.cpu);
+                c.softirq = Some((c.current, vec));
+            }
+            Kind::SoftirqExit { .. } => {
+                slot(&mut self.cpus, r.cpu).softirq = None;
             }
             Kind::Switch { next_pid, .. } => {
-                *slot(&mut self.current, r.cpu) = next_pid;
+                let c = slot(&mut self.cpus, r.cpu);
+                c.current = next_pid;
+                // A switch happens in task context.
+                c.depth = 0;
                 if let Some(p) = self.pending.remove(&next_pid) {
+                    self.last_expire.insert(next_pid, p.expire);
                     self.periods.push(Period {
                         pid: next_pid,
                         intended: p.intended,
@@ -229,17 +282,14 @@ impl Detector {
                         cpu: r.cpu,
                         position,
                         source: PeriodSource::Hrtimer,
+                        soft: p.soft,
                     });
                 }
             }
             Kind::Marker {
                 intended, actual, ..
             } => {
-                let pid = if r.pid >= 0 {
-                    r.pid
-                } else {
-                    *slot(&mut self.current, r.cpu)
-                };
+                let pid = if r.pid >= 0 { r.pid } else { ctx.current };
                 // The marker is written right after `actual`: place the
                 // period on the trace clock from the marker's own timestamp.
                 let lat = actual.saturating_sub(intended);
@@ -254,6 +304,7 @@ impl Detector {
                     cpu: r.cpu,
                     position,
                     source: PeriodSource::Marker,
+                    soft: false,
                 });
             }
             _ => {}
@@ -368,6 +419,7 @@ mod tests {
             cpu: 0,
             position: k,
             source,
+            soft: false,
         };
         let mut periods: Vec<Period> = (1..=10).map(|k| at(k, PeriodSource::Hrtimer)).collect();
         periods.push(at(5, PeriodSource::Marker));

@@ -47,7 +47,7 @@
 //!         next_pid: 7, next_prio: 120, next_comm: other, prev_comm: me }, "sched_switch"));
 //! }
 //! let opts = Options { threshold: Threshold::Ns(20_000), ..Options::default() };
-//! let report = explain(&Records { recs }, names, &opts)?;
+//! let report = explain(&Records::from(recs), names, &opts)?;
 //! assert_eq!(report.late, 1);
 //! assert_eq!(report.causes[0].cause.category(), "softirq");
 //! assert!(report.render_text().contains("NET_RX"));
@@ -70,7 +70,7 @@ use std::path::{Path, PathBuf};
 pub use analyze::{CategoryRow, Cause, CauseRow, EventRow, Part, PidRow};
 pub use detect::{Period, PeriodSource, TaskSummary};
 pub use error::{ExplainError, Result};
-pub use report::{PeriodRow, Report, WindowReport};
+pub use report::{Kernel, PeriodRow, Report, WindowReport};
 pub use source::{Lost, Records, Source, Trace, WalkFn};
 
 use crate::model::Names;
@@ -440,12 +440,14 @@ fn explain_with(
     };
 
     // Analysis.
+    let kernel = Kernel::of(source.uname(), &names);
+    let ctx = analyze::Context::new(kernel.preempt_rt, &windows);
     let parts: Vec<Vec<Part>> = windows
         .iter()
-        .map(|w| analyze::decompose(w, &names))
+        .map(|w| analyze::decompose(w, &names, &ctx))
         .collect();
     let table2 = analyze::event_table(&windows, &names);
-    let causes = analyze::rank_causes(&windows, &parts, &names);
+    let causes = analyze::rank_causes(&windows, &parts, &names, &ctx);
     let categories = analyze::categories(&windows, &parts);
     let mut causes = causes;
     // Steal time is the evidence that a silent gap was the hypervisor.
@@ -504,9 +506,27 @@ fn explain_with(
         .filter(|t| selected.contains(&t.pid))
         .cloned()
         .collect();
+    let soft = periods.iter().filter(|p| p.soft).count();
+    if soft > 0 {
+        let thread = if kernel.preempt_rt {
+            "the softirq thread (ktimers/N)"
+        } else {
+            "the HRTIMER softirq"
+        };
+        notes.push(format!(
+            "{soft} of {} periods were soft hrtimer expiries: the callback ran in {thread}, not in the timer interrupt, so the wake-up waited for it to run{}",
+            periods.len(),
+            if kernel.preempt_rt {
+                "; on PREEMPT_RT a SCHED_FIFO/RR task sleeping in clock_nanosleep gets a hard hrtimer instead (posix timers, itimer and timerfd stay soft)"
+            } else {
+                ""
+            }
+        ));
+    }
     Ok(Report {
         trace: String::new(),
         format: source.format(),
+        kernel,
         events: det.events,
         lost_events: lost.counted,
         lost_pages: lost.uncounted_pages,
@@ -533,3 +553,5 @@ fn explain_with(
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_rt;

@@ -56,12 +56,86 @@ pub const SOFTIRQ_NAMES: [&str; 10] = [
     "HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU",
 ];
 
+/// The `HRTIMER` softirq vector: soft hrtimers expire in it.
+pub const HRTIMER_SOFTIRQ: u8 = 8;
+
 /// The name of softirq vector `vec` (`"vec17"` when out of range).
 pub fn softirq_name(vec: u8) -> String {
     SOFTIRQ_NAMES
         .get(vec as usize)
         .map(|s| s.to_string())
         .unwrap_or_else(|| format!("vec{vec}"))
+}
+
+/// What a task is, as far as its name says: the kernel threads that do a
+/// kernel's deferred work have fixed names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ThreadKind {
+    /// A threaded interrupt handler, `irq/NN-name` (every interrupt on
+    /// PREEMPT_RT, and `threadirqs` or drivers that ask for one elsewhere);
+    /// the number is the IRQ's (`/proc/irq/NN`).
+    IrqThread(i32),
+    /// `ktimers/N`: the timer softirqs (timer_list timers and soft
+    /// hrtimers) of CPU N on PREEMPT_RT (SCHED_FIFO 1).
+    Ktimers,
+    /// `ksoftirqd/N`: softirq work the interrupts left over.
+    Ksoftirqd,
+    /// RCU's threads: `rcuc/N` (callbacks), `rcub/N` (priority boosting),
+    /// `rcuop/N`/`rcuos/N` (offloaded callbacks), `rcu_preempt`, `rcu_sched`.
+    Rcu,
+    /// `kworker/...`: workqueue work.
+    Kworker,
+    /// `migration/N` (the stopper thread, highest priority), `cpuhp/N`,
+    /// `watchdog/N`, `idle_inject/N`: per-CPU kernel threads above all.
+    Stopper,
+    /// A user task, or a kernel thread with another name.
+    Other,
+}
+
+impl ThreadKind {
+    /// The kind of a task called `comm`.
+    pub fn of(comm: &str) -> ThreadKind {
+        if let Some(rest) = comm.strip_prefix("irq/") {
+            let digits = rest.split('-').next().unwrap_or("");
+            if let Ok(irq) = digits.parse::<i32>() {
+                return ThreadKind::IrqThread(irq);
+            }
+        }
+        if comm.starts_with("ktimers/") {
+            ThreadKind::Ktimers
+        } else if comm.starts_with("ksoftirqd/") {
+            ThreadKind::Ksoftirqd
+        } else if comm.starts_with("rcu") {
+            ThreadKind::Rcu
+        } else if comm.starts_with("kworker/") {
+            ThreadKind::Kworker
+        } else if ["migration/", "cpuhp/", "watchdog/", "idle_inject/"]
+            .iter()
+            .any(|p| comm.starts_with(p))
+        {
+            ThreadKind::Stopper
+        } else {
+            ThreadKind::Other
+        }
+    }
+}
+
+/// A kernel priority (`prio` of sched events: 0-98 real-time, 100-139
+/// normal) as a user sets it: `rt priority 50` (`chrt -f 50`), `nice 0`;
+/// `None` for an unknown one (-1).
+pub fn user_priority(prio: i32) -> Option<String> {
+    match prio {
+        0..=98 => Some(format!("rt priority {}", 99 - prio)),
+        100..=139 => Some(format!("nice {}", prio - 120)),
+        _ => None,
+    }
+}
+
+/// The `chrt` priority of a kernel priority (`Some(50)` for 49); `None`
+/// for a task that is not real-time or unknown.
+pub fn rt_priority(prio: i32) -> Option<i32> {
+    (0..=98).contains(&prio).then(|| 99 - prio)
 }
 
 /// What an event means to the analysis.
@@ -279,6 +353,24 @@ mod tests {
         );
         assert_eq!(parse_marker("hello world"), None);
         assert_eq!(parse_marker("latlab: cycle=x intended=1 actual=2"), None);
+    }
+
+    #[test]
+    fn thread_kinds_and_priorities_come_from_names_and_prio() {
+        assert_eq!(ThreadKind::of("irq/25-virtio0-"), ThreadKind::IrqThread(25));
+        assert_eq!(ThreadKind::of("irq/9-acpi"), ThreadKind::IrqThread(9));
+        assert_eq!(ThreadKind::of("irq/x-acpi"), ThreadKind::Other);
+        assert_eq!(ThreadKind::of("ktimers/0"), ThreadKind::Ktimers);
+        assert_eq!(ThreadKind::of("ksoftirqd/3"), ThreadKind::Ksoftirqd);
+        assert_eq!(ThreadKind::of("rcuc/1"), ThreadKind::Rcu);
+        assert_eq!(ThreadKind::of("rcu_preempt"), ThreadKind::Rcu);
+        assert_eq!(ThreadKind::of("kworker/0:1H"), ThreadKind::Kworker);
+        assert_eq!(ThreadKind::of("migration/0"), ThreadKind::Stopper);
+        assert_eq!(ThreadKind::of("dd"), ThreadKind::Other);
+        assert_eq!(user_priority(49).as_deref(), Some("rt priority 50"));
+        assert_eq!(user_priority(120).as_deref(), Some("nice 0"));
+        assert_eq!(user_priority(-1), None);
+        assert_eq!((rt_priority(4), rt_priority(120)), (Some(95), None));
     }
 
     #[test]

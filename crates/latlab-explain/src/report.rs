@@ -83,6 +83,50 @@ impl WindowReport {
     }
 }
 
+/// What the trace says of the kernel that was traced.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Kernel {
+    /// The traced machine's `uname` (system, node, release, version), when
+    /// the trace carries it.
+    pub uname: Option<String>,
+    /// A PREEMPT_RT kernel (softirqs in threads, interrupts in `irq/NN`
+    /// threads, sleeping spinlocks): the analysis gives softirq time to the
+    /// thread that ran it, and its advice fits that kernel.
+    pub preempt_rt: bool,
+    /// How that was found.
+    pub evidence: String,
+}
+
+impl Kernel {
+    /// The kernel of a trace: PREEMPT_RT when its `uname` says so; without
+    /// a `uname`, when the trace has the threads only PREEMPT_RT (or a
+    /// kernel booted with `threadirqs`, which runs softirqs the same way)
+    /// has: `ktimers/N`.
+    pub fn of(uname: Option<String>, names: &Names) -> Kernel {
+        if let Some(u) = uname {
+            let rt = u.split_whitespace().any(|w| w == "PREEMPT_RT");
+            return Kernel {
+                evidence: format!(
+                    "{} (the trace's uname)",
+                    if rt { "PREEMPT_RT" } else { "not PREEMPT_RT" }
+                ),
+                uname: Some(u),
+                preempt_rt: rt,
+            };
+        }
+        let ktimers = names.pids().any(|(_, comm)| comm.starts_with("ktimers/"));
+        Kernel {
+            uname: None,
+            preempt_rt: ktimers,
+            evidence: if ktimers {
+                "PREEMPT_RT or threadirqs: the trace has ktimers/N threads (no uname in it)".into()
+            } else {
+                "no PREEMPT_RT threads (ktimers/N) in the trace, and no uname".into()
+            },
+        }
+    }
+}
+
 /// Everything `latlab explain` found. This is the `--json` schema.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Report {
@@ -90,6 +134,8 @@ pub struct Report {
     pub trace: String,
     /// Its format.
     pub format: String,
+    /// The kernel that was traced.
+    pub kernel: Kernel,
     /// Events in the trace.
     pub events: u64,
     /// Events lost while recording (counted).
@@ -147,6 +193,16 @@ impl Report {
     pub fn render_text(&self) -> String {
         let mut o = String::new();
         let _ = writeln!(o, "trace: {} ({})", self.trace, self.format);
+        let _ = writeln!(
+            o,
+            "kernel: {}{}",
+            self.kernel.evidence,
+            self.kernel
+                .uname
+                .as_deref()
+                .map(|u| format!(": {u}"))
+                .unwrap_or_default()
+        );
         let _ = writeln!(
             o,
             "events: {}, span {}, lost {}{}",

@@ -31,6 +31,9 @@ pub struct CpuState {
     pub current: i32,
     /// Whether `current` is known.
     pub known: bool,
+    /// The kernel priority `current` was switched in with (its
+    /// `next_prio`, PI boosts included), when the trace said.
+    pub current_prio: Option<i32>,
     /// Hard interrupt handlers being run, innermost last.
     pub irqs: Vec<Sym>,
     /// Softirq being run.
@@ -47,8 +50,13 @@ impl CpuState {
             self.known = true;
         }
         match r.kind {
-            Kind::Switch { next_pid, .. } => {
+            Kind::Switch {
+                next_pid,
+                next_prio,
+                ..
+            } => {
                 self.current = next_pid;
+                self.current_prio = (next_prio >= 0).then_some(next_prio);
                 self.known = true;
                 // A switch happens in task context.
                 self.irqs.clear();

@@ -32,6 +32,13 @@ pub trait Source {
 
     /// A short description of the format.
     fn format(&self) -> String;
+
+    /// The traced machine's `uname` (system, node, release, version), when
+    /// the trace carries it (trace-cmd `.dat` files with the UNAME option,
+    /// as `latlab record` writes them).
+    fn uname(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Events lost while recording.
@@ -48,6 +55,15 @@ pub struct Lost {
 pub struct Records {
     /// The events, in time order.
     pub recs: Vec<Rec>,
+    /// The traced machine's `uname`, if known ([`Source::uname`]).
+    pub uname: Option<String>,
+}
+
+impl From<Vec<Rec>> for Records {
+    /// Records of an unknown machine (no `uname`).
+    fn from(recs: Vec<Rec>) -> Self {
+        Records { recs, uname: None }
+    }
 }
 
 impl Source for Records {
@@ -62,6 +78,9 @@ impl Source for Records {
     }
     fn format(&self) -> String {
         "in-memory records".into()
+    }
+    fn uname(&self) -> Option<String> {
+        self.uname.clone()
     }
 }
 
@@ -584,6 +603,13 @@ impl Source for Trace {
                 file.meta.clock().unwrap_or("unknown")
             ),
             Trace::Text { format, .. } => format.to_string(),
+        }
+    }
+
+    fn uname(&self) -> Option<String> {
+        match self {
+            Trace::Dat { file, .. } => file.meta.uname.clone().filter(|u| !u.trim().is_empty()),
+            Trace::Text { .. } => None,
         }
     }
 }

@@ -164,7 +164,7 @@ impl Builder {
             threshold: Threshold::Ns(10_000),
             ..Options::default()
         };
-        let report = explain(&Records { recs: self.recs }, self.names, &opts).unwrap();
+        let report = explain(&Records::from(self.recs), self.names, &opts).unwrap();
         (report, lat)
     }
 }
@@ -261,7 +261,7 @@ fn steal_time_is_given_as_evidence_for_silent_gaps() {
         steal_ns: vec![(0, 12_500_000), (1, 0)],
         ..Options::default()
     };
-    let r = explain(&Records { recs: b.recs }, b.names, &opts).unwrap();
+    let r = explain(&Records::from(b.recs), b.names, &opts).unwrap();
     let gap = &r.causes[0];
     assert_eq!(gap.cause.category(), "silent_gap");
     assert!(
@@ -285,7 +285,7 @@ fn timer_irq_delay_with_events_names_the_task() {
         threshold: Threshold::Ns(10_000),
         ..Options::default()
     };
-    let r = explain(&Records { recs: b.recs }, b.names, &opts).unwrap();
+    let r = explain(&Records::from(b.recs), b.names, &opts).unwrap();
     let w = check(&r, lat);
     assert_eq!(
         ns_of(
@@ -316,7 +316,7 @@ fn irq_handler_before_the_wakeup_is_named() {
     b.ev(t + 60_000, 0, Kind::IrqExit { irq: 30 }, "irq_handler_exit");
     let lat = b.period(11, 61_000, |_, _| {}, None, OTHER);
     let r = explain(
-        &Records { recs: b.recs },
+        &Records::from(b.recs),
         b.names,
         &Options {
             threshold: Threshold::Ns(10_000),
@@ -357,7 +357,7 @@ fn other_rt_task_that_ran_first_is_named_with_priority() {
     assert_eq!(
         ns_of(
             w,
-            |c| matches!(c, Cause::OtherTask { task, prio: 1 } if task == "task99:99")
+            |c| matches!(c, Cause::OtherTask { task, prio: 1, .. } if task == "task99:99")
         ),
         50_000
     );
@@ -401,7 +401,7 @@ fn idle_cpu_is_idle_exit() {
     b.switch(11 * PERIOD - 100_000, 0, OTHER, 0, 120);
     let lat = b.period(11, 40_000, |_, _| {}, None, 0);
     let r = explain(
-        &Records { recs: b.recs },
+        &Records::from(b.recs),
         b.names,
         &Options {
             threshold: Threshold::Ns(10_000),
@@ -429,7 +429,7 @@ fn unknown_cpu_state_is_unexplained_never_hidden() {
         b.period(k, 0, |_, _| {}, None, OTHER);
     }
     let r = explain(
-        &Records { recs: b.recs },
+        &Records::from(b.recs),
         b.names,
         &Options {
             threshold: Threshold::Ns(10_000),
@@ -514,7 +514,7 @@ fn itimer_rearmed_in_callback_steps_by_interval() {
         b.switch(t + 8_000, 0, ME, OTHER, 120);
         lats.push(t + 3_000 - k * PERIOD);
     }
-    let r = explain(&Records { recs: b.recs }, b.names, &Options::default()).unwrap();
+    let r = explain(&Records::from(b.recs), b.names, &Options::default()).unwrap();
     let got: Vec<u64> = r.table1.iter().map(|p| p.latency_ns).collect();
     assert_eq!(got, lats);
 }
@@ -528,7 +528,7 @@ fn latlab_threads_are_chosen_automatically_and_percentile_threshold_works() {
         b.period(k, extra, |_, _| {}, None, OTHER);
     }
     let r = explain(
-        &Records { recs: b.recs },
+        &Records::from(b.recs),
         b.names,
         &Options {
             threshold: Threshold::Percentile(85.0),
@@ -561,7 +561,7 @@ fn marker_lines_give_periods_when_no_timer_events() {
             },
         })
         .collect();
-    let r = explain(&Records { recs }, names, &Options::default()).unwrap();
+    let r = explain(&Records::from(recs), names, &Options::default()).unwrap();
     assert_eq!(r.tasks_found.len(), 1);
     assert!(r.tasks_found[0].from_markers);
     assert!(r.table1.iter().all(|p| p.latency_ns == 40_000));
@@ -635,7 +635,7 @@ fn remote_wakeup_uses_the_task_cpu_for_the_wait_after_the_wakeup() {
         lats.push(2_000 + wait);
     }
     let r = explain(
-        &Records { recs: b.recs },
+        &Records::from(b.recs),
         b.names,
         &Options {
             threshold: Threshold::Ns(10_000),
@@ -867,7 +867,7 @@ fn one_pass_windows_equal_two_pass_windows_on_a_messy_trace() {
             ..Options::default()
         };
         // `explain` here asserts that one pass equals two passes.
-        let r = explain(&Records { recs: recs.clone() }, names.clone(), &opts).unwrap();
+        let r = explain(&Records::from(recs.clone()), names.clone(), &opts).unwrap();
         assert!(r.late > 10, "{}", r.late);
         assert_eq!(r.baseline_windows, 25);
     }
@@ -911,7 +911,7 @@ fn window_older_than_the_history_falls_back_to_a_second_pass() {
     assert!(col.windows[9].is_some());
     assert!(col.windows[10].is_none(), "its start left the history");
     let r = explain(
-        &Records { recs: b.recs },
+        &Records::from(b.recs),
         b.names,
         &Options {
             threshold: Threshold::Ns(10_000),
@@ -947,7 +947,7 @@ fn short_lived_processes_of_one_command_rank_as_one_cause() {
     k += 1;
     b.period(k, 0, |_, _| {}, Some(k * PERIOD + 120_000), OTHER);
     let r = explain(
-        &Records { recs: b.recs },
+        &Records::from(b.recs),
         b.names,
         &Options {
             threshold: Threshold::Ns(10_000),
@@ -995,19 +995,22 @@ fn causes_group_by_command_name_even_with_colons_but_not_unknown_names() {
     let c = Cause::OtherTask {
         task: "kworker/0:1H:45".into(),
         prio: 120,
+        task_prio: 9,
     };
     assert_eq!(
         c.by_command(),
         (
             Cause::OtherTask {
                 task: "kworker/0:1H".into(),
-                prio: 120
+                prio: 120,
+                task_prio: 9
             },
             Some(45)
         )
     );
     let unknown = Cause::SilentGap {
         task: "<...>:812".into(),
+        in_interrupt: false,
     };
     assert_eq!(unknown.by_command(), (unknown.clone(), None));
     assert_eq!(Cause::IdleExit.by_command(), (Cause::IdleExit, None));
@@ -1076,6 +1079,7 @@ fn one_command_counts_once_per_window_whatever_its_pids() {
             cpu: 0,
             position: 0,
             source: PeriodSource::Hrtimer,
+            soft: false,
         },
         timer_cpu_state: CpuState::default(),
         task_cpu_state: CpuState::default(),
@@ -1095,7 +1099,12 @@ fn one_command_counts_once_per_window_whatever_its_pids() {
         vec![dd(102, 10_000)],
         vec![dd(103, 5_000)],
     ];
-    let rows = rank_causes(&windows, &parts, &Names::new());
+    let rows = rank_causes(
+        &windows,
+        &parts,
+        &Names::new(),
+        &crate::analyze::Context::default(),
+    );
     assert_eq!(rows.len(), 1, "{rows:#?}");
     let r = &rows[0];
     assert_eq!((r.late_windows, r.normal_windows), (2, 1));
@@ -1124,7 +1133,7 @@ fn task_renamed_after_its_periods_still_gets_its_windows() {
     b.me = "cyclictest";
     let lat = b.period(11, 0, |_, _| {}, Some(11 * PERIOD + 40_000), OTHER);
     let r = explain(
-        &Records { recs: b.recs },
+        &Records::from(b.recs),
         b.names,
         &Options {
             threshold: Threshold::Ns(10_000),
@@ -1242,7 +1251,7 @@ fn latlab_thread_seen_late_drops_the_other_tasks_windows() {
     col.retain(|p| p.pid == ME);
     assert_eq!((cut(&col, 55), cut(&col, ME)), (0, 20));
     let r = explain(
-        &Records { recs: b.recs },
+        &Records::from(b.recs),
         b.names,
         &Options {
             threshold: Threshold::Ns(10_000),

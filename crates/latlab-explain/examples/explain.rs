@@ -1,0 +1,28 @@
+//! `latlab explain` without the rest of latlab: explains one trace and
+//! prints the terminal report (or the JSON with `--json`). Handy to work on
+//! the analysis alone: `cargo run --release -p latlab-explain --example
+//! explain -- trace.dat [threshold] [--json]`.
+
+use std::path::Path;
+
+use latlab_explain::{explain_file, Options, Threshold};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let json = args.iter().any(|a| a == "--json");
+    let rest: Vec<&String> = args.iter().filter(|a| *a != "--json").collect();
+    let Some(trace) = rest.first() else {
+        return Err("usage: explain TRACE [THRESHOLD] [--json]".into());
+    };
+    let mut opts = Options::default();
+    if let Some(t) = rest.get(1) {
+        opts.threshold = Threshold::parse(t)?;
+    }
+    let report = explain_file(Path::new(trace.as_str()), &opts)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", report.render_text());
+    }
+    Ok(())
+}
