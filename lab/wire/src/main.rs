@@ -24,10 +24,9 @@ extern "C" fn on_signal(sig: libc::c_int) {
 }
 
 fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
+    // SAFETY: timespec is plain data (zeroed: musl's 64-bit time_t on
+    // 32-bit ARM adds padding fields), filled by clock_gettime.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
     // SAFETY: ts is a valid timespec to fill.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
