@@ -221,6 +221,26 @@ fn pad(out: &mut Vec<u8>, n: usize, c: u8) {
     out.extend(std::iter::repeat_n(c, n));
 }
 
+/// Appends `0x` and the lowercase hex digits of `v`.
+fn push_hex(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(b"0x");
+    crate::printfmt::push_hex_digits(out, v);
+}
+
+/// Pads what was written since `start` to `width` (left or right, as `spec` says).
+fn pad_in_place(out: &mut Vec<u8>, start: usize, spec: &Spec, width: usize) {
+    let len = out.len() - start;
+    if len >= width {
+        return;
+    }
+    let n = width - len;
+    if spec.minus {
+        pad(out, n, b' ');
+    } else {
+        out.splice(start..start, std::iter::repeat_n(b' ', n));
+    }
+}
+
 fn write_padded(out: &mut Vec<u8>, body: &[u8], spec: &Spec, width: usize) {
     if body.len() >= width {
         out.extend_from_slice(body);
@@ -258,11 +278,6 @@ pub(crate) fn fmt_int(
     };
     let mut digits = [0u8; 24];
     let mut n = 0;
-    let base = match spec.conv {
-        b'x' | b'X' => 16,
-        b'o' => 8,
-        _ => 10,
-    };
     let hex: &[u8; 16] = if spec.conv == b'X' {
         b"0123456789ABCDEF"
     } else {
@@ -270,13 +285,32 @@ pub(crate) fn fmt_int(
     };
     let mut m = mag;
     if !(m == 0 && prec == Some(0)) {
-        loop {
-            digits[n] = hex[(m % base) as usize];
-            n += 1;
-            m /= base;
-            if m == 0 {
-                break;
-            }
+        // Constant divisors: the compiler turns them into multiplications.
+        match spec.conv {
+            b'x' | b'X' => loop {
+                digits[n] = hex[(m & 15) as usize];
+                n += 1;
+                m >>= 4;
+                if m == 0 {
+                    break;
+                }
+            },
+            b'o' => loop {
+                digits[n] = b'0' + (m & 7) as u8;
+                n += 1;
+                m >>= 3;
+                if m == 0 {
+                    break;
+                }
+            },
+            _ => loop {
+                digits[n] = b'0' + (m % 10) as u8;
+                n += 1;
+                m /= 10;
+                if m == 0 {
+                    break;
+                }
+            },
         }
     }
     let mut prefix: &[u8] = b"";
@@ -308,9 +342,8 @@ pub(crate) fn fmt_int(
     }
     out.extend_from_slice(prefix);
     pad(out, zeros, b'0');
-    for k in (0..n).rev() {
-        out.push(digits[k]);
-    }
+    digits[..n].reverse();
+    out.extend_from_slice(&digits[..n]);
     if spec.minus && total < width {
         pad(out, width - total, b' ');
     }
@@ -384,25 +417,31 @@ pub(crate) fn format_one(
             } else {
                 v
             };
-            let body: Vec<u8> = match spec.pext.first() {
+            // Written in place, then padded (no allocation).
+            let start = out.len();
+            match spec.pext.first() {
                 Some(b's' | b'f') => match ctx.kallsyms.lookup(v) {
-                    Some((name, _)) => name.as_bytes().to_vec(),
-                    None => format!("0x{v:x}").into_bytes(),
+                    Some((name, _)) => out.extend_from_slice(name.as_bytes()),
+                    None => push_hex(out, v),
                 },
                 Some(b'S' | b'F' | b'B') => match ctx.kallsyms.lookup(v) {
-                    Some((name, a)) if a == v => name.as_bytes().to_vec(),
-                    Some((name, a)) => format!("{name}+0x{:x}", v - a).into_bytes(),
-                    None => format!("0x{v:x}").into_bytes(),
+                    Some((name, a)) if a == v => out.extend_from_slice(name.as_bytes()),
+                    Some((name, a)) => {
+                        out.extend_from_slice(name.as_bytes());
+                        out.push(b'+');
+                        push_hex(out, v - a);
+                    }
+                    None => push_hex(out, v),
                 },
                 _ => {
                     if v == 0 && spec.pext.is_empty() {
-                        b"(nil)".to_vec()
+                        out.extend_from_slice(b"(nil)");
                     } else {
-                        format!("0x{v:x}").into_bytes()
+                        push_hex(out, v);
                     }
                 }
-            };
-            write_padded(out, &body, spec, width);
+            }
+            pad_in_place(out, start, spec, width);
         }
         _ => fmt_int(out, arg.num(), spec, width, prec, ctx.long_size),
     }

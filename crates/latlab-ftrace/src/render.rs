@@ -104,6 +104,8 @@ const SWITCH_FIELDS: [&str; 7] = [
     "next_prio",
 ];
 const WAKEUP_FIELDS: [&str; 5] = ["pid", "comm", "prio", "success", "target_cpu"];
+/// The hrtimer plugin's fields after the timer itself (slot 0).
+const HRTIMER_FIELDS: [&str; 4] = ["now", "function", "expires", "softexpires"];
 
 /// A plugin's view of one record: its fields by slot.
 struct Rec<'a, 'f> {
@@ -119,6 +121,13 @@ impl<'a> Rec<'a, '_> {
             .as_ref()?
             .value(self.data, self.endian)?
             .as_i64()
+    }
+    fn unum(&self, slot: usize) -> Option<u64> {
+        self.fields
+            .get(slot)?
+            .as_ref()?
+            .value(self.data, self.endian)?
+            .as_u64()
     }
     fn str(&self, slot: usize) -> Option<&'a [u8]> {
         match self
@@ -203,17 +212,46 @@ impl<'m> Renderer<'m> {
             out.extend_from_slice(buffer.as_bytes());
             out.extend_from_slice(b": ");
         }
+        if self.learns_comms(ev) {
+            // The info text is rendered first: plugins learn comms trace-cmd then prints.
+            let mut info = std::mem::take(&mut self.scratch);
+            info.clear();
+            self.info(ev, &mut info);
+            self.header(ev, out);
+            while info.last() == Some(&b'\n') {
+                info.pop();
+            }
+            out.extend_from_slice(&info);
+            self.scratch = info;
+        } else {
+            self.header(ev, out);
+            let start = out.len();
+            self.info(ev, out);
+            while out.len() > start && out.last() == Some(&b'\n') {
+                out.pop();
+            }
+        }
+        out.push(b'\n');
+    }
+
+    /// Whether rendering `ev` may teach the renderer a comm (sched_switch,
+    /// sched_wakeup): then the line's own comm is looked up after it.
+    fn learns_comms(&mut self, ev: &Event<'_>) -> bool {
+        let (Some(format), Some(idx)) = (ev.format, self.meta.event_index(ev.id())) else {
+            return false;
+        };
+        let c = self.compiled(idx, format);
+        matches!(c.special, Special::SchedSwitch | Special::SchedWakeup)
+    }
+
+    /// `{comm:>16}-{pid:<5} [{cpu:03}] {secs:5}.{usecs:06}: {name:<20} ` without fmt.
+    fn header(&self, ev: &Event<'_>, out: &mut Vec<u8>) {
         let pid = ev.pid();
-        // The info text is rendered first: plugins learn comms trace-cmd then prints.
-        let mut info = std::mem::take(&mut self.scratch);
-        info.clear();
-        self.info(ev, &mut info);
         let comm = self.comm_of(pid);
         // trace-cmd rounds to the nearest microsecond.
         let us = ev.ts.saturating_add(500) / 1000;
         let (secs, usecs) = (us / 1_000_000, us % 1_000_000);
         let name = ev.name();
-        // "{comm:>16}-{pid:<5} [{cpu:03}] {secs:5}.{usecs:06}: {name}:" without fmt.
         let clen = comm.len();
         out.extend(std::iter::repeat_n(b' ', 16usize.saturating_sub(clen)));
         out.extend_from_slice(comm.as_bytes());
@@ -237,12 +275,34 @@ impl<'m> Renderer<'m> {
         out.push(b':');
         let pad = 20usize.saturating_sub(name.len());
         out.extend(std::iter::repeat_n(b' ', pad + 1));
-        while info.last() == Some(&b'\n') {
-            info.pop();
-        }
-        out.extend_from_slice(&info);
-        out.push(b'\n');
-        self.scratch = info;
+    }
+
+    /// The compiled form of event `idx` (compiled on first use).
+    fn compiled(&mut self, idx: usize, format: &EventFormat) -> &Compiled {
+        self.compiled[idx].get_or_insert_with(|| {
+            let special = special_for(format);
+            Compiled {
+                special,
+                print: PrintFmt::compile(format, self.meta.long_size),
+                fields: match special {
+                    Special::SchedSwitch => SWITCH_FIELDS
+                        .iter()
+                        .map(|n| format.field(n).cloned())
+                        .collect(),
+                    Special::SchedWakeup => WAKEUP_FIELDS
+                        .iter()
+                        .map(|n| format.field(n).cloned())
+                        .collect(),
+                    Special::HrtimerStart | Special::HrtimerExpireEntry => {
+                        let timer = format.field("timer").or_else(|| format.field("hrtimer"));
+                        std::iter::once(timer.cloned())
+                            .chain(HRTIMER_FIELDS.iter().map(|n| format.field(n).cloned()))
+                            .collect()
+                    }
+                    _ => Vec::new(),
+                },
+            }
+        })
     }
 
     /// Appends the event-specific text of `ev` (what follows `name:`).
@@ -254,23 +314,7 @@ impl<'m> Renderer<'m> {
         let Some(idx) = self.meta.event_index(ev.id()) else {
             return;
         };
-        if self.compiled[idx].is_none() {
-            self.compiled[idx] = Some(Compiled {
-                special: special_for(format),
-                print: PrintFmt::compile(format, self.meta.long_size),
-                fields: match special_for(format) {
-                    Special::SchedSwitch => SWITCH_FIELDS
-                        .iter()
-                        .map(|n| format.field(n).cloned())
-                        .collect(),
-                    Special::SchedWakeup => WAKEUP_FIELDS
-                        .iter()
-                        .map(|n| format.field(n).cloned())
-                        .collect(),
-                    _ => Vec::new(),
-                },
-            });
-        }
+        self.compiled(idx, format);
         let special = self.compiled[idx]
             .as_ref()
             .map(|c| c.special)
@@ -295,7 +339,16 @@ impl<'m> Renderer<'m> {
                     c.fields = fields;
                 }
             }
-            Special::HrtimerStart | Special::HrtimerExpireEntry => self.hrtimer(ev, special, out),
+            Special::HrtimerStart | Special::HrtimerExpireEntry => {
+                if let Some(c) = self.compiled[idx].as_ref() {
+                    let rec = Rec {
+                        data: ev.data,
+                        endian: self.meta.endian,
+                        fields: &c.fields,
+                    };
+                    self.hrtimer(&rec, special, out);
+                }
+            }
             Special::Bprint => self.bprint(ev, out),
             Special::Bputs => self.bputs(ev, out),
             Special::None => self.generic(ev, idx, out),
@@ -394,44 +447,54 @@ impl<'m> Renderer<'m> {
     }
 
     fn func(&self, out: &mut Vec<u8>, v: u64) {
-        use std::io::Write;
         match self.meta.kallsyms.lookup(v) {
             Some((name, addr)) => {
-                let _ = write!(out, "{name}/0x{:x}", addr.wrapping_sub(v));
+                out.extend_from_slice(name.as_bytes());
+                out.extend_from_slice(b"/0x");
+                crate::printfmt::push_hex_digits(out, addr.wrapping_sub(v));
             }
             None => {
-                let _ = write!(out, "0x{v:08x}");
+                // 0x{v:08x}
+                out.extend_from_slice(b"0x");
+                let start = out.len();
+                crate::printfmt::push_hex_digits(out, v);
+                let n = out.len() - start;
+                if n < 8 {
+                    out.splice(start..start, std::iter::repeat_n(b'0', 8 - n));
+                }
             }
         }
     }
 
-    fn hrtimer(&self, ev: &Event<'_>, kind: Special, out: &mut Vec<u8>) {
-        use std::io::Write;
+    /// trace-cmd's hrtimer plugin; fields by slot: timer (or hrtimer),
+    /// then [`HRTIMER_FIELDS`].
+    fn hrtimer(&self, ev: &Rec<'_, '_>, kind: Special, out: &mut Vec<u8>) {
         out.extend_from_slice(b"hrtimer=");
-        if let Some(t) = ev.u64("timer").or_else(|| ev.u64("hrtimer")) {
-            let _ = write!(out, "0x{t:x}");
+        if let Some(t) = ev.unum(0) {
+            out.extend_from_slice(b"0x");
+            crate::printfmt::push_hex_digits(out, t);
         }
         if kind == Special::HrtimerExpireEntry {
             out.extend_from_slice(b" now=");
-            if let Some(n) = ev.u64("now") {
-                let _ = write!(out, "{n}");
+            if let Some(n) = ev.unum(1) {
+                push_u64(out, n);
             }
-            if let Some(f) = ev.u64("function") {
+            if let Some(f) = ev.unum(2) {
                 out.extend_from_slice(b" function=");
                 self.func(out, f);
             }
         } else {
-            if let Some(f) = ev.u64("function") {
+            if let Some(f) = ev.unum(2) {
                 out.extend_from_slice(b" function=");
                 self.func(out, f);
             }
             out.extend_from_slice(b" expires=");
-            if let Some(n) = ev.u64("expires") {
-                let _ = write!(out, "{n}");
+            if let Some(n) = ev.unum(3) {
+                push_u64(out, n);
             }
             out.extend_from_slice(b" softexpires=");
-            if let Some(n) = ev.u64("softexpires") {
-                let _ = write!(out, "{n}");
+            if let Some(n) = ev.unum(4) {
+                push_u64(out, n);
             }
         }
     }
