@@ -791,6 +791,12 @@ pub struct CauseRow {
     pub pids: Vec<PidRow>,
     /// Events the task(s) named in the cause logged in late windows, most first.
     pub related_events: Vec<(String, u64)>,
+    /// The hard interrupts that woke the task(s) named in the cause in late
+    /// windows (the interrupt being handled on the CPU that logged the
+    /// wake-up), most first: for an `irq/NN` thread its own IRQ, for
+    /// `ktimers/N` the timer interrupt, for `ksoftirqd/N` the device whose
+    /// softirq work it took over.
+    pub woken_by: Vec<(String, u64)>,
     /// What to do about it.
     pub recommendation: String,
 }
@@ -904,26 +910,67 @@ pub fn rank_causes(
             }
         }
     }
-    // Events per (pid) in late windows, by the task that logged them.
+    // Events per (pid) in late windows, by the task that logged them, and
+    // the hard interrupts that woke each pid there.
     let mut per_pid: HashMap<i32, HashMap<u32, u64>> = HashMap::new();
+    let mut woken: HashMap<i32, HashMap<u32, u64>> = HashMap::new();
     for w in windows.iter().filter(|w| w.late) {
         let mut cur: HashMap<u32, i32> = HashMap::new();
         cur.insert(w.p.cpu, w.task_cpu_state.current);
         cur.insert(w.p.timer_cpu, w.timer_cpu_state.current);
+        let mut irq: HashMap<u32, Sym> = HashMap::new();
+        for (cpu, st) in [
+            (w.p.cpu, &w.task_cpu_state),
+            (w.p.timer_cpu, &w.timer_cpu_state),
+        ] {
+            if let Some(&n) = st.irqs.last() {
+                irq.insert(cpu, n);
+            }
+        }
         for r in &w.events {
             let pid = if r.pid >= 0 {
                 r.pid
             } else {
                 cur.get(&r.cpu).copied().unwrap_or(-1)
             };
-            if let Kind::Switch { next_pid, .. } = r.kind {
-                cur.insert(r.cpu, next_pid);
+            match r.kind {
+                Kind::Switch { next_pid, .. } => {
+                    cur.insert(r.cpu, next_pid);
+                    irq.remove(&r.cpu);
+                }
+                Kind::IrqEntry { name, .. } => {
+                    irq.insert(r.cpu, name);
+                }
+                Kind::IrqExit { .. } => {
+                    irq.remove(&r.cpu);
+                }
+                Kind::Wake { pid: woke, .. } => {
+                    if let Some(&n) = irq.get(&r.cpu) {
+                        *woken.entry(woke).or_default().entry(n).or_default() += 1;
+                    }
+                }
+                _ => {}
             }
             if pid > 0 && r.kind == Kind::Other {
                 *per_pid.entry(pid).or_default().entry(r.name).or_default() += 1;
             }
         }
     }
+    let top = |maps: &HashMap<i32, HashMap<u32, u64>>, pids: &[PidRow]| {
+        let mut sum: HashMap<u32, u64> = HashMap::new();
+        for m in pids.iter().filter_map(|p| maps.get(&p.pid)) {
+            for (&n, &c) in m {
+                *sum.entry(n).or_default() += c;
+            }
+        }
+        let mut v: Vec<(String, u64)> = sum
+            .into_iter()
+            .map(|(n, c)| (names.get(n).to_string(), c))
+            .collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        v.truncate(5);
+        v
+    };
     let mut rows: Vec<CauseRow> = agg
         .into_iter()
         .filter(|(_, a)| a.0 > 0)
@@ -943,18 +990,8 @@ pub fn rank_causes(
                 })
                 .unwrap_or_default();
             pids.sort_by(|a, b| b.late_ns.cmp(&a.late_ns).then(a.pid.cmp(&b.pid)));
-            let mut events: HashMap<u32, u64> = HashMap::new();
-            for m in pids.iter().filter_map(|p| per_pid.get(&p.pid)) {
-                for (&n, &c) in m {
-                    *events.entry(n).or_default() += c;
-                }
-            }
-            let mut related: Vec<(String, u64)> = events
-                .into_iter()
-                .map(|(n, c)| (names.get(n).to_string(), c))
-                .collect();
-            related.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-            related.truncate(5);
+            let related = top(&per_pid, &pids);
+            let woken_by = top(&woken, &pids);
             // One pid: named as before (`hog:7`); several: `dd (14 pids)`.
             let shown = match (cause.task(), pids.as_slice()) {
                 (Some(comm), [one]) => cause.with_task(format!("{comm}:{}", one.pid)),
@@ -979,6 +1016,7 @@ pub fn rank_causes(
                 },
                 pids,
                 related_events: related,
+                woken_by,
                 cause,
             }
         })

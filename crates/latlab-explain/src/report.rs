@@ -372,6 +372,18 @@ impl Report {
                         .collect();
                     let _ = writeln!(o, "     its events in late windows: {}", ev.join(", "));
                 }
+                if !c.woken_by.is_empty() {
+                    let ev: Vec<String> = c
+                        .woken_by
+                        .iter()
+                        .map(|(n, k)| format!("{n} x{k}"))
+                        .collect();
+                    let _ = writeln!(
+                        o,
+                        "     woken in late windows by the interrupts: {}",
+                        ev.join(", ")
+                    );
+                }
                 let _ = writeln!(o, "     -> {}", c.recommendation);
             }
         }
