@@ -160,12 +160,18 @@ fn comm_of(label: &str) -> &str {
     }
 }
 
-/// What to do about a task of priority `prio` that ran before one of
-/// `task_prio`: raise the task, lower the thread, or part them.
-fn priority_advice(who: &str, prio: i32, task_prio: i32) -> String {
+/// What to do about a task (`comm:pid` label) of priority `prio` that
+/// ran before one of `task_prio`: raise the task, lower the other, or part
+/// them.
+fn priority_advice(label: &str, prio: i32, task_prio: i32) -> String {
+    let who = comm_of(label);
+    let pid = match label.rsplit_once(':') {
+        Some((_, p)) if p.parse::<i32>().is_ok() => p.to_string(),
+        _ => "<its pid>".to_string(),
+    };
     match (rt_priority(prio), rt_priority(task_prio)) {
         (Some(p), Some(t)) if prio <= task_prio => format!(
-            "{who} runs at SCHED_FIFO/RR {p}, at or above the task's {t}: give the task a priority above {p} (chrt -f {}, latlab run --priority {}) or lower {who} below {t} (chrt -f -p {} <its pid>)",
+            "{who} runs at SCHED_FIFO/RR {p}, at or above the task's {t}: give the task a priority above {p} (chrt -f {}, latlab run --priority {}) or lower {who} below {t} (chrt -f -p {} {pid})",
             (p + 1).min(99),
             (p + 1).min(99),
             (t - 1).max(1)
@@ -303,7 +309,7 @@ impl Cause {
                     "or move IRQ {irq} off this CPU (echo <other cpus> > /proc/irq/{irq}/smp_affinity_list; a managed IRQ, such as a per-queue virtio or NVMe one, cannot move: keep the I/O that raises it off this CPU)"
                 );
                 if *prio >= 0 && *task_prio >= 0 && prio <= task_prio {
-                    format!("{}, {affinity}", priority_advice(comm, *prio, *task_prio))
+                    format!("{}, {affinity}", priority_advice(task, *prio, *task_prio))
                 } else {
                     format!("{comm} (the handler of IRQ {irq}) ran first: {affinity}")
                 }
@@ -316,7 +322,7 @@ impl Cause {
                     "it runs softirq work the interrupts left over (network, block, tasklets)"
                 };
                 if *prio >= 0 && *task_prio >= 0 && prio <= task_prio {
-                    format!("{what}: {}", priority_advice(comm, *prio, *task_prio))
+                    format!("{what}: {}", priority_advice(task, *prio, *task_prio))
                 } else {
                     format!("{what}: move the interrupts and timers that raise it off this CPU (IRQ affinity, nohz_full), or run the task at a higher priority")
                 }
@@ -330,7 +336,7 @@ impl Cause {
                     _ => "a kernel thread on this CPU: keep its work off the RT CPU",
                 };
                 if *prio >= 0 && *task_prio >= 0 && prio <= task_prio && ThreadKind::of(comm) != ThreadKind::Stopper {
-                    format!("{what}; {}", priority_advice(comm, *prio, *task_prio))
+                    format!("{what}; {}", priority_advice(task, *prio, *task_prio))
                 } else {
                     what.to_string()
                 }

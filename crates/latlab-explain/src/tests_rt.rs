@@ -360,7 +360,8 @@ fn an_irq_thread_above_the_task_is_named_with_priorities_and_affinity() {
     assert!(
         top.recommendation
             .contains("/proc/irq/25/smp_affinity_list")
-            && top.recommendation.contains("priority above 50"),
+            && top.recommendation.contains("priority above 50")
+            && top.recommendation.contains("chrt -f -p 39 113"),
         "{}",
         top.recommendation
     );
