@@ -126,6 +126,10 @@ pub enum Cause {
     /// The CPU was idle: leaving the idle state (C-state exit, or a halted
     /// vCPU waiting to be run again).
     IdleExit,
+    /// The task itself still ran when its timer expired: it had not gone
+    /// to sleep yet (its previous cycle overran the period, or it armed an
+    /// expiry already past), so the wake-up could only come after it slept.
+    TaskItself,
     /// Nothing in the trace says (state unknown, or the task itself).
     Unexplained,
 }
@@ -200,6 +204,7 @@ impl Cause {
             Cause::OtherTask { .. } => "other_task",
             Cause::NonPreemptibleKernel { .. } => "non_preemptible_kernel",
             Cause::IdleExit => "idle_exit",
+            Cause::TaskItself => "task_itself",
             Cause::Unexplained => "unexplained",
         }
     }
@@ -260,6 +265,7 @@ impl Cause {
                 format!("{task} held the CPU in non-preemptible kernel code")
             }
             Cause::IdleExit => "exit from an idle state".into(),
+            Cause::TaskItself => "the task itself still ran past its expiry (its previous cycle overran the period)".into(),
             Cause::Unexplained => "unexplained".into(),
         }
     }
@@ -374,6 +380,9 @@ impl Cause {
             }
             Cause::HrtimerInterrupt => {
                 "time spent in the timer interrupt: many timers expire together; spread or drop other timers on the RT CPU (nohz_full)".into()
+            }
+            Cause::TaskItself => {
+                "the task's own cycle (or the lateness of its previous wake-up) took it past the next expiry: these are overruns, not wake-up latency; use a longer period or less work per cycle, and see the previous late periods for what delayed it".into()
             }
             Cause::Unexplained => {
                 "the trace does not say: record with more events (irq, irq_vectors, sched, timer, syscalls) and check for lost events".into()
@@ -624,7 +633,13 @@ pub fn decompose(w: &Window, names: &Names, ctx: &Context) -> Vec<Part> {
                 return Cause::IdleExit;
             }
             if st.current == p.pid {
-                return Cause::Unexplained;
+                // Before the wake-up: the task had not slept yet. After
+                // it, the trace contradicts itself.
+                return if phase == Phase::Run {
+                    Cause::Unexplained
+                } else {
+                    Cause::TaskItself
+                };
             }
             let task = task_label(names, st.current);
             match phase {

@@ -714,3 +714,43 @@ fn arm_timer_interrupts_are_known_by_name_or_learned() {
         );
     }
 }
+
+/// The task's previous cycle overran: it still ran (it had not slept
+/// yet) when its next expiry passed, then armed that expiry, already
+/// past, and slept. That time is the task's own, not "unexplained" (four
+/// late windows of the lab's arm64 PREEMPT_RT mem-load run were).
+#[test]
+fn a_task_still_running_past_its_expiry_is_its_own_overrun() {
+    let mut b = Rt::new(FIFO95);
+    normal(&mut b, 1..=10);
+    let t = 11 * PERIOD;
+    // Period 10 ran long: the task runs from 10.9 ms to 11.4 ms.
+    b.to(t - 100_000, ME, FIFO95);
+    b.ev(
+        t + 399_000,
+        Kind::HrtimerStart {
+            timer: 1,
+            soft: t,
+            expires: t,
+        },
+        "hrtimer_start",
+    );
+    b.switch(t + 400_000, ME, LOAD, 120);
+    b.irq(t + 401_000, -1, "local_timer");
+    b.expire(t + 401_500);
+    b.wake(t + 402_000, ME);
+    b.expire_exit(t + 402_500);
+    b.irq_exit(t + 403_000, -1);
+    b.to(t + 404_000, ME, FIFO95);
+    b.switch(t + 409_000, ME, LOAD, 120);
+    let r = b.explain(10_000);
+    assert_eq!(r.late, 1);
+    assert_eq!(
+        ns_of(&r, |c| *c == Cause::TaskItself),
+        400_000,
+        "{:#?}",
+        r.windows[0].parts
+    );
+    assert_eq!(ns_of(&r, |c| *c == Cause::Unexplained), 0);
+    assert_eq!(r.causes[0].cause.category(), "task_itself");
+}
