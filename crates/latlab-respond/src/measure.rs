@@ -213,6 +213,9 @@ pub struct RespondOutput {
     pub round_trip: LatencyOutput,
     /// The round trip ends at the kernel's timestamp of a GPIO edge.
     pub kernel_timestamps: bool,
+    /// With `--gpio`: how the kernel's edge timestamps sat against the
+    /// stimulus's own clock.
+    pub gpio_edges: Option<GpioEdges>,
     /// CLOCK_MONOTONIC of the first event, ns.
     pub start_ns: u64,
     /// CLOCK_MONOTONIC at the end, ns.
@@ -223,6 +226,45 @@ pub struct RespondOutput {
     pub responder: Placement,
     /// The stimulus.
     pub stimulus: Placement,
+}
+
+/// How the kernel's GPIO edge timestamps sat against the stimulus's own
+/// clock. An edge's CLOCK_MONOTONIC timestamp must lie between the send
+/// and the stimulus's read of the event; one outside (a line reporting
+/// another clock, a driver stamping after the fact) is not used: that
+/// round trip ends at the read instead, and the edge is counted here.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GpioEdges {
+    /// Edges whose timestamp lay between the send and the read: their
+    /// round trip ends at the kernel's timestamp.
+    pub within: u64,
+    /// Edges whose timestamp lay outside: their round trip ends at the read.
+    pub outside: u64,
+    /// Largest delay from an edge's timestamp to the stimulus's read, ns
+    /// (what timing the edge in user space would have added).
+    pub max_edge_to_read_ns: u64,
+    /// Mean of that delay, ns.
+    pub mean_edge_to_read_ns: u64,
+    /// Sum of those delays, ns (results of several runs merge with it).
+    pub sum_edge_to_read_ns: u64,
+}
+
+impl GpioEdges {
+    /// Where the round trip of one answer ends: the kernel's edge
+    /// timestamp when it lies between `sent` and `read`, else `read`.
+    pub fn end(&mut self, sent: u64, kernel_ts: u64, read: u64) -> u64 {
+        if (sent..=read).contains(&kernel_ts) {
+            let late = read - kernel_ts;
+            self.within += 1;
+            self.max_edge_to_read_ns = self.max_edge_to_read_ns.max(late);
+            self.sum_edge_to_read_ns += late;
+            self.mean_edge_to_read_ns = self.sum_edge_to_read_ns / self.within;
+            kernel_ts
+        } else {
+            self.outside += 1;
+            read
+        }
+    }
 }
 
 /// The page both processes share.
@@ -624,6 +666,7 @@ pub fn measure(
     let (mut sent, mut answered, mut lost) = (0u64, 0u64, 0u64);
     let mut need_drain = false;
     let mut interrupted = false;
+    let mut gpio_edges = GpioEdges::default();
     let start = monotonic_ns();
     let mut next = start;
     let mut last_progress = start;
@@ -671,7 +714,10 @@ pub fn measure(
         let t2 = monotonic_ns();
         match waited {
             Ok(Waited::Event(kernel_ts)) => {
-                let end = kernel_ts.unwrap_or(t2);
+                let end = match kernel_ts {
+                    Some(ts) => gpio_edges.end(t0, ts, t2),
+                    None => t2,
+                };
                 let offset = t0 - start;
                 let index = sent - 1;
                 let sample = |latency_ns| WorstSample {
@@ -748,6 +794,7 @@ pub fn measure(
             series: round_trip.2.finish(),
         },
         kernel_timestamps: config.gpio.is_some(),
+        gpio_edges: config.gpio.is_some().then_some(gpio_edges),
         start_ns: start,
         end_ns,
         interrupted,
@@ -780,6 +827,27 @@ mod tests {
         );
         assert!("2ms..1ms".parse::<Gap>().is_err());
         assert!("0".parse::<Gap>().is_err());
+    }
+
+    /// The lab's GPIO pair (a CP2112 whose driver polls its pins) showed
+    /// that nothing in a result said where a GPIO round trip ended; an
+    /// edge stamped outside send..read must not become the round trip.
+    #[test]
+    fn gpio_round_trips_end_at_the_edge_only_when_it_lies_between_send_and_read() {
+        let mut edges = GpioEdges::default();
+        assert_eq!(edges.end(1_000, 41_000, 41_500), 41_000);
+        assert_eq!(edges.end(2_000, 2_000, 2_100), 2_000);
+        // A timestamp from another clock (or after the read) is not used.
+        assert_eq!(edges.end(5_000, 1_700_000_000_000, 6_000), 6_000);
+        assert_eq!(edges.end(5_000, 4_999, 6_000), 6_000);
+        assert_eq!((edges.within, edges.outside), (2, 2));
+        assert_eq!(edges.max_edge_to_read_ns, 500);
+        assert_eq!(edges.mean_edge_to_read_ns, 300);
+        let json = serde_json::to_value(edges).unwrap();
+        assert_eq!(
+            (json["within"].as_u64(), json["outside"].as_u64()),
+            (Some(2), Some(2))
+        );
     }
 
     #[test]

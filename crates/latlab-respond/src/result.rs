@@ -15,7 +15,7 @@ use latlab_measure::worst::WorstSample;
 use latlab_rt::sched::Policy;
 use latlab_rt::sysinfo::SystemInfo;
 
-use crate::measure::{Gap, LatencyOutput, Placement, RespondOutput};
+use crate::measure::{Gap, GpioEdges, LatencyOutput, Placement, RespondOutput};
 
 /// Version of the `latlab.respond` JSON schema.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -59,6 +59,10 @@ pub struct RespondResult {
     /// Stimulus send to answer received: what the paper's measurement board
     /// timed (send to GPIO edge). With `--gpio` it ends at the kernel's edge timestamp.
     pub round_trip: LatencyResult,
+    /// With `--gpio`: the kernel's edge timestamps against the stimulus's
+    /// clock (how many ended a round trip, how long before the read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpio_edges: Option<GpioEdges>,
     /// Which latency the requirements were checked on: `one-way`, `round-trip` or `both`.
     pub requirements_on: String,
     /// Each requirement and whether it held.
@@ -234,6 +238,7 @@ impl RespondResult {
             requirements: outcomes,
             one_way,
             round_trip,
+            gpio_edges: output.gpio_edges,
             load: None,
         }
     }

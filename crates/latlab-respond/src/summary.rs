@@ -80,10 +80,33 @@ pub fn summary_table(result: &RespondResult) -> String {
         },
     ];
     latency_table(&mut out, ("latency", 10), Some("lost"), &rows);
-    out.push_str(
-        "one-way: send to responder wake-up; round-trip: send to answer received \
-         (the paper's measurement)\n\n",
-    );
+    match &result.gpio_edges {
+        Some(edges) => {
+            let _ = writeln!(
+                out,
+                "one-way: send to responder wake-up; round-trip: send to the GPIO input's \
+                 edge, timestamped by the kernel (the paper's measurement): {} of {} edges, \
+                 read by the stimulus {} later on average, {} at most",
+                edges.within,
+                edges.within + edges.outside,
+                format_ns(edges.mean_edge_to_read_ns),
+                format_ns(edges.max_edge_to_read_ns)
+            );
+            if edges.outside > 0 {
+                let _ = writeln!(
+                    out,
+                    "warning: {} edge timestamps lay outside send..read (not CLOCK_MONOTONIC?): \
+                     those round trips end at the stimulus's read",
+                    edges.outside
+                );
+            }
+            out.push('\n');
+        }
+        None => out.push_str(
+            "one-way: send to responder wake-up; round-trip: send to answer received \
+             (the paper's measurement)\n\n",
+        ),
+    }
     worst_block(
         &mut out,
         "Worst round trips",
@@ -160,6 +183,7 @@ mod tests {
             one_way: latency(6_000, 31_000),
             round_trip: latency(14_000, 61_000),
             kernel_timestamps: false,
+            gpio_edges: None,
             start_ns: 1_000_000_000,
             end_ns: 3_000_000_000,
             interrupted: false,
@@ -212,6 +236,39 @@ mod tests {
             &profile("moblin-ivi").unwrap(),
             CheckOn::RoundTrip,
         )
+    }
+
+    /// A GPIO run says its round trips end at the kernel's edge timestamps,
+    /// and warns when some could not (the lab's CP2112 pair showed the
+    /// summary said "answer received" either way).
+    #[test]
+    fn a_gpio_run_says_where_its_round_trips_end() {
+        let mut result = sample();
+        assert!(result.gpio_edges.is_none());
+        assert!(summary_table(&result).contains("send to answer received"));
+        let mut edges = crate::measure::GpioEdges::default();
+        edges.end(1_000, 41_000, 43_000);
+        edges.end(100_000, 140_000, 141_000);
+        result.gpio_edges = Some(edges);
+        let text = summary_table(&result);
+        assert!(text.contains("edge, timestamped by the kernel"), "{text}");
+        assert!(text.contains("2 of 2 edges"), "{text}");
+        assert!(
+            text.contains("1.50 us later on average, 2.00 us at most"),
+            "{text}"
+        );
+        assert!(!text.contains("warning"), "{text}");
+        edges.end(200_000, 5, 201_000);
+        result.gpio_edges = Some(edges);
+        assert!(summary_table(&result).contains("warning: 1 edge timestamps lay outside"));
+        let json = serde_json::to_string(&result).unwrap();
+        let back: RespondResult = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.gpio_edges, Some(edges));
+        // Results written before the field existed still load.
+        let mut old: serde_json::Value = serde_json::from_str(&json).unwrap();
+        old.as_object_mut().unwrap().remove("gpio_edges");
+        let back: RespondResult = serde_json::from_value(old).unwrap();
+        assert_eq!(back.gpio_edges, None);
     }
 
     #[test]
