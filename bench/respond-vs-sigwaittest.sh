@@ -16,7 +16,7 @@
 # responder has slept the whole gap (and whatever else the CPU ran meanwhile
 # evicted its data). Two latlab rows therefore:
 #   latlab       --gap 1ms:  the external-event figure (a cold responder);
-#                            expected a few µs above sigwaittest (see README)
+#                            expected a few µs above sigwaittest (see docs/respond.md and docs/results/2026-11-22-respond-vs-sigwaittest.md)
 #   latlab-warm  --gap 20us: the responder ran within ~20 µs of each send, as
 #                            in sigwaittest's ping-pong; the method check:
 #                            its mean ratio should be near 1 (or below: latlab

@@ -31,7 +31,7 @@
 //! link, 1 KB per send, the 100 Hz tick. The paper gives neither the sender's own costs,
 //! the round trip, the interrupt and switch costs, nor the shape of its hold times beyond
 //! Table 3 and Figures 8-10; these defaults are plausible for a 200 MHz ARM9 and were
-//! calibrated once against Table 4 (see [`latency_run_shapes`] and the README). With them
+//! calibrated once against Table 4 (see [`latency_run_shapes`] and docs/lockbench.md). With them
 //! the simulation lands near Table 4 for every seed tried (worst case cut to 21-25 %,
 //! sender 20 % slower); the run prints the paper's figures next to its own.
 
