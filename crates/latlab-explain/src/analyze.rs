@@ -40,15 +40,15 @@ pub enum Cause {
         task: String,
     },
     /// The CPU logged nothing at all for a while: before the timer
-    /// interrupt (interrupts off in untraced code), or inside an interrupt
-    /// for over [`STALL_NS`]; either way the (virtual) CPU may not have been
-    /// running (hypervisor preemption, SMI).
+    /// interrupt (interrupts off in untraced code), inside an interrupt for
+    /// over [`STALL_NS`], or in a task for over [`TASK_STALL_NS`] while the
+    /// woken task (or its timer's thread) waited; either way the (virtual)
+    /// CPU may not have been running (hypervisor preemption, SMI).
     SilentGap {
         /// The task the CPU was running (`comm:pid`; `comm` in a [`CauseRow`]).
         task: String,
-        /// The silence was inside an interrupt (the timer interrupt had
-        /// come), not before it.
-        in_interrupt: bool,
+        /// Where the silence was.
+        within: Silence,
     },
     /// Time inside the timer interrupt itself: other expired hrtimer
     /// callbacks and the wake-up.
@@ -134,6 +134,26 @@ pub enum Cause {
     Unexplained,
 }
 
+/// Where a [`Cause::SilentGap`] was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Silence {
+    /// Before the timer interrupt: nothing logged from the expiry on.
+    BeforeInterrupt,
+    /// Inside an interrupt (the timer interrupt had come).
+    InInterrupt,
+    /// In a task, after the timer interrupt, while the woken task or the
+    /// thread that runs its soft timer waited: not even the scheduler tick
+    /// was logged.
+    InTask,
+}
+
+/// A silence longer than this in a task that holds up the woken task (or
+/// its soft timer's thread) is a [`Cause::SilentGap`] when the trace logs
+/// timer interrupts: the scheduler tick (HZ 100 or more) would have logged
+/// one, so interrupts were off or the CPU did not run.
+pub const TASK_STALL_NS: u64 = 10_000_000;
+
 /// A silence longer than this inside an interrupt (no event logged on the
 /// CPU) is a [`Cause::SilentGap`]: interrupt code runs for microseconds
 /// between two trace events, so a stretch this long means the CPU did not
@@ -215,12 +235,16 @@ impl Cause {
             Cause::TimerIrqDelay { task } => {
                 format!("timer interrupt delayed while {task} ran: interrupts off in the kernel (or, on a VM, the virtual timer delivered late)")
             }
-            Cause::SilentGap { task, in_interrupt: false } => format!(
+            Cause::SilentGap { task, within: Silence::BeforeInterrupt } => format!(
                 "timer interrupt delayed, CPU logged nothing (running {task}): interrupts off in untraced code, or the vCPU was not running (hypervisor, SMI)"
             ),
-            Cause::SilentGap { task, in_interrupt: true } => format!(
+            Cause::SilentGap { task, within: Silence::InInterrupt } => format!(
                 "CPU logged nothing for over {} inside an interrupt (running {task}): the vCPU was not running (hypervisor), or an SMI",
                 crate::report::fmt_ns(STALL_NS)
+            ),
+            Cause::SilentGap { task, within: Silence::InTask } => format!(
+                "CPU logged nothing for over {} while {task} ran, not even the scheduler tick: interrupts off in untraced code, or the vCPU was not running (hypervisor, SMI)",
+                crate::report::fmt_ns(TASK_STALL_NS)
             ),
             Cause::HrtimerInterrupt => "hrtimer interrupt (other expired timers, the wake-up itself)".into(),
             Cause::IrqHandler { name } => format!("interrupt handler {name}"),
@@ -422,14 +446,18 @@ pub struct Context {
     /// device, whatever its name on this machine), learned from the
     /// windows; they count as timer interrupts beside the known names.
     pub timer_irqs: Vec<Sym>,
+    /// Timer interrupts are in the trace (irq_vectors or irq_handler
+    /// events): a CPU that runs with interrupts on logs the scheduler tick.
+    pub ticks_traced: bool,
 }
 
 impl Context {
     /// The context of a trace: `rt` as the kernel was found, the timer
     /// interrupts learned from `windows` (the interrupt being handled on a
     /// CPU when an `hrtimer_expire_entry` was logged there).
-    pub fn new(rt: bool, windows: &[Window]) -> Context {
+    pub fn new(rt: bool, windows: &[Window], names: &Names) -> Context {
         let mut timer_irqs: Vec<Sym> = Vec::new();
+        let mut ticks_traced = false;
         let mut top: Vec<(u32, Option<Sym>)> = Vec::new();
         for w in windows {
             top.clear();
@@ -442,7 +470,10 @@ impl Context {
                     continue;
                 };
                 match r.kind {
-                    Kind::IrqEntry { name, .. } => slot.1 = Some(name),
+                    Kind::IrqEntry { name, .. } => {
+                        slot.1 = Some(name);
+                        ticks_traced |= is_timer_irq_name(names.get(name));
+                    }
                     Kind::IrqExit { .. } | Kind::Switch { .. } => slot.1 = None,
                     Kind::HrtimerExpireEntry { .. } => {
                         if let Some(n) = slot.1 {
@@ -455,7 +486,12 @@ impl Context {
                 }
             }
         }
-        Context { rt, timer_irqs }
+        ticks_traced |= !timer_irqs.is_empty();
+        Context {
+            rt,
+            timer_irqs,
+            ticks_traced,
+        }
     }
 
     fn is_timer_irq(&self, irq: Sym, names: &Names) -> bool {
@@ -535,6 +571,12 @@ pub fn decompose(w: &Window, names: &Names, ctx: &Context) -> Vec<Part> {
         }
     }
     let stalled = |cpu: u32, t: u64| stalls.iter().any(|&(c, a, b)| c == cpu && a <= t && t < b);
+    let stalled_task = |cpu: u32, t: u64| {
+        ctx.ticks_traced
+            && stalls
+                .iter()
+                .any(|&(c, a, b)| c == cpu && a <= t && t < b && b - a >= TASK_STALL_NS)
+    };
     // The woken task's priority, as it was switched in.
     let task_prio = w
         .events
@@ -587,7 +629,7 @@ pub fn decompose(w: &Window, names: &Names, ctx: &Context) -> Vec<Part> {
                 if stalled(cpu, t) && st.known {
                     return Cause::SilentGap {
                         task: task_label(names, st.current),
-                        in_interrupt: true,
+                        within: Silence::InInterrupt,
                     };
                 }
                 return Cause::HrtimerInterrupt;
@@ -600,13 +642,13 @@ pub fn decompose(w: &Window, names: &Names, ctx: &Context) -> Vec<Part> {
                     // ran something else).
                     return Cause::SilentGap {
                         task: task_label(names, st.current),
-                        in_interrupt: false,
+                        within: Silence::BeforeInterrupt,
                     };
                 }
                 if stalled(cpu, t) && st.known {
                     return Cause::SilentGap {
                         task: task_label(names, st.current),
-                        in_interrupt: true,
+                        within: Silence::InInterrupt,
                     };
                 }
                 if is_timer || (phase == Phase::Run && st.in_hrtimer) {
@@ -642,10 +684,16 @@ pub fn decompose(w: &Window, names: &Names, ctx: &Context) -> Vec<Part> {
                 };
             }
             let task = task_label(names, st.current);
+            if matches!(phase, Phase::SoftWait | Phase::Run) && stalled_task(cpu, t) {
+                return Cause::SilentGap {
+                    task,
+                    within: Silence::InTask,
+                };
+            }
             match phase {
                 Phase::Interrupt if silent_a => Cause::SilentGap {
                     task,
-                    in_interrupt: false,
+                    within: Silence::BeforeInterrupt,
                 },
                 Phase::Interrupt => Cause::TimerIrqDelay { task },
                 Phase::SoftWait => waiting_for_thread(st),

@@ -67,7 +67,7 @@ pub mod source;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-pub use analyze::{CategoryRow, Cause, CauseRow, EventRow, Part, PidRow};
+pub use analyze::{CategoryRow, Cause, CauseRow, EventRow, Part, PidRow, Silence};
 pub use detect::{Period, PeriodSource, TaskSummary};
 pub use error::{ExplainError, Result};
 pub use report::{Kernel, PeriodRow, Report, WindowReport};
@@ -441,7 +441,7 @@ fn explain_with(
 
     // Analysis.
     let kernel = Kernel::of(source.uname(), &names);
-    let ctx = analyze::Context::new(kernel.preempt_rt, &windows);
+    let ctx = analyze::Context::new(kernel.preempt_rt, &windows, &names);
     let parts: Vec<Vec<Part>> = windows
         .iter()
         .map(|w| analyze::decompose(w, &names, &ctx))

@@ -1,7 +1,7 @@
 //! Synthetic event sequences with a known answer for every cause category.
 
 use crate::model::{Kind, Names, Rec};
-use crate::{explain_with, Cause, Options, Records, Report, Result, Threshold};
+use crate::{explain_with, Cause, Options, Records, Report, Result, Silence, Threshold};
 
 /// `crate::explain` (one pass), checked against the two-pass reference:
 /// every test below also proves the one-pass windows are identical.
@@ -1010,7 +1010,7 @@ fn causes_group_by_command_name_even_with_colons_but_not_unknown_names() {
     );
     let unknown = Cause::SilentGap {
         task: "<...>:812".into(),
-        in_interrupt: false,
+        within: Silence::BeforeInterrupt,
     };
     assert_eq!(unknown.by_command(), (unknown.clone(), None));
     assert_eq!(Cause::IdleExit.by_command(), (Cause::IdleExit, None));

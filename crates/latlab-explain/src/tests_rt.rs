@@ -5,7 +5,7 @@
 //! PREEMPT_RT kernel (docs/explain-rt.md).
 
 use crate::model::{Kind, Names, Rec};
-use crate::{explain_with, Cause, Options, Records, Report, Result, Threshold};
+use crate::{explain_with, Cause, Options, Records, Report, Result, Silence, Threshold};
 
 /// `crate::explain` (one pass), checked against the two-pass reference.
 fn explain(source: &Records, names: Names, opts: &Options) -> Result<Report> {
@@ -502,7 +502,7 @@ fn silence_inside_the_timer_interrupt_is_a_silent_gap() {
         ns_of(&r, |c| matches!(
             c,
             Cause::SilentGap {
-                in_interrupt: true,
+                within: Silence::InInterrupt,
                 ..
             }
         )),
@@ -704,7 +704,7 @@ fn arm_timer_interrupts_are_known_by_name_or_learned() {
             ns_of(&r, |c| matches!(
                 c,
                 Cause::SilentGap {
-                    in_interrupt: false,
+                    within: Silence::BeforeInterrupt,
                     ..
                 }
             )),
@@ -753,4 +753,46 @@ fn a_task_still_running_past_its_expiry_is_its_own_overrun() {
     );
     assert_eq!(ns_of(&r, |c| *c == Cause::Unexplained), 0);
     assert_eq!(r.causes[0].cause.category(), "task_itself");
+}
+
+/// ktimers/0 waited behind rcuc/0 (both SCHED_FIFO 1), which logged
+/// nothing for 20 ms, not even the scheduler tick, though the trace logs
+/// timer interrupts: the CPU did not run (a 917 ms window of the lab's
+/// PREEMPT_RT timerfd run under TCG), not "waited while rcuc/0 ran". A
+/// trace without interrupt events says nothing of the tick (nor of the
+/// hard interrupt of the soft timer): there the wait stays rcuc's.
+#[test]
+fn a_silent_task_that_holds_the_soft_timer_thread_is_a_silent_gap() {
+    for ticks in [true, false] {
+        let mut b = Rt::new(FIFO95);
+        for k in 1..=10 {
+            b.soft(k, |_, t| t + 1_000);
+        }
+        b.soft(11, |b, t| {
+            b.to(t + 1_000, 19, FIFO1);
+            t + 20_001_000
+        });
+        if !ticks {
+            b.recs
+                .retain(|r| !matches!(r.kind, Kind::IrqEntry { .. } | Kind::IrqExit { .. }));
+        }
+        let r = b.explain(20_000);
+        let silent = ns_of(
+            &r,
+            |c| matches!(c, Cause::SilentGap { task, within: Silence::InTask } if task == "rcuc/0:19"),
+        );
+        let rcuc = ns_of(
+            &r,
+            |c| matches!(c, Cause::SoftTimer { task, .. } | Cause::TimerIrqDelay { task } if task == "rcuc/0:19"),
+        );
+        if ticks {
+            assert_eq!((silent, rcuc), (20_000_000, 0));
+            assert!(r.causes[0]
+                .description
+                .contains("not even the scheduler tick"));
+        } else {
+            assert_eq!(silent, 0);
+            assert!(rcuc >= 20_000_000, "{:#?}", r.windows[0].parts);
+        }
+    }
 }
