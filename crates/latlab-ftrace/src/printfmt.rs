@@ -540,6 +540,124 @@ impl Parser<'_> {
 pub struct PrintFmt {
     pieces: Vec<Piece>,
     args: Vec<Expr>,
+    /// The pieces with their arguments, when no conversion takes its width
+    /// or precision from an argument (`%*d`): then every conversion has its
+    /// own argument and the common ones read the record directly.
+    steps: Option<Vec<Step>>,
+}
+
+/// One piece of a print fmt with its argument (see [`PrintFmt::steps`]).
+#[derive(Debug, Clone)]
+enum Step {
+    /// `pieces[i]` is a literal.
+    Lit(usize),
+    /// `pieces[i]` is an integer conversion without flags, width or precision
+    /// of a number read straight from the record.
+    Int(usize, Read),
+    /// `%s` without width or precision of a string field.
+    Str(Box<Field>),
+    /// `pieces[i]` with `args[j]`, through the evaluator.
+    Spec(usize, usize),
+}
+
+/// A number at a fixed place in the record: a scalar field, or a constant
+/// index into a fixed-size array field.
+#[derive(Debug, Clone, Copy)]
+struct Read {
+    /// Where the whole field must fit for the value to exist.
+    field_end: usize,
+    offset: usize,
+    size: usize,
+    signed: bool,
+}
+
+impl Read {
+    /// The value as the evaluator would produce it (0 when the record is short).
+    #[inline]
+    fn get(&self, data: &[u8], endian: Endian) -> u64 {
+        if data.len() < self.field_end {
+            return 0;
+        }
+        let b = &data[self.offset..self.offset + self.size];
+        if self.signed {
+            endian.int(b) as u64
+        } else {
+            endian.uint(b)
+        }
+    }
+
+    fn of(e: &Expr) -> Option<Read> {
+        match e {
+            Expr::Field(f) if f.kind == FieldKind::Scalar && f.size > 0 => Some(Read {
+                field_end: f.offset + f.size,
+                offset: f.offset,
+                size: f.size,
+                signed: f.signed,
+            }),
+            Expr::Index(a, i) => {
+                let (Expr::Field(f), Expr::Num(i)) = (&**a, &**i) else {
+                    return None;
+                };
+                let FieldKind::Array { elem_size, .. } = f.kind else {
+                    return None;
+                };
+                let es = elem_size.max(1);
+                let i = usize::try_from(*i).ok()?;
+                let start = i.checked_mul(es)?;
+                (start + es <= f.size).then_some(Read {
+                    field_end: f.offset + f.size,
+                    offset: f.offset + start,
+                    size: es,
+                    signed: f.signed,
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Pairs each piece with its argument and picks the direct forms.
+fn plan_steps(pieces: &[Piece], args: &[Expr]) -> Option<Vec<Step>> {
+    let mut steps = Vec::with_capacity(pieces.len());
+    let mut next = 0;
+    for (i, p) in pieces.iter().enumerate() {
+        match p {
+            Piece::Lit(_) => steps.push(Step::Lit(i)),
+            Piece::Spec(spec) => {
+                if spec.width == printf::Num::Star || spec.prec == printf::Num::Star {
+                    return None;
+                }
+                let Some(arg) = args.get(next) else {
+                    // [MISSING ARG] from here on: leave it to the evaluator.
+                    return None;
+                };
+                let plain = spec.width == printf::Num::None
+                    && spec.prec == printf::Num::None
+                    && !(spec.minus || spec.plus || spec.space || spec.zero || spec.hash);
+                let string_field = match arg {
+                    Expr::Field(f) => matches!(
+                        f.kind,
+                        FieldKind::String
+                            | FieldKind::DataLoc { string: true, .. }
+                            | FieldKind::RelLoc { string: true, .. }
+                            | FieldKind::Tail { string: true, .. }
+                    )
+                    .then(|| f.clone()),
+                    _ => None,
+                };
+                let read = Read::of(arg);
+                match (spec.conv, read, string_field) {
+                    (b'd' | b'i' | b'u' | b'x' | b'X' | b'o', Some(r), _) if plain => {
+                        steps.push(Step::Int(i, r))
+                    }
+                    (b's', _, Some(f)) if plain => steps.push(Step::Str(f)),
+                    _ => steps.push(Step::Spec(i, next)),
+                }
+                next += 1;
+            }
+        }
+    }
+    Some(steps)
 }
 
 /// Evaluated value. Strings computed per record (flags, hex dumps, ...)
@@ -949,8 +1067,9 @@ impl<'a> Eval<'a> {
 /// Whether `e` depends on the record (fields) or on helpers.
 fn is_const(e: &Expr) -> bool {
     match e {
-        Expr::Num(_) => true,
-        Expr::Str(_) | Expr::Ident(_) | Expr::Field(_) | Expr::Call(..) | Expr::Pair(..) => false,
+        // An identifier evaluates to trace-cmd's value for it, or 0.
+        Expr::Num(_) | Expr::Ident(_) => true,
+        Expr::Str(_) | Expr::Field(_) | Expr::Call(..) | Expr::Pair(..) => false,
         Expr::Index(a, b) => is_const(a) && is_const(b),
         Expr::Unary(_, a) => is_const(a),
         Expr::Binary(_, a, b) => is_const(a) && is_const(b),
@@ -1053,6 +1172,8 @@ fn fold(e: Expr, ev: &Eval<'_>) -> Expr {
             e: f(e),
         },
         Expr::Call(n, args) => compile_call(n, args.into_iter().map(|a| fold(a, ev)).collect(), ev),
+        // A pair's value names a flag: an unknown name is skipped, not 0.
+        Expr::Pair(a, b) if matches!(*a, Expr::Ident(_)) => Expr::Pair(a, f(b)),
         Expr::Pair(a, b) => Expr::Pair(f(a), f(b)),
         other => other,
     }
@@ -1083,10 +1204,13 @@ impl PrintFmt {
             data: &[],
             endian: Endian::Little,
         };
-        let args = args.into_iter().map(|a| fold(a, &folder)).collect();
+        let args: Vec<Expr> = args.into_iter().map(|a| fold(a, &folder)).collect();
+        let pieces = printf::parse_format(&fmt);
+        let steps = plan_steps(&pieces, &args);
         Ok(PrintFmt {
-            pieces: printf::parse_format(&fmt),
+            pieces,
             args,
+            steps,
         })
     }
 
@@ -1118,8 +1242,43 @@ impl PrintFmt {
         tmp: &mut Vec<u8>,
     ) {
         let ev = Eval { data, endian };
-        let mut args = self.args.iter();
         tmp.clear();
+        if let Some(steps) = &self.steps {
+            for step in steps {
+                match step {
+                    Step::Lit(i) => {
+                        if let Piece::Lit(l) = &self.pieces[*i] {
+                            out.extend_from_slice(l);
+                        }
+                    }
+                    Step::Int(i, r) => {
+                        if let Piece::Spec(spec) = &self.pieces[*i] {
+                            printf::fmt_int(out, r.get(data, endian), spec, 0, None, ctx.long_size);
+                        }
+                    }
+                    Step::Str(f) => {
+                        if let Some(Value::Str(s)) = f.value(data, endian) {
+                            out.extend_from_slice(s);
+                        }
+                    }
+                    Step::Spec(i, j) => {
+                        if let Piece::Spec(spec) = &self.pieces[*i] {
+                            let v = ev.eval(&self.args[*j], tmp);
+                            let (width, prec) = match (spec.width, spec.prec) {
+                                (printf::Num::Fixed(w), printf::Num::Fixed(p)) => (w, Some(p)),
+                                (printf::Num::Fixed(w), _) => (w, None),
+                                (_, printf::Num::Fixed(p)) => (0, Some(p)),
+                                _ => (0, None),
+                            };
+                            printf::format_one(out, spec, width, prec, arg(v, tmp), ctx);
+                            tmp.clear();
+                        }
+                    }
+                }
+            }
+            return;
+        }
+        let mut args = self.args.iter();
         // The next argument as a printf argument (strings borrow from `tmp`).
         fn arg<'t>(v: V<'t>, tmp: &'t [u8]) -> Arg<'t> {
             match v {

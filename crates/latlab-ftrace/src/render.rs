@@ -89,6 +89,8 @@ enum Special {
 #[derive(Debug)]
 struct Compiled {
     special: Special,
+    /// `{name}:` padded like trace-cmd pads it, with the space after.
+    label: Vec<u8>,
     print: Result<PrintFmt, String>,
     /// Fields a plugin reads, resolved once (see SWITCH_FIELDS, WAKEUP_FIELDS).
     fields: Vec<Option<Field>>,
@@ -156,6 +158,8 @@ pub struct Renderer<'m> {
     scratch: Vec<u8>,
     /// Strings a print fmt computes per record (see [`PrintFmt`]).
     tmp: Vec<u8>,
+    /// `{comm:>16}-{pid:<5} [` by pid (dropped when the pid's comm is learned).
+    prefixes: HashMap<i32, Box<[u8]>, std::hash::BuildHasherDefault<PidHasher>>,
 }
 
 fn special_for(f: &EventFormat) -> Special {
@@ -180,6 +184,7 @@ impl<'m> Renderer<'m> {
             bprint_cache: HashMap::new(),
             scratch: Vec::with_capacity(256),
             tmp: Vec::with_capacity(256),
+            prefixes: HashMap::default(),
         }
     }
 
@@ -202,6 +207,7 @@ impl<'m> Renderer<'m> {
         if pid != 0 && !self.comms.contains_key(&pid) {
             self.comms
                 .insert(pid, String::from_utf8_lossy(comm).into_owned());
+            self.prefixes.remove(&pid);
         }
     }
 
@@ -245,44 +251,104 @@ impl<'m> Renderer<'m> {
     }
 
     /// `{comm:>16}-{pid:<5} [{cpu:03}] {secs:5}.{usecs:06}: {name:<20} ` without fmt.
-    fn header(&self, ev: &Event<'_>, out: &mut Vec<u8>) {
+    fn header(&mut self, ev: &Event<'_>, out: &mut Vec<u8>) {
         let pid = ev.pid();
-        let comm = self.comm_of(pid);
+        match self.prefixes.get(&pid) {
+            Some(p) => out.extend_from_slice(p),
+            None => {
+                let start = out.len();
+                let comm = self.comm_of(pid);
+                out.extend(std::iter::repeat_n(
+                    b' ',
+                    16usize.saturating_sub(comm.len()),
+                ));
+                out.extend_from_slice(comm.as_bytes());
+                out.push(b'-');
+                let p0 = out.len();
+                push_i64(out, pid as i64);
+                let plen = out.len() - p0;
+                out.extend(std::iter::repeat_n(b' ', 5usize.saturating_sub(plen)));
+                out.extend_from_slice(b" [");
+                self.prefixes.insert(pid, out[start..].into());
+            }
+        }
         // trace-cmd rounds to the nearest microsecond.
         let us = ev.ts.saturating_add(500) / 1000;
         let (secs, usecs) = (us / 1_000_000, us % 1_000_000);
-        let name = ev.name();
-        let clen = comm.len();
-        out.extend(std::iter::repeat_n(b' ', 16usize.saturating_sub(clen)));
-        out.extend_from_slice(comm.as_bytes());
-        out.push(b'-');
-        let p0 = out.len();
-        push_i64(out, pid as i64);
-        let plen = out.len() - p0;
-        out.extend(std::iter::repeat_n(b' ', 5usize.saturating_sub(plen)));
-        out.extend_from_slice(b" [");
-        push_zero_padded(out, ev.cpu as u64, 3);
-        out.extend_from_slice(b"] ");
-        out.extend(std::iter::repeat_n(
-            b' ',
-            5usize.saturating_sub(digits(secs)),
-        ));
-        push_u64(out, secs);
-        out.push(b'.');
-        push_zero_padded(out, usecs, 6);
-        out.extend_from_slice(b": ");
-        out.extend_from_slice(name.as_bytes());
-        out.push(b':');
-        let pad = 20usize.saturating_sub(name.len());
-        out.extend(std::iter::repeat_n(b' ', pad + 1));
+        // "{cpu:03}] {secs:>5}.{usecs:06}: " through one small buffer.
+        let mut b = [b'0'; 48];
+        let mut i = b.len();
+        i -= 2;
+        b[i..i + 2].copy_from_slice(b": ");
+        let mut u = usecs;
+        for _ in 0..6 {
+            i -= 1;
+            b[i] = b'0' + (u % 10) as u8;
+            u /= 10;
+        }
+        i -= 1;
+        b[i] = b'.';
+        let mut s = secs;
+        let secs_end = i;
+        loop {
+            i -= 1;
+            b[i] = b'0' + (s % 10) as u8;
+            s /= 10;
+            if s == 0 {
+                break;
+            }
+        }
+        while secs_end - i < 5 {
+            i -= 1;
+            b[i] = b' ';
+        }
+        i -= 2;
+        b[i..i + 2].copy_from_slice(b"] ");
+        let mut c = ev.cpu;
+        let cpu_end = i;
+        loop {
+            i -= 1;
+            b[i] = b'0' + (c % 10) as u8;
+            c /= 10;
+            if c == 0 {
+                break;
+            }
+        }
+        while cpu_end - i < 3 {
+            i -= 1;
+            b[i] = b'0';
+        }
+        out.extend_from_slice(&b[i..]);
+        match (ev.format, self.meta.event_index(ev.id())) {
+            (Some(format), Some(idx)) => {
+                let label = &self.compiled(idx, format).label;
+                out.extend_from_slice(label);
+            }
+            _ => {
+                let name = ev.name();
+                out.extend_from_slice(name.as_bytes());
+                out.push(b':');
+                out.extend(std::iter::repeat_n(
+                    b' ',
+                    20usize.saturating_sub(name.len()) + 1,
+                ));
+            }
+        }
     }
 
     /// The compiled form of event `idx` (compiled on first use).
     fn compiled(&mut self, idx: usize, format: &EventFormat) -> &Compiled {
         self.compiled[idx].get_or_insert_with(|| {
             let special = special_for(format);
+            let mut label = format.name.as_bytes().to_vec();
+            label.push(b':');
+            label.extend(std::iter::repeat_n(
+                b' ',
+                20usize.saturating_sub(format.name.len()) + 1,
+            ));
             Compiled {
                 special,
+                label,
                 print: PrintFmt::compile(format, self.meta.long_size),
                 fields: match special {
                     Special::SchedSwitch => SWITCH_FIELDS
