@@ -214,6 +214,7 @@ mod tests {
             expiry_ns: Some(expiry),
             cpu,
             position: 0,
+            soft: false,
         }
     }
 

@@ -398,6 +398,7 @@ fn explain_with(
             expiry_ns: p.expiry,
             cpu: p.cpu,
             position: p.position,
+            soft: p.soft,
         });
     }
     // Baseline: normal periods spread evenly over the trace.

@@ -33,6 +33,9 @@ pub struct PeriodRow {
     pub cpu: u32,
     /// Index of the event that ended the period (position in the trace).
     pub position: u64,
+    /// The timer expired in softirq context (a soft hrtimer, see
+    /// [`crate::Period::soft`]).
+    pub soft: bool,
 }
 
 /// A late window and its decomposition.

@@ -348,6 +348,8 @@ fn an_irq_thread_above_the_task_is_named_with_priorities_and_affinity() {
     // From its switch-in (+5 us after the interrupt) to the task's run.
     assert_eq!(irq_thread, 90_000 - 5_000);
     assert_eq!(ns_of(&r, |c| c.category() == "softirq"), 0);
+    // Expired in the interrupt: hard timers.
+    assert!(r.table1.iter().all(|p| !p.soft));
     let top = &r.causes[0];
     assert_eq!(top.cause.category(), "irq_thread");
     assert!(
@@ -565,7 +567,7 @@ fn a_soft_hrtimer_waiting_for_ktimers_is_named_with_who_ran() {
     let r = b.explain(20_000);
     assert_eq!(r.late, 1);
     assert_eq!(r.windows[0].latency_ns, lat);
-    assert!(r.table1.iter().all(|p| p.latency_ns > 0));
+    assert!(r.table1.iter().all(|p| p.latency_ns > 0 && p.soft));
     let waited = ns_of(&r, |c| {
         matches!(c, Cause::SoftTimer { thread, task, prio: FIFO50 }
             if thread == "ktimers/0:15" && task == "irq/25-virtio0-:113")
