@@ -205,9 +205,17 @@ def respond_judge(how: str) -> Callable[[str, Path, list], str]:
         if not (0 < ow["min"] <= rt["min"] and rt["max"] < 1_000_000_000):
             raise Verdict(f"implausible: one-way min {ow['min']} ns; {figure}")
         if how == "gpio":
-            gpio = r["settings"].get("gpio") or {}
-            if not gpio:
-                raise Verdict(f"no gpio settings in the result; {figure}")
+            # Every round trip must end at the kernel's edge timestamp (it
+            # lies between the send and the stimulus's read).
+            edges = r.get("gpio_edges")
+            if not edges:
+                raise Verdict(f"no gpio_edges in the result; {figure}")
+            if edges["within"] != r["events_answered"] or edges["outside"]:
+                raise Verdict(
+                    f"{edges['within']} round trips end at the kernel's edge timestamp, "
+                    f"{edges['outside']} at the read; {figure}"
+                )
+            figure += ", all ending at the kernel's edge timestamp"
         return figure
 
     return judge
@@ -269,11 +277,13 @@ EXPLAIN_LOAD = "net:1,mem:1"
 
 
 def explain_commands(_kernel: str) -> list:
+    # --explain also matches every sample with the trace (trace_agreement);
+    # a 2 ms period leaves the emulated CPU room to keep up under the load.
     return [
         "ip link set lo up; latlab run --load "
         + EXPLAIN_LOAD
-        + " --duration 4s --cpus 0 --trace explain.dat "
-        "--trace-threshold 10ms --json explain-run.json --no-save -q",
+        + " --interval 2ms --duration 4s --cpus 0 --trace explain.dat --explain "
+        "--trace-threshold 10ms --json explain-run.json --no-save -q > explain-run.txt",
         "latlab explain explain.dat --threshold p99 --json explain.json > explain.txt",
     ]
 
@@ -287,17 +297,20 @@ def explain_judge(_kernel: str, out: Path, rcs: list) -> str:
     exited(rcs)
     run = load_json(out, "explain-run.json")
     e = load_json(out, "explain.json")
-    cycles = run["overall"]["cycles"]
-    periods = e["periods"]
+    agreement = run.get("trace_agreement") or {}
+    samples, matched = agreement.get("samples", 0), agreement.get("matched", 0)
     causes = sorted(e.get("causes", []), key=lambda c: -c.get("excess_ns", 0))[:3]
     named = [c.get("description", "") for c in causes]
-    figure = f"{periods} periods of {cycles} found, {e['late']} late; top: " + "; ".join(
-        d[:60] for d in named[:2]
+    figure = (
+        f"{e['periods']} periods, {e['late']} late; {matched}/{samples} samples matched "
+        f"the trace; top: " + "; ".join(d[:60] for d in named[:2])
     )
-    if periods < cycles * 0.95:
-        raise Verdict(f"only {periods} of {cycles} periods found")
     if e.get("lost_events"):
         figure += f" ({e['lost_events']} events lost)"
+    if not samples or matched < samples * 0.9:
+        raise Verdict(f"the trace's periods match too few samples; {figure}")
+    if agreement.get("below_trace"):
+        raise Verdict(f"{agreement['below_trace']} samples below the trace; {figure}")
     if not any(LOAD_CAUSE.search(json.dumps(c)) for c in causes):
         raise Verdict(f"the load is not among the top causes; {figure}")
     return figure
