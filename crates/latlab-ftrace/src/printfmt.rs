@@ -131,6 +131,8 @@ enum Expr {
         value: Box<Expr>,
         delim: Vec<u8>,
         pairs: Vec<(u64, Vec<u8>)>,
+        /// Index of this list's memo (the last value and its text).
+        slot: usize,
     },
     /// `__print_symbolic` whose values and names are all constants.
     Symbols {
@@ -544,6 +546,8 @@ pub struct PrintFmt {
     /// or precision from an argument (`%*d`): then every conversion has its
     /// own argument and the common ones read the record directly.
     steps: Option<Vec<Step>>,
+    /// How many [`Expr::Flags`] the arguments hold.
+    flag_slots: usize,
 }
 
 /// One piece of a print fmt with its argument (see [`PrintFmt::steps`]).
@@ -554,6 +558,8 @@ enum Step {
     /// `pieces[i]` is an integer conversion without flags, width or precision
     /// of a number read straight from the record.
     Int(usize, Read),
+    /// `pieces[i]` (any conversion) of a number read straight from the record.
+    Num(usize, Read),
     /// `%s` without width or precision of a string field.
     Str(Box<Field>),
     /// `pieces[i]` with `args[j]`, through the evaluator.
@@ -616,6 +622,19 @@ impl Read {
     }
 }
 
+/// Width and precision of a conversion that takes neither from an argument.
+fn fixed_width_prec(spec: &printf::Spec) -> (usize, Option<usize>) {
+    let width = match spec.width {
+        printf::Num::Fixed(w) => w,
+        _ => 0,
+    };
+    let prec = match spec.prec {
+        printf::Num::Fixed(p) => Some(p),
+        _ => None,
+    };
+    (width, prec)
+}
+
 /// Pairs each piece with its argument and picks the direct forms.
 fn plan_steps(pieces: &[Piece], args: &[Expr]) -> Option<Vec<Step>> {
     let mut steps = Vec::with_capacity(pieces.len());
@@ -651,6 +670,7 @@ fn plan_steps(pieces: &[Piece], args: &[Expr]) -> Option<Vec<Step>> {
                         steps.push(Step::Int(i, r))
                     }
                     (b's', _, Some(f)) if plain => steps.push(Step::Str(f)),
+                    (_, Some(r), _) => steps.push(Step::Num(i, r)),
                     _ => steps.push(Step::Spec(i, next)),
                 }
                 next += 1;
@@ -759,12 +779,17 @@ fn write_flags<'p>(
     }
 }
 
-struct Eval<'a> {
+/// The last value of a constant flag list and the text it printed.
+pub(crate) type FlagMemo = Option<(u64, Vec<u8>)>;
+
+struct Eval<'a, 'm> {
     data: &'a [u8],
     endian: Endian,
+    /// One memo per [`Expr::Flags`] (consecutive records often repeat flags).
+    memo: std::cell::RefCell<&'m mut [FlagMemo]>,
 }
 
-impl<'a> Eval<'a> {
+impl<'a> Eval<'a, '_> {
     #[inline]
     fn field(&self, f: &Field) -> V<'a> {
         match f.value(self.data, self.endian) {
@@ -926,15 +951,30 @@ impl<'a> Eval<'a> {
                 value,
                 delim,
                 pairs,
+                slot,
             } => {
                 let val = self.eval(value, tmp).num();
                 let start = tmp.len();
+                let mut memo = self.memo.borrow_mut();
+                let memo = memo.get_mut(*slot);
+                if let Some(Some((v, text))) = &memo {
+                    if *v == val {
+                        tmp.extend_from_slice(text);
+                        return V::Tmp(start, tmp.len());
+                    }
+                }
                 write_flags(
                     tmp,
                     val,
                     delim,
                     pairs.iter().map(|(v, l)| (*v, l.as_slice())),
                 );
+                if let Some(m) = memo {
+                    let (v, text) = m.get_or_insert_with(|| (0, Vec::new()));
+                    *v = val;
+                    text.clear();
+                    text.extend_from_slice(&tmp[start..]);
+                }
                 V::Tmp(start, tmp.len())
             }
             Expr::Symbols { value, pairs } => {
@@ -1082,7 +1122,7 @@ fn is_const(e: &Expr) -> bool {
 /// A flag or symbol value known at compile time: `Some(None)` for a name
 /// trace-cmd does not know (the pair never prints), `None` when the value
 /// depends on the record.
-fn const_flag_value(e: &Expr, ev: &Eval<'_>) -> Option<Option<u64>> {
+fn const_flag_value(e: &Expr, ev: &Eval<'_, '_>) -> Option<Option<u64>> {
     match e {
         Expr::Ident(name) => Some(known_flag(name)),
         e if is_const(e) => Some(Some(ev.eval(e, &mut Vec::new()).num())),
@@ -1093,7 +1133,7 @@ fn const_flag_value(e: &Expr, ev: &Eval<'_>) -> Option<Option<u64>> {
 /// The constant `(value, name)` pairs of a flag or symbol list, or `None`
 /// when a value or a name depends on the record. Pairs the evaluator would
 /// skip (unknown names, labels that are not strings) are left out.
-fn const_pairs(args: &[Expr], ev: &Eval<'_>) -> Option<Vec<(u64, Vec<u8>)>> {
+fn const_pairs(args: &[Expr], ev: &Eval<'_, '_>) -> Option<Vec<(u64, Vec<u8>)>> {
     let mut pairs = Vec::new();
     for p in args {
         let Expr::Pair(v, n) = p else { continue };
@@ -1110,9 +1150,33 @@ fn const_pairs(args: &[Expr], ev: &Eval<'_>) -> Option<Vec<(u64, Vec<u8>)>> {
     Some(pairs)
 }
 
+/// Gives every [`Expr::Flags`] in `e` its own memo slot.
+fn number_flags(e: &mut Expr, next: &mut usize) {
+    match e {
+        Expr::Flags { value, slot, .. } => {
+            *slot = *next;
+            *next += 1;
+            number_flags(value, next);
+        }
+        Expr::Symbols { value, .. } => number_flags(value, next),
+        Expr::Index(a, b) | Expr::Binary(_, a, b) | Expr::Pair(a, b) => {
+            number_flags(a, next);
+            number_flags(b, next);
+        }
+        Expr::Unary(_, a) | Expr::Cast { e: a, .. } => number_flags(a, next),
+        Expr::Cond(a, b, c) => {
+            number_flags(a, next);
+            number_flags(b, next);
+            number_flags(c, next);
+        }
+        Expr::Call(_, args) => args.iter_mut().for_each(|a| number_flags(a, next)),
+        Expr::Num(_) | Expr::Str(_) | Expr::Ident(_) | Expr::Field(_) => {}
+    }
+}
+
 /// Turns `__print_flags`/`__print_symbolic` calls with constant lists into
 /// [`Expr::Flags`]/[`Expr::Symbols`].
-fn compile_call(name: Helper, args: Vec<Expr>, ev: &Eval<'_>) -> Expr {
+fn compile_call(name: Helper, args: Vec<Expr>, ev: &Eval<'_, '_>) -> Expr {
     match name {
         Helper::Flags if !args.is_empty() => {
             let delim = match args.get(1) {
@@ -1129,6 +1193,7 @@ fn compile_call(name: Helper, args: Vec<Expr>, ev: &Eval<'_>) -> Expr {
                     value,
                     delim,
                     pairs,
+                    slot: 0,
                 };
             }
             Expr::Call(name, args)
@@ -1146,7 +1211,7 @@ fn compile_call(name: Helper, args: Vec<Expr>, ev: &Eval<'_>) -> Expr {
 
 /// Folds constant numeric sub-expressions (the flag masks of `__print_flags`
 /// are long constant expressions evaluated for every record otherwise).
-fn fold(e: Expr, ev: &Eval<'_>) -> Expr {
+fn fold(e: Expr, ev: &Eval<'_, '_>) -> Expr {
     if is_const(&e) {
         if let V::Num(n, signed) = ev.eval(&e, &mut Vec::new()) {
             return if signed {
@@ -1161,7 +1226,20 @@ fn fold(e: Expr, ev: &Eval<'_>) -> Expr {
         }
     }
     let f = |x: Box<Expr>| Box::new(fold(*x, ev));
+    let scalar = |x: &Expr| matches!(x, Expr::Field(fl) if fl.kind == FieldKind::Scalar);
     match e {
+        Expr::Binary(Op::Add, a, b) => {
+            let (a, b) = (f(a), f(b));
+            // `(struct page *)vmemmap_base + REC->pfn` with an unknown base: the
+            // field itself (adding an unsigned 0 changes neither value nor sign).
+            if matches!(*a, Expr::Num(0)) && scalar(&b) {
+                *b
+            } else if matches!(*b, Expr::Num(0)) && scalar(&a) {
+                *a
+            } else {
+                Expr::Binary(Op::Add, a, b)
+            }
+        }
         Expr::Index(a, b) => Expr::Index(f(a), f(b)),
         Expr::Unary(op, a) => Expr::Unary(op, f(a)),
         Expr::Binary(op, a, b) => Expr::Binary(op, f(a), f(b)),
@@ -1203,14 +1281,20 @@ impl PrintFmt {
         let folder = Eval {
             data: &[],
             endian: Endian::Little,
+            memo: std::cell::RefCell::new(&mut []),
         };
-        let args: Vec<Expr> = args.into_iter().map(|a| fold(a, &folder)).collect();
+        let mut args: Vec<Expr> = args.into_iter().map(|a| fold(a, &folder)).collect();
+        let mut flag_slots = 0;
+        for a in &mut args {
+            number_flags(a, &mut flag_slots);
+        }
         let pieces = printf::parse_format(&fmt);
         let steps = plan_steps(&pieces, &args);
         Ok(PrintFmt {
             pieces,
             args,
             steps,
+            flag_slots,
         })
     }
 
@@ -1227,7 +1311,7 @@ impl PrintFmt {
             long_size,
             kallsyms,
         };
-        self.render(out, data, endian, &ctx, &mut Vec::new());
+        self.render(out, data, endian, &ctx, &mut Vec::new(), &mut Vec::new());
     }
 
     /// Formats one record into `out`; `tmp` is scratch space for strings
@@ -1240,8 +1324,16 @@ impl PrintFmt {
         endian: Endian,
         ctx: &Ctx<'_>,
         tmp: &mut Vec<u8>,
+        memo: &mut Vec<FlagMemo>,
     ) {
-        let ev = Eval { data, endian };
+        if memo.len() < self.flag_slots {
+            memo.resize(self.flag_slots, None);
+        }
+        let ev = Eval {
+            data,
+            endian,
+            memo: std::cell::RefCell::new(memo),
+        };
         tmp.clear();
         if let Some(steps) = &self.steps {
             for step in steps {
@@ -1256,6 +1348,13 @@ impl PrintFmt {
                             printf::fmt_int(out, r.get(data, endian), spec, 0, None, ctx.long_size);
                         }
                     }
+                    Step::Num(i, r) => {
+                        if let Piece::Spec(spec) = &self.pieces[*i] {
+                            let (width, prec) = fixed_width_prec(spec);
+                            let v = Arg::Num(r.get(data, endian));
+                            printf::format_one(out, spec, width, prec, v, ctx);
+                        }
+                    }
                     Step::Str(f) => {
                         if let Some(Value::Str(s)) = f.value(data, endian) {
                             out.extend_from_slice(s);
@@ -1264,12 +1363,7 @@ impl PrintFmt {
                     Step::Spec(i, j) => {
                         if let Piece::Spec(spec) = &self.pieces[*i] {
                             let v = ev.eval(&self.args[*j], tmp);
-                            let (width, prec) = match (spec.width, spec.prec) {
-                                (printf::Num::Fixed(w), printf::Num::Fixed(p)) => (w, Some(p)),
-                                (printf::Num::Fixed(w), _) => (w, None),
-                                (_, printf::Num::Fixed(p)) => (0, Some(p)),
-                                _ => (0, None),
-                            };
+                            let (width, prec) = fixed_width_prec(spec);
                             printf::format_one(out, spec, width, prec, arg(v, tmp), ctx);
                             tmp.clear();
                         }
@@ -1350,6 +1444,7 @@ mod tests {
                 long_size: 8,
                 kallsyms: &k,
             },
+            &mut Vec::new(),
             &mut Vec::new(),
         );
         String::from_utf8(out).unwrap()
@@ -1436,6 +1531,7 @@ mod more_tests {
                 kallsyms: &k,
             },
             &mut Vec::new(),
+            &mut Vec::new(),
         );
         assert!(String::from_utf8(out)
             .unwrap()
@@ -1455,6 +1551,7 @@ mod more_tests {
                 long_size: 8,
                 kallsyms: &k,
             },
+            &mut Vec::new(),
             &mut Vec::new(),
         );
         assert_eq!(String::from_utf8(out).unwrap(), "idx=23 flags=D|P|I");

@@ -91,6 +91,8 @@ struct Compiled {
     special: Special,
     /// `{name}:` padded like trace-cmd pads it, with the space after.
     label: Vec<u8>,
+    /// The print fmt's flag-list memos.
+    memo: Vec<crate::printfmt::FlagMemo>,
     print: Result<PrintFmt, String>,
     /// Fields a plugin reads, resolved once (see SWITCH_FIELDS, WAKEUP_FIELDS).
     fields: Vec<Option<Field>>,
@@ -185,13 +187,6 @@ impl<'m> Renderer<'m> {
             scratch: Vec::with_capacity(256),
             tmp: Vec::with_capacity(256),
             prefixes: HashMap::default(),
-        }
-    }
-
-    fn ctx(&self) -> Ctx<'m> {
-        Ctx {
-            long_size: self.meta.long_size,
-            kallsyms: &self.meta.kallsyms,
         }
     }
 
@@ -349,6 +344,7 @@ impl<'m> Renderer<'m> {
             Compiled {
                 special,
                 label,
+                memo: Vec::new(),
                 print: PrintFmt::compile(format, self.meta.long_size),
                 fields: match special {
                     Special::SchedSwitch => SWITCH_FIELDS
@@ -422,9 +418,14 @@ impl<'m> Renderer<'m> {
     }
 
     fn generic(&mut self, ev: &Event<'_>, idx: usize, out: &mut Vec<u8>) {
-        let ctx = self.ctx();
-        match self.compiled[idx].as_ref().map(|c| &c.print) {
-            Some(Ok(p)) => p.render(out, ev.data, self.meta.endian, &ctx, &mut self.tmp),
+        let ctx = Ctx {
+            long_size: self.meta.long_size,
+            kallsyms: &self.meta.kallsyms,
+        };
+        match self.compiled[idx].as_mut().map(|c| (&c.print, &mut c.memo)) {
+            Some((Ok(p), memo)) => {
+                p.render(out, ev.data, self.meta.endian, &ctx, &mut self.tmp, memo)
+            }
             _ => {
                 out.extend_from_slice(b"[FAILED TO PARSE]");
                 if let Some(f) = ev.format {
