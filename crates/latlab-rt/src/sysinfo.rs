@@ -210,16 +210,23 @@ fn preemption(
     config: Option<&str>,
 ) -> (Option<String>, Option<String>) {
     // debugfs shows the active dynamic mode in parentheses: "none (voluntary) full".
-    if let Some(active) = dynamic_modes.and_then(|modes| {
+    let active = dynamic_modes.and_then(|modes| {
         modes
             .split_whitespace()
             .find(|m| m.starts_with('('))
             .map(|m| m.trim_matches(|c| c == '(' || c == ')').to_string())
-    }) {
-        return (Some(active), Some("/sys/kernel/debug/sched/preempt".into()));
-    }
+    });
+    // A PREEMPT_RT kernel may be PREEMPT_DYNAMIC too (6.12: its modes are
+    // full and lazy); it is `rt` whatever the mode.
     if version.contains("PREEMPT_RT") {
-        return (Some("rt".into()), Some("uname -v".into()));
+        let source = match &active {
+            Some(mode) => format!("uname -v (PREEMPT_RT; dynamic mode {mode})"),
+            None => "uname -v".into(),
+        };
+        return (Some("rt".into()), Some(source));
+    }
+    if let Some(active) = active {
+        return (Some(active), Some("/sys/kernel/debug/sched/preempt".into()));
     }
     if let Some(mode) = cmdline_value(cmdline, "preempt") {
         return (Some(mode), Some("kernel command line preempt=".into()));
@@ -284,11 +291,31 @@ fn virtualization(cpuinfo: &str) -> Option<String> {
             }
         }
     }
+    if let Some(kind) = std::fs::read("/proc/device-tree/compatible")
+        .ok()
+        .and_then(|c| virtual_board(&c))
+    {
+        return Some(kind);
+    }
     let flagged = cpuinfo
         .lines()
         .filter(|l| l.starts_with("flags"))
         .any(|l| l.split_whitespace().any(|f| f == "hypervisor"));
     flagged.then(|| "hypervisor (cpuid flag)".to_string())
+}
+
+/// A virtual machine known by its device tree's `compatible` strings
+/// (NUL-separated): ARM and RISC-V guests have no DMI and no cpuid flag.
+fn virtual_board(compatible: &[u8]) -> Option<String> {
+    compatible
+        .split(|&b| b == 0)
+        .filter_map(|s| std::str::from_utf8(s).ok())
+        .find_map(|s| match s {
+            "linux,dummy-virt" => Some("QEMU virt machine (device tree linux,dummy-virt)".into()),
+            "riscv-virtio" => Some("QEMU virt machine (device tree riscv-virtio)".into()),
+            _ if s.starts_with("xen,") => Some(format!("Xen (device tree {s})")),
+            _ => None,
+        })
 }
 
 fn idle_states() -> Vec<String> {
@@ -376,6 +403,31 @@ mod tests {
         assert_eq!(source.as_deref(), Some("kernel command line preempt="));
         let rt = "#1 SMP PREEMPT_RT Debian 6.1.192-2";
         assert_eq!(preemption(None, rt, "", None).0.as_deref(), Some("rt"));
+    }
+
+    /// Found in the lab: Debian's 6.12 PREEMPT_RT kernel is PREEMPT_DYNAMIC
+    /// too, and debugfs's mode (lazy) was taken for the model.
+    #[test]
+    fn a_preempt_rt_kernel_is_rt_whatever_its_dynamic_mode() {
+        let version = "#1 SMP PREEMPT_RT Debian 6.12.107-1 (2026-08-29)";
+        let (model, source) = preemption(Some("full (lazy)"), version, "", None);
+        assert_eq!(model.as_deref(), Some("rt"));
+        assert_eq!(
+            source.as_deref(),
+            Some("uname -v (PREEMPT_RT; dynamic mode lazy)")
+        );
+    }
+
+    /// Found in the lab: QEMU's ARM virt machine (no DMI, no cpuid flag)
+    /// was called bare metal.
+    #[test]
+    fn an_arm_virt_guest_is_known_by_its_device_tree() {
+        let kind = virtual_board(b"linux,dummy-virt\0").unwrap();
+        assert!(kind.contains("QEMU virt"), "{kind}");
+        assert_eq!(
+            virtual_board(b"raspberrypi,4-model-b\0brcm,bcm2711\0"),
+            None
+        );
     }
 
     /// Found in the lab: Debian's kernel in a busybox initramfs has no
