@@ -9,6 +9,8 @@
 //! - [`stop`]: a Ctrl-C / SIGTERM flag shared by every long-running command;
 //! - [`signal`]: installing a signal handler;
 //! - [`clock`]: CLOCK_MONOTONIC in nanoseconds;
+//! - [`wait`]: timed waits between threads (an event, a condition variable)
+//!   that keep their nanoseconds on 32-bit targets, where std's do not;
 //! - [`sysinfo`]: the facts about the machine that every result records.
 //!
 //! ```
@@ -26,6 +28,7 @@ pub mod sched;
 pub mod signal;
 pub mod stop;
 pub mod sysinfo;
+pub mod wait;
 
 mod error;
 pub use error::RtError;
