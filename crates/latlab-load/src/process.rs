@@ -31,11 +31,12 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use latlab_rt::wait::{Condvar, Event};
 use serde::{Deserialize, Serialize};
 
 use crate::running::{online_cpus, validate, READY_TIMEOUT};
@@ -142,7 +143,9 @@ impl Inbox {
     }
 }
 
-/// The inbox and the condition variable that signals a change to it.
+/// The inbox and the condition variable that signals a change to it
+/// (latlab-rt's: std's timed waits end early on 32-bit ARM, see
+/// `latlab_rt::wait`).
 type Mailbox = Arc<(Mutex<Inbox>, Condvar)>;
 
 fn lock(mailbox: &Mailbox) -> MutexGuard<'_, Inbox> {
@@ -312,11 +315,9 @@ impl LoadProcess {
             let _ = writeln!(stdin, "{request}").and_then(|()| stdin.flush());
         }
         let limit = READY_TIMEOUT + options.command_grace + SPAWN_MARGIN;
-        let inbox = load
-            .mailbox
-            .1
-            .wait_timeout_while(lock(&load.mailbox), limit, |i| !i.settled_start())
-            .unwrap_or_else(|p| p.into_inner())
+        let (mailbox, changed) = &*load.mailbox;
+        let inbox = changed
+            .wait_timeout_while(mailbox, limit, |i| !i.settled_start())
             .0;
         if let Some(err) = load.failure(&inbox) {
             return Err(err);
@@ -353,11 +354,9 @@ impl LoadProcess {
     pub fn stop(mut self) -> Result<LoadReport, LoadError> {
         // End of input: stop and report.
         self.stdin = None;
-        let mut inbox = self
-            .mailbox
-            .1
-            .wait_timeout_while(lock(&self.mailbox), STOP_TIMEOUT, |i| !i.done())
-            .unwrap_or_else(|p| p.into_inner())
+        let (mailbox, changed) = &*self.mailbox;
+        let mut inbox = changed
+            .wait_timeout_while(mailbox, STOP_TIMEOUT, |i| !i.done())
             .0;
         let result = match inbox.report.take() {
             Some(report) => Ok(report),
@@ -633,10 +632,13 @@ fn serve(
             message: "latlab stopped listening to its load process".into(),
         });
     }
-    let (eof_tx, eof_rx) = mpsc::channel::<()>();
+    // Set when the input ends, or its thread does (whatever the way).
+    let eof = Arc::new(Event::new());
+    let input_ended = SetOnDrop(eof.clone());
     std::thread::Builder::new()
         .name("ld-input".into())
         .spawn(move || {
+            let _ended = input_ended;
             let mut buf = [0u8; 64];
             loop {
                 match input.read(&mut buf) {
@@ -646,13 +648,12 @@ fn serve(
                     Err(_) => break,
                 }
             }
-            let _ = eof_tx.send(());
         })
         .map_err(|e| LoadError::Start {
             reason: format!("cannot create the load process's input thread: {e}"),
         })?;
     // Until the input ends (or its thread is gone): stop and report.
-    while let Err(RecvTimeoutError::Timeout) = eof_rx.recv_timeout(CHECK_EVERY) {
+    while !eof.wait_timeout(CHECK_EVERY) {
         if stop() {
             let err = LoadError::Process {
                 message: format!(
@@ -692,6 +693,15 @@ fn serve(
     }
 }
 
+/// Sets its event when dropped: a thread's end, however it ends.
+struct SetOnDrop(Arc<Event>);
+
+impl Drop for SetOnDrop {
+    fn drop(&mut self) {
+        self.0.set();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -717,8 +727,7 @@ mod tests {
     fn wait(mailbox: &Mailbox, until: impl Fn(&Inbox) -> bool) -> MutexGuard<'_, Inbox> {
         mailbox
             .1
-            .wait_timeout_while(lock(mailbox), Duration::from_secs(20), |i| !until(i))
-            .unwrap()
+            .wait_timeout_while(&mailbox.0, Duration::from_secs(20), |i| !until(i))
             .0
     }
 

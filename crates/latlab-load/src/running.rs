@@ -6,11 +6,13 @@ use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use latlab_rt::wait::Event;
+
 use crate::command::{group_cpu_seconds, poll_pid, Ended, ExternalCommand};
 use crate::report::{CommandReport, KindReport, LoadReport};
 use crate::sched::make_background;
 use crate::tempdir::TempDir;
-use crate::workers::{start_unit, Counter, Setup, Unit, IO_CHUNK};
+use crate::workers::{start_unit, Counter, Readiness, Setup, Unit, IO_CHUNK};
 use crate::{LoadError, LoadKind, LoadSpec};
 
 /// How long `start` waits for every worker thread to report that it runs.
@@ -98,6 +100,8 @@ pub struct RunningLoad {
     shared: Arc<Shared>,
     go: Option<mpsc::Sender<Go>>,
     sampler: Option<JoinHandle<Series>>,
+    /// Set (after `stop`) to wake the supervisor from its wait for the next sample.
+    wake_sampler: Arc<Event>,
     command: Option<ExternalCommand>,
     dir: Option<TempDir>,
     t0: Instant,
@@ -156,7 +160,7 @@ impl RunningLoad {
         } else {
             None
         };
-        let (ready_tx, ready_rx) = mpsc::channel();
+        let ready = Arc::new(Readiness::default());
         let setup = Setup {
             nice: options.nice,
             cpus: cpus.clone(),
@@ -164,7 +168,7 @@ impl RunningLoad {
             io_file_cap,
             net_message_bytes: options.net_message_bytes,
             stop: Arc::new(AtomicBool::new(false)),
-            ready: ready_tx,
+            ready: ready.clone(),
             failure: Arc::new(Mutex::new(None)),
         };
         let mut load = RunningLoad {
@@ -176,6 +180,7 @@ impl RunningLoad {
             shared: Arc::new(Shared::default()),
             go: None,
             sampler: None,
+            wake_sampler: Arc::new(Event::new()),
             command: None,
             dir,
             t0: Instant::now(),
@@ -202,21 +207,13 @@ impl RunningLoad {
         }
         drop(setup);
         let threads: usize = load.units.iter().map(|u| u.threads.len()).sum();
-        let deadline = Instant::now() + READY_TIMEOUT;
-        for _ in 0..threads {
-            let wait = deadline.saturating_duration_since(Instant::now());
-            match ready_rx.recv_timeout(wait) {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => return Err(e),
-                Err(_) => {
-                    return Err(LoadError::Start {
-                        reason: format!(
-                            "not every worker thread was running after {} s (machine overloaded? try fewer workers)",
-                            READY_TIMEOUT.as_secs()
-                        ),
-                    })
-                }
-            }
+        if !ready.wait_for(threads, READY_TIMEOUT)? {
+            return Err(LoadError::Start {
+                reason: format!(
+                    "not every worker thread was running after {} s (machine overloaded? try fewer workers)",
+                    READY_TIMEOUT.as_secs()
+                ),
+            });
         }
         if let Some(cmd) = &load.command {
             while command_started.elapsed() < options.command_grace {
@@ -266,6 +263,7 @@ impl RunningLoad {
         });
         let cpus = cpus.to_vec();
         let stop = self.stop.clone();
+        let wake = self.wake_sampler.clone();
         let shared = self.shared.clone();
         let interval = self.interval;
         let handle = std::thread::Builder::new()
@@ -296,7 +294,11 @@ impl RunningLoad {
                 let Ok((t0, baseline, counters)) = go_rx.recv() else {
                     return Series::default();
                 };
-                sample(&stop, &shared, interval, &counters, t0, baseline, watched)
+                let until = Until {
+                    stop: &stop,
+                    wake: &wake,
+                };
+                sample(until, &shared, interval, &counters, t0, baseline, watched)
             })
             .map_err(|e| LoadError::Start {
                 reason: format!("cannot create the supervisor thread: {e}"),
@@ -544,7 +546,7 @@ impl RunningLoad {
         }
         let series = match self.sampler.take() {
             Some(handle) => {
-                handle.thread().unpark();
+                self.wake_sampler.set();
                 handle.join().unwrap_or_default()
             }
             None => Series::default(),
@@ -682,10 +684,18 @@ struct Watched {
     ended: Arc<OnceLock<Ended>>,
 }
 
+/// What ends the supervisor's loop: `stop`, and the event set after it that
+/// wakes the supervisor from its wait for the next sample.
+#[derive(Clone, Copy)]
+struct Until<'a> {
+    stop: &'a AtomicBool,
+    wake: &'a Event,
+}
+
 /// The supervisor's loop: every `interval`, each kind's rate and the command's
 /// CPU use, until `stop`. Only complete intervals are recorded.
 fn sample(
-    stop: &AtomicBool,
+    until: Until<'_>,
     shared: &Shared,
     interval: Duration,
     counters: &[Vec<Arc<Counter>>],
@@ -708,7 +718,7 @@ fn sample(
     let mut next = t0 + interval;
     loop {
         loop {
-            if stop.load(Ordering::Relaxed) {
+            if until.stop.load(Ordering::Relaxed) {
                 series.last = Some((prev_t, prev, prev_cpu));
                 return series;
             }
@@ -716,7 +726,12 @@ fn sample(
             if now >= next {
                 break;
             }
-            std::thread::park_timeout((next - now).min(Duration::from_millis(50)));
+            // latlab-rt's timed wait, not std's park_timeout: on 32-bit ARM
+            // std's ends at the whole second before its deadline, and this
+            // loop spun on a CPU (see latlab_rt::wait).
+            until
+                .wake
+                .wait_timeout((next - now).min(Duration::from_millis(50)));
         }
         let now = Instant::now();
         let dt = (now - prev_t).as_secs_f64();

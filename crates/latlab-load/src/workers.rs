@@ -10,9 +10,11 @@ use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
+
+use latlab_rt::wait::Condvar;
 
 use crate::sched::{make_background, set_affinity};
 use crate::{LoadError, LoadKind};
@@ -62,10 +64,58 @@ pub(crate) struct Setup {
     pub net_message_bytes: usize,
     /// Set to stop every worker.
     pub stop: Arc<AtomicBool>,
-    /// Each thread sends the result of its scheduling setup here.
-    pub ready: mpsc::Sender<Result<(), LoadError>>,
+    /// Each thread reports the result of its scheduling setup here.
+    pub ready: Arc<Readiness>,
     /// The first failure of a running worker, described.
     pub failure: Arc<Mutex<Option<String>>>,
+}
+
+/// Where worker threads report whether their scheduling setup worked, and
+/// where the thread that starts them waits for every report. A condition
+/// variable from latlab-rt, not a channel's `recv_timeout`: std's timed waits
+/// end early on 32-bit ARM (see `latlab_rt::wait`).
+#[derive(Default)]
+pub(crate) struct Readiness {
+    reports: Mutex<ReadyReports>,
+    changed: Condvar,
+}
+
+/// What the worker threads have reported so far.
+#[derive(Default)]
+struct ReadyReports {
+    /// Threads whose setup worked.
+    ready: usize,
+    /// The first setup that failed.
+    failed: Option<LoadError>,
+}
+
+impl Readiness {
+    /// Records one thread's setup result.
+    pub fn report(&self, result: Result<(), LoadError>) {
+        let mut reports = self.reports.lock().unwrap_or_else(|p| p.into_inner());
+        match result {
+            Ok(()) => reports.ready += 1,
+            Err(e) => {
+                reports.failed.get_or_insert(e);
+            }
+        }
+        drop(reports);
+        self.changed.notify_all();
+    }
+
+    /// Waits until `threads` threads have reported ready (`Ok(true)`), one
+    /// has failed (its error), or `timeout` has passed (`Ok(false)`).
+    pub fn wait_for(&self, threads: usize, timeout: Duration) -> Result<bool, LoadError> {
+        let (mut reports, _) = self
+            .changed
+            .wait_timeout_while(&self.reports, timeout, |r| {
+                r.failed.is_none() && r.ready < threads
+            });
+        match reports.failed.take() {
+            Some(e) => Err(e),
+            None => Ok(reports.ready >= threads),
+        }
+    }
 }
 
 /// One worker as the user counts them (`cpu:2` is two units): its threads and counter.
@@ -188,7 +238,7 @@ fn spawn(
             let prepared =
                 make_background(kind.name(), nice).and_then(|()| set_affinity(kind.name(), &cpus));
             let ok = prepared.is_ok();
-            let _ = ready.send(prepared);
+            ready.report(prepared);
             drop(ready);
             if !ok {
                 return Ok(());
