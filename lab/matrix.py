@@ -132,10 +132,13 @@ def run_judge(timer: str) -> Callable[[str, Path, list], str]:
         o = r["overall"]
         interval = interval_ns(TIMERS[timer])
         lat = o["latency"]
+        tolerance = 0.02
         if timer == "nanosleep":
             # Relative sleeps have no grid: each period is the interval
-            # plus that wake-up's latency, and none is ever missed.
+            # plus that wake-up's latency plus the loop's own work, which
+            # an emulated ARM CPU makes 50-80 µs long, and none is missed.
             expected = round(RUN_SECONDS * 1e9 / (interval + lat["mean"]))
+            tolerance = 0.1
         else:
             expected = RUN_SECONDS * 1_000_000_000 // interval
         seen = o["cycles"] + o["missed_periods"]
@@ -145,7 +148,7 @@ def run_judge(timer: str) -> Callable[[str, Path, list], str]:
         )
         if o.get("early_wakeups", 0):
             raise Verdict(f"{o['early_wakeups']} early wake-ups; {figure}")
-        if abs(seen - expected) > expected * 0.02 + 2:
+        if abs(seen - expected) > expected * tolerance + 2:
             raise Verdict(f"cycles+missed {seen} vs {expected}; {figure}")
         return figure
 
