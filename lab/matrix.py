@@ -396,13 +396,6 @@ CHECKS = (
             True,
         ),
         Check(
-            "respond gpio",
-            "gpio-sim pair with the lab's wire",
-            respond_commands("gpio"),
-            respond_judge("gpio"),
-            True,
-        ),
-        Check(
             "record + dump",
             "latlab dump of a guest recording = trace-cmd report",
             record_commands,
@@ -417,6 +410,13 @@ CHECKS = (
         ),
         Check("lockbench", f"lockbench {LOCK_VARIANTS}", lockbench_commands, lockbench_judge),
         Check("loads", f"latlab load {LOAD_KINDS}", load_commands, load_judge),
+        Check(
+            "respond gpio",
+            "gpio-sim pair with the lab's wire",
+            respond_commands("gpio"),
+            respond_judge("gpio"),
+            True,
+        ),
     ]
 )
 
@@ -441,19 +441,45 @@ def run_kernel(kernel: str, checks: list, out: Path, limit: int) -> dict:
             f"lab/run exited {proc.returncode} before the first command (see {kout}/console.log)"
         )
         return {c.name: (False, reason) for c in checks}
+    splats = kernel_splats(kout / "console.log")
     for c in checks:
         rcs = []
         for i, o in enumerate(owner, start=1):
             if o == c.name:
                 rc_file = kout / f"{i:02d}.rc"
                 rcs.append(int(rc_file.read_text().strip()) if rc_file.exists() else None)
+        mine = [i for i, o in enumerate(owner, start=1) if o == c.name]
+        splat = next((text for n, text in splats if n in mine), None)
         try:
             results[c.name] = (True, c.judge(kernel, kout, rcs))
         except Verdict as v:
             results[c.name] = (False, str(v))
         except (KeyError, TypeError, ValueError) as e:
             results[c.name] = (False, f"unexpected result ({type(e).__name__}: {e})")
+        if splat:
+            results[c.name] = (False, f"the kernel said {splat!r}; " + results[c.name][1])
     return results
+
+
+# Kernel messages that make a check fail whatever its result.
+SPLAT = re.compile(r"\] ((?:BUG|WARNING|Oops|Kernel panic|watchdog: .*LOCKUP)[^\r\n]*)")
+
+
+def kernel_splats(console: Path) -> list:
+    """(command number, message) of every kernel BUG, WARNING, Oops, panic
+    or lockup on the guest's console, by the command running at the time."""
+    if not console.exists():
+        return []
+    found, command = [], 0
+    for line in console.read_text(errors="replace").splitlines():
+        m = re.match(r"@@lab: \[(\d+)\] \$", line)
+        if m:
+            command = int(m.group(1))
+            continue
+        m = SPLAT.search(line)
+        if m and command:
+            found.append((command, m.group(1).strip()))
+    return found
 
 
 def table(kernels: list, checks: list, results: dict) -> str:
