@@ -5,7 +5,7 @@
 
 use std::borrow::Cow;
 
-use crate::dat::{Compression, CpuData, Meta};
+use crate::dat::{Compression, CpuData, Decompressor, Meta};
 use crate::endian::Endian;
 use crate::error::{Error, Result};
 use crate::format::{EventFormat, Value};
@@ -158,18 +158,21 @@ enum Src<'t> {
         comp: Compression,
         chunks_left: u32,
         pos: usize,
+        /// The current chunk, decompressed (the allocation is kept).
         buf: Vec<u8>,
         buf_pos: usize,
         chunk_at: u64,
+        decoder: Box<Decompressor>,
     },
 }
 
+/// One record of the current page: its timestamp and where its bytes are
+/// in the page data or chunk buffer.
 #[derive(Debug, Clone, Copy)]
 struct Head {
     ts: u64,
-    start: usize,
-    end: usize,
-    missed: Missed,
+    start: u32,
+    end: u32,
 }
 
 fn src_bytes<'s>(src: &'s Src<'_>) -> &'s [u8] {
@@ -188,15 +191,17 @@ struct CpuStream<'t> {
     endian: Endian,
     layout: crate::format::PageLayout,
     src: Src<'t>,
-    /// Current page: (start, committed length) within the plain data or chunk buffer.
-    page: Option<(usize, usize)>,
     /// File offset of the current page (for errors).
     page_at: u64,
     pending_missed: Missed,
-    head: Option<Head>,
-    /// Records of the current page, decoded at once; `next` is the next to yield.
+    /// Events lost before the first record of the current page.
+    page_missed: Missed,
+    /// Records of the current page, decoded at once; `next` is the next to
+    /// yield, `heads[next - 1]` the current head.
     heads: Vec<Head>,
     next: usize,
+    /// Whether `heads[next - 1]` is a record not yet consumed.
+    has_head: bool,
     /// An error met in the current page after the records in `heads`.
     page_error: Option<Error>,
     init_error: Option<Error>,
@@ -244,6 +249,7 @@ impl<'t> CpuStream<'t> {
                 buf: Vec::new(),
                 buf_pos: 0,
                 chunk_at: c.offset,
+                decoder: Box::default(),
             }
         } else {
             Src::Plain {
@@ -259,12 +265,12 @@ impl<'t> CpuStream<'t> {
             endian: meta.endian,
             layout: meta.layout,
             src,
-            page: None,
             page_at: c.offset,
             pending_missed: Missed::None,
-            head: None,
+            page_missed: Missed::None,
             heads: Vec::with_capacity(256),
             next: 0,
+            has_head: false,
             page_error: None,
             init_error,
             truncated,
@@ -275,6 +281,16 @@ impl<'t> CpuStream<'t> {
 
     fn bytes(&self) -> &[u8] {
         src_bytes(&self.src)
+    }
+
+    /// The current head's timestamp (`u64::MAX` when there is none).
+    #[inline]
+    fn head_ts(&self) -> u64 {
+        if self.has_head {
+            self.heads[self.next - 1].ts
+        } else {
+            u64::MAX
+        }
     }
 
     /// Loads the next page; false at the end of the data.
@@ -306,6 +322,7 @@ impl<'t> CpuStream<'t> {
                 buf,
                 buf_pos,
                 chunk_at,
+                decoder,
             } => {
                 if *buf_pos >= buf.len() {
                     if *chunks_left == 0 {
@@ -326,14 +343,16 @@ impl<'t> CpuStream<'t> {
                             what: "compressed chunk",
                             need: (*pos + 8 + csize).saturating_sub(data.len()) as u64,
                         })?;
-                    *buf = comp.decompress(cdata, usize_, at)?;
+                    decoder.decompress_into(*comp, cdata, usize_, at, buf)?;
                     *buf_pos = 0;
                     *pos += 8 + csize;
                     *chunks_left -= 1;
                     *chunk_at = at;
                     if buf.is_empty() {
                         // An empty chunk: try the next one.
-                        self.page = None;
+                        self.heads.clear();
+                        self.next = 0;
+                        self.has_head = false;
                         return Ok(*chunks_left > 0);
                     }
                 }
@@ -346,7 +365,6 @@ impl<'t> CpuStream<'t> {
         self.page_at = at;
         let page_bytes = &src_bytes(&self.src)[start..start + len];
         let page = Page::parse(page_bytes, &self.layout, self.endian).map_err(|e| e.at_base(at))?;
-        let committed = page.committed().len();
         match page.missed {
             Missed::None => {}
             Missed::Unknown => {
@@ -363,16 +381,16 @@ impl<'t> CpuStream<'t> {
         }
         self.heads.clear();
         self.next = 0;
-        let bytes = page.committed();
+        self.has_head = false;
+        let base = page.committed().as_ptr() as usize;
         for r in page.records() {
             match r {
                 Ok(r) => {
-                    let off = r.data.as_ptr() as usize - bytes.as_ptr() as usize;
+                    let off = start + (r.data.as_ptr() as usize - base);
                     self.heads.push(Head {
                         ts: r.timestamp,
-                        start: start + off,
-                        end: start + off + r.data.len(),
-                        missed: Missed::None,
+                        start: off as u32,
+                        end: (off + r.data.len()) as u32,
                     });
                 }
                 Err(e) => {
@@ -381,16 +399,16 @@ impl<'t> CpuStream<'t> {
                 }
             }
         }
-        if let Some(h) = self.heads.first_mut() {
-            h.missed = std::mem::take(&mut self.pending_missed);
-        }
-        self.page = Some((start, committed));
+        self.page_missed = if self.heads.is_empty() {
+            Missed::None
+        } else {
+            std::mem::take(&mut self.pending_missed)
+        };
         Ok(true)
     }
 
     fn kill(&mut self) {
-        self.head = None;
-        self.page = None;
+        self.has_head = false;
         self.heads.clear();
         self.next = 0;
         self.src = Src::Plain {
@@ -402,9 +420,9 @@ impl<'t> CpuStream<'t> {
 
     #[inline]
     fn advance(&mut self, meta: &Meta) -> Result<()> {
-        if let Some(&h) = self.heads.get(self.next) {
+        if self.next < self.heads.len() {
             self.next += 1;
-            self.head = Some(h);
+            self.has_head = true;
             return Ok(());
         }
         self.advance_slow().map_err(|e| Error::Cpu {
@@ -418,15 +436,17 @@ impl<'t> CpuStream<'t> {
         })
     }
 
+    #[cold]
     fn advance_slow(&mut self) -> Result<()> {
+        self.has_head = false;
         if let Some(e) = self.init_error.take() {
             self.kill();
             return Err(e);
         }
         loop {
-            if let Some(&h) = self.heads.get(self.next) {
+            if self.next < self.heads.len() {
                 self.next += 1;
-                self.head = Some(h);
+                self.has_head = true;
                 return Ok(());
             }
             if let Some(e) = self.page_error.take() {
@@ -436,7 +456,6 @@ impl<'t> CpuStream<'t> {
             match self.next_page() {
                 Ok(true) => {}
                 Ok(false) => {
-                    self.head = None;
                     if let Some(e) = self.truncated.take() {
                         return Err(e);
                     }
@@ -468,6 +487,11 @@ pub struct Events<'t> {
     cpus: Vec<CpuStream<'t>>,
     started: bool,
     consumed: Option<usize>,
+    /// While the stream `cur` keeps yielding records with timestamps below
+    /// `bound` (the others' earliest head, ties going to the lower index),
+    /// it stays the earliest: no scan of the other CPUs is needed.
+    cur: usize,
+    bound: u64,
     ts_adjust: bool,
 }
 
@@ -486,6 +510,8 @@ impl<'t> Events<'t> {
             cpus,
             started: false,
             consumed: None,
+            cur: usize::MAX,
+            bound: 0,
             ts_adjust: meta.ts_offset != 0 || meta.tsc2nsec.is_some(),
         }
     }
@@ -515,8 +541,37 @@ impl<'t> Events<'t> {
         t.wrapping_add(self.meta.ts_offset as u64)
     }
 
+    /// Finds the earliest head (the lowest index among equal timestamps) and
+    /// the bound below which that stream stays the earliest.
+    fn pick(&mut self) -> Option<usize> {
+        let mut best: Option<(usize, u64)> = None;
+        for (i, c) in self.cpus.iter().enumerate() {
+            if c.has_head {
+                let ts = c.head_ts();
+                if best.is_none_or(|(_, t)| ts < t) {
+                    best = Some((i, ts));
+                }
+            }
+        }
+        let (i, _) = best?;
+        // Streams before `i` win ties, so `i` must stay strictly below
+        // their heads; streams after it lose ties.
+        let mut bound = u64::MAX;
+        for (j, c) in self.cpus.iter().enumerate() {
+            if j != i && c.has_head {
+                let ts = c.head_ts();
+                let b = if j < i { ts } else { ts.saturating_add(1) };
+                bound = bound.min(b);
+            }
+        }
+        self.cur = i;
+        self.bound = bound;
+        Some(i)
+    }
+
     /// The next event in time order, or `None` at the end. After an error the
     /// failing CPU is dropped and the others continue.
+    #[inline]
     pub fn next_event(&mut self) -> Option<Result<Event<'_>>> {
         if !self.started {
             self.started = true;
@@ -526,24 +581,25 @@ impl<'t> Events<'t> {
                 }
             }
         }
-        if let Some(i) = self.consumed.take() {
-            if let Err(e) = self.cpus[i].advance(self.meta) {
-                return Some(Err(e));
-            }
-        }
-        let mut best: Option<(usize, u64)> = None;
-        for (i, c) in self.cpus.iter().enumerate() {
-            if let Some(h) = &c.head {
-                if best.is_none_or(|(_, t)| h.ts < t) {
-                    best = Some((i, h.ts));
+        let i = match self.consumed.take() {
+            Some(i) => {
+                if let Err(e) = self.cpus[i].advance(self.meta) {
+                    self.cur = usize::MAX;
+                    return Some(Err(e));
+                }
+                let c = &self.cpus[i];
+                if i == self.cur && c.has_head && c.head_ts() < self.bound {
+                    i
+                } else {
+                    self.pick()?
                 }
             }
-        }
-        let (i, _) = best?;
+            None => self.pick()?,
+        };
         self.consumed = Some(i);
         let c = &self.cpus[i];
-        let h = c.head?;
-        let data = &c.bytes()[h.start..h.end];
+        let h = c.heads[c.next - 1];
+        let data = &c.bytes()[h.start as usize..h.end as usize];
         let id = match data.get(..2) {
             Some(b) => self.meta.endian.uint(b) as u16,
             None => 0,
@@ -558,7 +614,11 @@ impl<'t> Events<'t> {
             cpu: c.cpu,
             buffer: c.buffer,
             data,
-            missed: h.missed,
+            missed: if c.next == 1 {
+                c.page_missed
+            } else {
+                Missed::None
+            },
             format: self.meta.event(id),
             meta: self.meta,
         }))
