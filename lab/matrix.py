@@ -142,10 +142,7 @@ def run_judge(timer: str) -> Callable[[str, Path, list], str]:
         else:
             expected = RUN_SECONDS * 1_000_000_000 // interval
         seen = o["cycles"] + o["missed_periods"]
-        figure = (
-            f"{o['cycles']}+{o['missed_periods']} missed of {expected}, "
-            f"p50 {us(lat['p50'])} max {us(lat['max'])}"
-        )
+        figure = f"{o['cycles']}+{o['missed_periods']} missed of {expected}, p50 {us(lat['p50'])}"
         if o.get("early_wakeups", 0):
             raise Verdict(f"{o['early_wakeups']} early wake-ups; {figure}")
         if abs(seen - expected) > expected * tolerance + 2:
@@ -196,8 +193,7 @@ def respond_judge(how: str) -> Callable[[str, Path, list], str]:
         r = load_json(out, f"respond-{how}.json")
         rt, ow = r["round_trip"]["latency"], r["one_way"]["latency"]
         figure = (
-            f"{r['events_answered']}/{r['events_sent']} answered, round trip "
-            f"p50 {us(rt['p50'])} max {us(rt['max'])}"
+            f"{r['events_answered']}/{r['events_sent']} answered, round trip p50 {us(rt['p50'])}"
         )
         if (
             r["events_sent"] != RESPOND_EVENTS[how]
@@ -220,7 +216,7 @@ def respond_judge(how: str) -> Callable[[str, Path, list], str]:
                     f"{edges['within']} round trips end at the kernel's edge timestamp, "
                     f"{edges['outside']} at the read; {figure}"
                 )
-            figure += ", all ending at the kernel's edge timestamp"
+            figure += ", all at the edge timestamp"
         return figure
 
     return judge
@@ -273,7 +269,7 @@ def record_judge(_kernel: str, out: Path, rcs: list) -> str:
     for i, (a, b) in enumerate(zip(theirs, ours)):
         if a != b and not (line_head(a) == line_head(b) and line_head(a).endswith(KNOWN_MISPRINTS)):
             raise Verdict(f"line {i + 1} differs: trace-cmd {a!r}, latlab {b!r}")
-    return f"{len(ours)} events, equal to trace-cmd report line for line"
+    return f"{len(ours)} events = trace-cmd report"
 
 
 # --- explain under load ---------------------------------------------------
@@ -305,18 +301,21 @@ def explain_judge(_kernel: str, out: Path, rcs: list) -> str:
     agreement = run.get("trace_agreement") or {}
     samples, matched = agreement.get("samples", 0), agreement.get("matched", 0)
     causes = sorted(e.get("causes", []), key=lambda c: -c.get("excess_ns", 0))[:3]
-    named = [c.get("description", "") for c in causes]
-    figure = (
-        f"{e['periods']} periods, {e['late']} late; {matched}/{samples} samples matched "
-        f"the trace; top: " + "; ".join(d[:60] for d in named[:2])
+    load = next(
+        ((i, c["cause"]) for i, c in enumerate(causes, 1) if LOAD_CAUSE.search(json.dumps(c))),
+        None,
     )
+    figure = f"{matched}/{samples} samples = trace, {e['late']} late"
+    if load:
+        what = " ".join(str(v) for v in load[1].values())
+        figure += f"; cause #{load[0]}: {what}"
     if e.get("lost_events"):
         figure += f" ({e['lost_events']} events lost)"
     if not samples or matched < samples * 0.9:
         raise Verdict(f"the trace's periods match too few samples; {figure}")
     if agreement.get("below_trace"):
         raise Verdict(f"{agreement['below_trace']} samples below the trace; {figure}")
-    if not any(LOAD_CAUSE.search(json.dumps(c)) for c in causes):
+    if not load:
         raise Verdict(f"the load is not among the top causes; {figure}")
     return figure
 
@@ -343,7 +342,7 @@ def lockbench_judge(_kernel: str, out: Path, rcs: list) -> str:
     for name, v in results.items():
         if v["periods"] < 10 or v["bg_sections"] == 0:
             raise Verdict(f"{name}: {v['periods']} periods, {v['bg_sections']} sections")
-    return ", ".join(f"{n} worst lock {us(v['lock']['max'])}" for n, v in results.items())
+    return "worst lock " + ", ".join(f"{n} {us(v['lock']['max'])}" for n, v in results.items())
 
 
 LOAD_KINDS = "cpu:1,io:1,net:1,mem:1,syscall:1,ipc:1"
@@ -364,7 +363,7 @@ def load_judge(_kernel: str, out: Path, rcs: list) -> str:
     idle = [k for k in wanted if not done.get(k, {}).get("total")]
     if idle:
         raise Verdict(f"no throughput from {idle}")
-    return ", ".join(f"{k} {done[k]['per_second']:.3g} {done[k]['unit']}/s" for k in wanted)
+    return f"{', '.join(wanted)}: all ran; mem {done['mem']['per_second']:.3g} pages/s"
 
 
 CHECKS = (
