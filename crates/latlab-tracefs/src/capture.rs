@@ -15,7 +15,8 @@ use crate::error::{Result, TracefsError};
 use crate::events::{parse_event_spec, resolve_events, EventId};
 use crate::instance::{remove_stale_instances, Instance};
 use crate::marker::{TraceFreezer, TraceMarker};
-use crate::reader::{open_pipe_raw, read_remaining, CpuReader, StopSignal};
+use crate::reader::{open_pipe_raw, read_remaining, CpuReader, Growth, StopSignal};
+use crate::ringbuf::{self, RingBuffer, Sizing};
 use crate::tracefs::{online_cpus, read_file, read_text, Tracefs};
 
 /// The clock latlab asks for: CLOCK_MONOTONIC, the measurement threads' clock.
@@ -26,8 +27,14 @@ pub const TRACE_CLOCK: &str = "mono";
 pub struct CaptureOptions {
     /// `--events` items (see [`crate::parse_event_spec`]); empty means the defaults.
     pub events: Vec<String>,
-    /// Ring-buffer size per CPU in KiB (`buffer_size_kb`); `None` keeps the kernel's.
+    /// Ring-buffer size per CPU in KiB (`buffer_size_kb`); `None` sizes it
+    /// from the available memory (see [`crate::ringbuf::auto_kb`]) when
+    /// streaming, and keeps the kernel's in flight-recorder mode.
     pub buffer_size_kb: Option<u32>,
+    /// Let each CPU's buffer double, up to this many KiB, when a drain finds
+    /// it more than half full. `None`: up to the automatic bound when the
+    /// size is automatic, no growth when it is given.
+    pub grow_to_kb: Option<u32>,
     /// Keep events only in the ring buffer (no streaming) until
     /// [`Capture::snapshot_to`] or [`Capture::stop`].
     pub flight_recorder: bool,
@@ -44,6 +51,7 @@ impl Default for CaptureOptions {
         CaptureOptions {
             events: Vec::new(),
             buffer_size_kb: None,
+            grow_to_kb: None,
             flight_recorder: false,
             temp_dir: None,
             kallsyms: true,
@@ -72,6 +80,8 @@ pub struct CpuReport {
     pub pages_after_loss: u64,
     /// Bytes of ring-buffer data stored for this CPU.
     pub bytes: u64,
+    /// The CPU's ring-buffer size at the end, in KiB (after any growth).
+    pub buffer_kb: u64,
 }
 
 /// What a capture (or one flight-recorder snapshot) wrote.
@@ -102,6 +112,34 @@ pub struct CaptureReport {
     pub file_bytes: u64,
     /// Seconds from start to stop (or snapshot).
     pub duration_s: f64,
+    /// The ring buffers: size per CPU, how it was chosen, memory taken.
+    pub ring_buffer: RingBuffer,
+}
+
+impl CaptureReport {
+    /// When events were lost: how many, with what buffer, and what to
+    /// change (`size_flag` names the option that sets the size, e.g.
+    /// `--buffer-size`). `None` when nothing was lost or in flight-recorder
+    /// mode (where overwriting is the design).
+    pub fn loss_advice(&self, size_flag: &str, events_flag: &str) -> Option<String> {
+        if self.lost_events == 0 || self.flight_recorder {
+            return None;
+        }
+        let total = self.lost_events + self.total_events;
+        let pct = 100.0 * self.lost_events as f64 / total.max(1) as f64;
+        let largest = self.cpus.iter().map(|c| c.buffer_kb).max().unwrap_or(0);
+        let largest = largest.max(self.ring_buffer.kb_per_cpu);
+        // Enough for the share lost plus the same again as margin.
+        let factor = (2.0 * (1.0 + pct / 100.0)).max(2.0);
+        let suggest = ((largest as f64 * factor) as u64).div_ceil(1024) * 1024;
+        Some(format!(
+            "{} events were lost ({pct:.2} %, ring-buffer overrun) with a ring buffer of {} per \
+             CPU; use {size_flag} {suggest} (KiB per CPU, {} in all) or fewer {events_flag}",
+            self.lost_events,
+            crate::ringbuf::kib(largest),
+            crate::ringbuf::kib(suggest * self.cpus.len().max(1) as u64),
+        ))
+    }
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -213,6 +251,10 @@ pub struct Capture {
     kallsyms: bool,
     flight_recorder: bool,
     baseline: Vec<CpuStats>,
+    ring: RingBuffer,
+    mem_available_kb: u64,
+    /// Each CPU's buffer size at the end (streaming mode), KiB.
+    final_kb: Vec<(usize, u64)>,
     started: Instant,
     marker: TraceMarker,
     freezer: TraceFreezer,
@@ -287,9 +329,6 @@ impl Capture {
             ));
             current_clock(&clocks)
         };
-        if let Some(kb) = opts.buffer_size_kb {
-            instance.write("buffer_size_kb", &kb.to_string())?;
-        }
 
         let mut events = Vec::new();
         for ev in &resolved.enabled {
@@ -325,6 +364,8 @@ impl Capture {
             .filter(|c| instance.path(&format!("per_cpu/cpu{c}")).exists())
             .collect();
         let ncpus = cpus.iter().max().map_or(0, |m| m + 1);
+        let mem_available_kb = ringbuf::mem_available_kb().unwrap_or(0);
+        let ring = size_ring_buffer(&instance, opts, cpus.len(), page_size, mem_available_kb)?;
 
         let marker_path = instance.path("trace_marker");
         let marker_file = OpenOptions::new()
@@ -355,6 +396,9 @@ impl Capture {
             kallsyms: opts.kallsyms,
             flight_recorder: opts.flight_recorder,
             baseline: vec![CpuStats::default(); ncpus],
+            ring,
+            mem_available_kb,
+            final_kb: Vec::new(),
             started: Instant::now(),
             marker,
             freezer,
@@ -366,12 +410,6 @@ impl Capture {
             let stop =
                 StopSignal::new().map_err(|e| TracefsError::io("create eventfd", "eventfd", e))?;
             let mut readers = Vec::with_capacity(cpus.len());
-            let buffer_bytes = capture
-                .inst()
-                .read("buffer_size_kb")
-                .ok()
-                .and_then(|t| t.split_whitespace().next()?.parse::<u64>().ok())
-                .map_or(1408 * 1024, |kb| kb * 1024);
             // Install the mode first so Drop stops already-started readers on error.
             capture.mode = Mode::Streaming {
                 stop: stop.clone(),
@@ -382,7 +420,14 @@ impl Capture {
                     .inst()
                     .path(&format!("per_cpu/cpu{cpu}/trace_pipe_raw"));
                 let out = capture.temp.0.join(format!("cpu{cpu}.raw"));
-                match CpuReader::spawn(cpu, src, out, page_size, buffer_bytes, stop.clone()) {
+                let growth = Growth {
+                    size_file: capture
+                        .inst()
+                        .path(&format!("per_cpu/cpu{cpu}/buffer_size_kb")),
+                    kb: capture.ring.kb_per_cpu,
+                    max_kb: capture.ring.max_kb_per_cpu,
+                };
+                match CpuReader::spawn(cpu, src, out, page_size, growth, stop.clone()) {
                     Ok(r) => readers.push(r),
                     Err(e) => {
                         capture.mode = Mode::Streaming { stop, readers };
@@ -420,6 +465,12 @@ impl Capture {
     /// removed, clock missing, events that would not enable).
     pub fn notes(&self) -> &[String] {
         &self.notes
+    }
+
+    /// The ring buffers as sized at the start (the report gives the sizes
+    /// at the end, after any growth).
+    pub fn ring_buffer(&self) -> &RingBuffer {
+        &self.ring
     }
 
     /// A handle on the instance's `trace_marker`.
@@ -512,7 +563,10 @@ impl Capture {
                 for r in readers {
                     let (cpu, path) = (r.cpu, r.out_path.clone());
                     match r.join() {
-                        Ok(_) => files.push((cpu, path)),
+                        Ok((_, kb)) => {
+                            self.final_kb.push((cpu, kb));
+                            files.push((cpu, path));
+                        }
                         Err(e) => {
                             first_err.get_or_insert(e);
                         }
@@ -554,7 +608,10 @@ impl Capture {
             };
         }
         let file_bytes = dat::write_dat(out, &header, &cpu_data)?;
+        let mut ring = self.ring.clone();
+        ring.finish(&self.final_kb, self.mem_available_kb);
         let mut report = CaptureReport {
+            ring_buffer: ring,
             path: out.to_path_buf(),
             instance: self.inst().name().to_string(),
             flight_recorder: self.is_flight_recorder(),
@@ -582,6 +639,11 @@ impl Capture {
                 pages: scan.pages,
                 pages_after_loss: scan.missed_flag_pages,
                 bytes: scan.pages * self.page_size as u64,
+                buffer_kb: self
+                    .final_kb
+                    .iter()
+                    .find(|c| c.0 == *cpu)
+                    .map_or(self.ring.kb_per_cpu, |c| c.1),
             });
             // Files of a snapshot are not needed any more.
             let _ = fs::remove_file(path);
@@ -669,6 +731,75 @@ impl Drop for Capture {
         }
         // The instance (removed in its own Drop) is dropped after this body.
     }
+}
+
+/// Sets the instance's ring-buffer size (see [`CaptureOptions::buffer_size_kb`])
+/// and describes the choice. An automatic size the kernel cannot allocate
+/// is halved until it can (never below the kernel's own size).
+fn size_ring_buffer(
+    instance: &Instance,
+    opts: &CaptureOptions,
+    cpus: usize,
+    page_size: usize,
+    mem_available_kb: u64,
+) -> Result<RingBuffer> {
+    let current = instance
+        .read("buffer_size_kb")
+        .ok()
+        .and_then(|t| ringbuf::parse_buffer_size_kb(&t))
+        .unwrap_or(ringbuf::MIN_AUTO_KB_PER_CPU);
+    let page_kb = (page_size as u64 / 1024).max(1);
+    // The kernel rounds a size to whole sub-buffers: what it reads back is
+    // what the buffer takes.
+    let read_back = |asked: u64| {
+        instance
+            .read("buffer_size_kb")
+            .ok()
+            .and_then(|t| ringbuf::parse_buffer_size_kb(&t))
+            .unwrap_or(asked)
+    };
+    if let Some(kb) = opts.buffer_size_kb {
+        instance.write("buffer_size_kb", &kb.to_string())?;
+        let kb = read_back(kb as u64);
+        let max = opts.grow_to_kb.map_or(kb, u64::from);
+        return Ok(RingBuffer::new(
+            kb,
+            cpus,
+            Sizing::Given,
+            max,
+            mem_available_kb,
+        ));
+    }
+    if opts.flight_recorder || mem_available_kb == 0 {
+        return Ok(RingBuffer::new(
+            current,
+            cpus,
+            Sizing::Kernel,
+            current,
+            mem_available_kb,
+        ));
+    }
+    let mut kb = ringbuf::auto_kb(mem_available_kb, cpus, current, page_kb);
+    let max = opts.grow_to_kb.map_or_else(
+        || ringbuf::auto_max_kb(mem_available_kb, cpus, current, page_kb),
+        u64::from,
+    );
+    loop {
+        match instance.write("buffer_size_kb", &kb.to_string()) {
+            Ok(()) => break,
+            Err(e @ TracefsError::PermissionDenied { .. }) => return Err(e),
+            Err(_) if kb / 2 >= current => kb = kb / 2 / page_kb * page_kb,
+            Err(e) => return Err(e),
+        }
+    }
+    let kb = read_back(kb);
+    Ok(RingBuffer::new(
+        kb,
+        cpus,
+        Sizing::Auto,
+        max,
+        mem_available_kb,
+    ))
 }
 
 fn nul_terminated(s: String) -> Vec<u8> {
@@ -817,6 +948,41 @@ mod tests {
         assert!(path.is_dir());
         drop(t);
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn loss_advice_names_the_count_the_buffer_and_a_larger_size() {
+        let mut r = CaptureReport {
+            total_events: 900,
+            lost_events: 100,
+            cpus: vec![
+                CpuReport {
+                    cpu: 0,
+                    buffer_kb: 1408,
+                    ..Default::default()
+                },
+                CpuReport {
+                    cpu: 1,
+                    buffer_kb: 2048,
+                    ..Default::default()
+                },
+            ],
+            ..Default::default()
+        };
+        r.ring_buffer.kb_per_cpu = 1408;
+        let a = r.loss_advice("--buffer-size", "--events").unwrap();
+        assert!(a.starts_with("100 events were lost (10.00 %"), "{a}");
+        assert!(a.contains("ring buffer of 2 MiB per CPU"), "{a}");
+        // 2 MiB x 2 x 1.1, rounded up to whole MiB.
+        assert!(
+            a.contains("use --buffer-size 5120 (KiB per CPU, 10 MiB in all)"),
+            "{a}"
+        );
+        r.flight_recorder = true;
+        assert_eq!(r.loss_advice("--buffer-size", "--events"), None);
+        r.flight_recorder = false;
+        r.lost_events = 0;
+        assert_eq!(r.loss_advice("--buffer-size", "--events"), None);
     }
 
     #[test]

@@ -42,6 +42,7 @@ pub mod events;
 mod instance;
 mod marker;
 mod reader;
+pub mod ringbuf;
 mod tracefs;
 
 pub use capture::{Capture, CaptureOptions, CaptureReport, CpuReport, TRACE_CLOCK};
@@ -52,4 +53,5 @@ pub use instance::{
     INSTANCE_PREFIX,
 };
 pub use marker::{TraceFreezer, TraceMarker};
+pub use ringbuf::{RingBuffer, Sizing};
 pub use tracefs::{online_cpus, parse_cpu_list, Tracefs, DEFAULT_MOUNT};

@@ -221,11 +221,43 @@ fn wait_interval(stop: &StopSignal, ms: i32) -> std::io::Result<()> {
     Ok(())
 }
 
+/// A CPU's ring-buffer size and how far its reader may grow it.
+#[derive(Debug, Clone)]
+pub(crate) struct Growth {
+    /// The CPU's `per_cpu/cpuN/buffer_size_kb`.
+    pub(crate) size_file: PathBuf,
+    /// Size now, KiB.
+    pub(crate) kb: u64,
+    /// Largest size, KiB (equal to `kb`: no growth).
+    pub(crate) max_kb: u64,
+}
+
+impl Growth {
+    /// Doubles the buffer when a drain of `moved` bytes found it more than
+    /// half full (see [`crate::ringbuf::grow_kb`]). A size the kernel refuses
+    /// ends the growth; the capture goes on with the size it has.
+    fn after_drain(&mut self, moved: u64) {
+        if let Some(kb) = crate::ringbuf::grow_kb(self.kb, moved / 1024, self.max_kb) {
+            match std::fs::write(&self.size_file, kb.to_string()) {
+                // The kernel rounds to whole sub-buffers; keep what it took.
+                Ok(()) => {
+                    self.kb = std::fs::read_to_string(&self.size_file)
+                        .ok()
+                        .and_then(|t| crate::ringbuf::parse_buffer_size_kb(&t))
+                        .unwrap_or(kb)
+                        .max(kb)
+                }
+                Err(_) => self.max_kb = self.kb,
+            }
+        }
+    }
+}
+
 /// One CPU's streaming reader thread.
 pub(crate) struct CpuReader {
     pub(crate) cpu: usize,
     pub(crate) out_path: PathBuf,
-    handle: Option<JoinHandle<std::io::Result<u64>>>,
+    handle: Option<JoinHandle<std::io::Result<(u64, u64)>>>,
     src_path: PathBuf,
 }
 
@@ -236,14 +268,14 @@ impl CpuReader {
         src_path: PathBuf,
         out_path: PathBuf,
         page_size: usize,
-        buffer_bytes: u64,
+        growth: Growth,
         stop: Arc<StopSignal>,
     ) -> Result<Self> {
         let src = open_pipe_raw(&src_path, cpu)?;
         let out = File::create(&out_path).map_err(|e| TracefsError::io("create", &out_path, e))?;
         let handle = std::thread::Builder::new()
             .name(format!("latlab-rd{cpu}"))
-            .spawn(move || stream(src, out, page_size, buffer_bytes, &stop))
+            .spawn(move || stream(src, out, page_size, growth, &stop))
             .map_err(|source| TracefsError::Reader {
                 cpu,
                 path: src_path.clone(),
@@ -257,8 +289,9 @@ impl CpuReader {
         })
     }
 
-    /// Waits for the thread (after [`StopSignal::stop`]); returns the bytes written.
-    pub(crate) fn join(mut self) -> Result<u64> {
+    /// Waits for the thread (after [`StopSignal::stop`]); returns the bytes
+    /// written and the CPU's ring-buffer size at the end (KiB).
+    pub(crate) fn join(mut self) -> Result<(u64, u64)> {
         let cpu = self.cpu;
         match self.handle.take().map(|h| h.join()) {
             Some(Ok(Ok(n))) => Ok(n),
@@ -276,9 +309,9 @@ fn stream(
     src: File,
     mut out: File,
     page_size: usize,
-    buffer_bytes: u64,
+    mut growth: Growth,
     stop: &StopSignal,
-) -> std::io::Result<u64> {
+) -> std::io::Result<(u64, u64)> {
     let mut total = 0u64;
     let pipe = SplicePipe::new(page_size).ok();
     let mut use_splice = pipe.is_some();
@@ -299,7 +332,8 @@ fn stream(
         if stop.stopped() {
             break;
         }
-        let busy = moved.saturating_mul(4) >= buffer_bytes;
+        growth.after_drain(moved);
+        let busy = moved.saturating_mul(4) >= growth.kb * 1024;
         wait_interval(
             stop,
             if busy {
@@ -317,5 +351,5 @@ fn stream(
     }
     total += read_remaining(&src, &mut out, page_size)?;
     out.flush()?;
-    Ok(total)
+    Ok((total, growth.kb))
 }

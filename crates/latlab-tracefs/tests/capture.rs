@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use latlab_tracefs::{
-    instance_owner, latlab_instances, Capture, CaptureOptions, Tracefs, TracefsError,
+    instance_owner, latlab_instances, Capture, CaptureOptions, Sizing, Tracefs, TracefsError,
 };
 
 /// Captures run one at a time: the machine has few CPUs and we compare counts.
@@ -385,5 +385,109 @@ fn freezer_stops_tracing_so_the_snapshot_ends_at_the_trigger() {
     let freezer = capture.freezer();
     capture.stop(&dir.path().join("end.dat")).unwrap();
     freezer.freeze().unwrap(); // harmless after stop
+    assert_clean(&before);
+}
+
+/// Without a size, a streaming capture sizes the buffers from the available
+/// memory (never below the kernel's size) and says so in the report; a
+/// flight recorder keeps the kernel's size.
+#[test]
+fn ring_buffer_is_sized_from_memory_and_reported() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !privileged() {
+        return;
+    }
+    let before = top_level_set_event();
+    let capture = Capture::start(&opts(&["sched"])).unwrap();
+    let tracefs = Tracefs::discover().unwrap();
+    let dir = tracefs.path("instances").join(capture.instance_name());
+    let set: u64 = std::fs::read_to_string(dir.join("buffer_size_kb"))
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let ring = capture.ring_buffer().clone();
+    assert_eq!(ring.sizing, Sizing::Auto);
+    assert_eq!(set, ring.kb_per_cpu, "instance buffer_size_kb");
+    let mem = latlab_tracefs::ringbuf::mem_available_kb().unwrap();
+    assert!(ring.kb_per_cpu >= 1408, "{ring:?}");
+    assert!(
+        ring.max_kb_per_cpu * ring.cpus as u64 <= (mem / 16).max(1408 * ring.cpus as u64) + 1024,
+        "growth bound over the memory budget: {ring:?}, MemAvailable {mem} KiB"
+    );
+    let out = tempfile::tempdir().unwrap();
+    let report = capture.stop(&out.path().join("t.dat")).unwrap();
+    assert_eq!(report.ring_buffer.kb_per_cpu, set);
+    assert_eq!(
+        report.ring_buffer.total_kb,
+        report.cpus.iter().map(|c| c.buffer_kb).sum::<u64>()
+    );
+    assert!(
+        report.ring_buffer.summary.contains(" per CPU x ")
+            && report.ring_buffer.summary.contains("auto"),
+        "{}",
+        report.ring_buffer.summary
+    );
+    let mut o = opts(&["sched"]);
+    o.flight_recorder = true;
+    let fr = Capture::start(&o).unwrap();
+    assert_eq!(fr.ring_buffer().sizing, Sizing::Kernel);
+    drop(fr);
+    assert_clean(&before);
+}
+
+/// A CPU whose buffer a drain finds more than half full gets a buffer twice
+/// as large (up to the bound), and the burst that filled it is kept.
+#[test]
+fn a_filling_buffer_grows_and_keeps_the_burst() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !privileged() {
+        return;
+    }
+    let before = top_level_set_event();
+    let mut o = opts(&["sched"]);
+    o.buffer_size_kb = Some(64);
+    o.grow_to_kb = Some(1024);
+    let capture = Capture::start(&o).unwrap();
+    let marker = capture.marker();
+    // About 200 KiB of marker records per 100 ms drain interval: a 64 KiB
+    // buffer must grow (or lose them) at the first drain.
+    // While the buffer is this small the kernel may refuse a marker (EBADF:
+    // no room while the reader holds pages); those count as not written.
+    let line = [b'x'; 100];
+    let t0 = std::time::Instant::now();
+    let mut written = 0u64;
+    while t0.elapsed() < Duration::from_millis(600) {
+        for _ in 0..200 {
+            if marker.write(&line).is_ok() {
+                written += 1;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(written > 5000, "only {written} markers written");
+    let out = tempfile::tempdir().unwrap();
+    let report = capture.stop(&out.path().join("t.dat")).unwrap();
+    let grown: Vec<_> = report.cpus.iter().filter(|c| c.buffer_kb > 64).collect();
+    assert!(!grown.is_empty(), "no buffer grew: {:?}", report.cpus);
+    // The kernel rounds to whole sub-buffers (a few KiB over the size asked).
+    assert!(
+        report.cpus.iter().all(|c| c.buffer_kb <= 1024 + 64),
+        "{:?}",
+        report.cpus
+    );
+    assert!(
+        report.ring_buffer.summary.contains("grew to"),
+        "{}",
+        report.ring_buffer.summary
+    );
+    // Every marker written was recorded or counted as lost (overrun before
+    // the buffer grew).
+    assert!(
+        report.total_events + report.lost_events >= written,
+        "{written} markers, {report:?}"
+    );
     assert_clean(&before);
 }

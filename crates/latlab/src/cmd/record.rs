@@ -23,7 +23,9 @@ pub struct RecordArgs {
     /// `+X` adds to the defaults, `-X` removes. Repeat or separate with commas.
     #[arg(short, long, value_delimiter = ',', allow_hyphen_values = true)]
     pub events: Vec<String>,
-    /// Ring-buffer size per CPU in KiB (default: the kernel's, usually 1408).
+    /// Ring-buffer size per CPU in KiB [default: from the available memory:
+    /// 1/16 of it over all CPUs, at most 32 MiB per CPU to start, doubled up
+    /// to 256 MiB while a CPU's buffer fills; the kernel's with --flight-recorder].
     #[arg(long, value_name = "KB", value_parser = clap::value_parser!(u32).range(1..))]
     pub buffer_size: Option<u32>,
     /// Record for this long (e.g. 500ms, 10s, 2m); without a command and
@@ -131,6 +133,7 @@ pub fn execute(args: RecordArgs) -> anyhow::Result<ExitCode> {
     let opts = CaptureOptions {
         events: args.events.clone(),
         buffer_size_kb: args.buffer_size,
+        grow_to_kb: None,
         flight_recorder: args.flight_recorder,
         temp_dir: Some(temp_dir),
         kallsyms: !args.no_kallsyms,
@@ -225,12 +228,8 @@ pub fn execute(args: RecordArgs) -> anyhow::Result<ExitCode> {
             eprintln!("latlab: the traced command exited with {status}");
         }
     }
-    if report.lost_events > 0 && !report.flight_recorder {
-        eprintln!(
-            "latlab: warning: {} events were lost (ring-buffer overrun); use a larger \
-             --buffer-size or fewer --events",
-            report.lost_events
-        );
+    if let Some(advice) = report.loss_advice("--buffer-size", "--events") {
+        eprintln!("latlab: warning: {advice}");
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -308,6 +307,7 @@ fn print_summary(r: &CaptureReport, interrupted: bool) {
         "{:>5} {:>12} {:>12} {:>8}",
         "all", r.total_events, r.lost_events, pages
     );
+    println!("ring buffer: {}", r.ring_buffer.summary);
 }
 
 #[cfg(test)]

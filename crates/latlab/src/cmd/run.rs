@@ -361,7 +361,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     if let (Some(report), None) = (&trace_report, &temporary_trace) {
         println!(
-            "Trace: {} events ({} lost) written to {}{}",
+            "Trace: {} events ({} lost) written to {}{}; ring buffer: {}",
             report.total_events,
             report.lost_events,
             report.path.display(),
@@ -369,8 +369,15 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
                 " (flight recorder)"
             } else {
                 ""
-            }
+            },
+            report.ring_buffer.summary
         );
+    }
+    if let Some(advice) = trace_report
+        .as_ref()
+        .and_then(|r| r.loss_advice("--trace-buffer-kb", "--trace-events"))
+    {
+        eprintln!("latlab: warning: {advice}");
     }
     if let (Some(count), None) = (output.samples_written, &temporary_samples) {
         println!(
