@@ -300,7 +300,12 @@ fn dump_dat(args: &DumpArgs, filter: &Filter, out: &mut impl Write) -> anyhow::R
         let mut per_cpu: BTreeMap<u32, u64> = BTreeMap::new();
         let (mut first, mut last, mut total) = (u64::MAX, 0u64, 0u64);
         while let Some(ev) = events.next_event() {
-            let ev = ev.with_context(|| format!("decoding {}", args.file.display()))?;
+            let ev = match ev {
+                Ok(ev) => ev,
+                Err(e) => {
+                    return Err(e).with_context(|| format!("decoding {}", args.file.display()))
+                }
+            };
             if ev.ts < filter.from || ev.ts > filter.to {
                 continue;
             }
