@@ -9,7 +9,7 @@ use std::path::Path;
 use crate::endian::{Endian, Reader};
 use crate::error::{Error, Result};
 use crate::format::{EventFormat, PageLayout};
-use crate::symbols::{Kallsyms, PrintkFormats};
+use crate::symbols::{Kallsyms, PrintkFormats, SharedBytes};
 
 /// The ten bytes every .dat file starts with.
 pub const MAGIC: &[u8; 10] = b"\x17\x08\x44tracing";
@@ -278,6 +278,8 @@ fn parse_cmdlines(b: &[u8]) -> HashMap<i32, String> {
 
 struct MetaParser<'a> {
     data: &'a [u8],
+    /// `data` as shared bytes, when the caller keeps them (see [`DatFile`]).
+    shared: Option<SharedBytes>,
     meta: Meta,
 }
 
@@ -350,7 +352,16 @@ impl<'a> MetaParser<'a> {
 
     fn kallsyms(&mut self, r: &mut Reader<'_>) -> Result<()> {
         let n = r.u32("kallsyms size")?;
-        self.meta.kallsyms = Kallsyms::parse(r.sized(n as u64, "kallsyms")?);
+        let text = r.sized(n as u64, "kallsyms")?;
+        // Text that lies in the file itself is shared, not copied.
+        let base = self.data.as_ptr() as usize;
+        let at = (text.as_ptr() as usize).wrapping_sub(base);
+        self.meta.kallsyms = match &self.shared {
+            Some(bytes) if at <= self.data.len() && at + text.len() <= self.data.len() => {
+                Kallsyms::shared(bytes.clone(), at..at + text.len())
+            }
+            _ => Kallsyms::parse(text),
+        };
         Ok(())
     }
 
@@ -665,6 +676,12 @@ impl<'a> MetaParser<'a> {
 
 /// Parses the metadata of a .dat file held in memory.
 pub fn parse_meta(data: &[u8]) -> Result<Meta> {
+    parse_meta_shared(data, None)
+}
+
+/// [`parse_meta`]; with `shared` (the same bytes, kept alive by the caller)
+/// large parts such as kallsyms refer to them instead of copying.
+fn parse_meta_shared(data: &[u8], shared: Option<SharedBytes>) -> Result<Meta> {
     if data.len() < 10 || &data[..10] != MAGIC {
         return Err(Error::BadMagic);
     }
@@ -703,6 +720,7 @@ pub fn parse_meta(data: &[u8]) -> Result<Meta> {
     }
     let mut p = MetaParser {
         data,
+        shared,
         meta: Meta {
             version: v,
             endian,
@@ -754,10 +772,19 @@ enum Bytes {
     Owned(Vec<u8>),
 }
 
+impl AsRef<[u8]> for Bytes {
+    fn as_ref(&self) -> &[u8] {
+        match self {
+            Bytes::Map(m) => m,
+            Bytes::Owned(v) => v,
+        }
+    }
+}
+
 /// An open trace-cmd .dat file.
 #[derive(Debug)]
 pub struct DatFile {
-    bytes: Bytes,
+    bytes: std::sync::Arc<Bytes>,
     /// The parsed metadata.
     pub meta: Meta,
 }
@@ -784,28 +811,23 @@ impl DatFile {
                 Bytes::Owned(v)
             }
         };
-        let meta = parse_meta(match &bytes {
-            Bytes::Map(m) => m,
-            Bytes::Owned(v) => v,
-        })?;
-        Ok(DatFile { bytes, meta })
+        Self::from_shared(std::sync::Arc::new(bytes))
     }
 
     /// Parses a file held in memory.
     pub fn from_bytes(data: Vec<u8>) -> Result<Self> {
-        let meta = parse_meta(&data)?;
-        Ok(DatFile {
-            bytes: Bytes::Owned(data),
-            meta,
-        })
+        Self::from_shared(std::sync::Arc::new(Bytes::Owned(data)))
+    }
+
+    fn from_shared(bytes: std::sync::Arc<Bytes>) -> Result<Self> {
+        let shared: SharedBytes = bytes.clone();
+        let meta = parse_meta_shared((*bytes).as_ref(), Some(shared))?;
+        Ok(DatFile { bytes, meta })
     }
 
     /// The raw file bytes.
     pub fn bytes(&self) -> &[u8] {
-        match &self.bytes {
-            Bytes::Map(m) => m,
-            Bytes::Owned(v) => v,
-        }
+        (*self.bytes).as_ref()
     }
 
     /// A merged, time-ordered stream of all events of all buffers and CPUs.

@@ -72,6 +72,9 @@ impl std::hash::Hasher for PidHasher {
     fn write_i32(&mut self, v: i32) {
         self.0 = (v as u32 as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (v ^ v >> 29).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
 }
 type PidMap = HashMap<i32, String, std::hash::BuildHasherDefault<PidHasher>>;
 
@@ -108,6 +111,9 @@ const SWITCH_FIELDS: [&str; 7] = [
     "next_prio",
 ];
 const WAKEUP_FIELDS: [&str; 5] = ["pid", "comm", "prio", "success", "target_cpu"];
+/// The fields `trace_printk` records are rendered from.
+const BPRINT_FIELDS: [&str; 3] = ["ip", "fmt", "buf"];
+const BPUTS_FIELDS: [&str; 2] = ["ip", "str"];
 /// The hrtimer plugin's fields after the timer itself (slot 0).
 const HRTIMER_FIELDS: [&str; 4] = ["now", "function", "expires", "softexpires"];
 
@@ -156,7 +162,7 @@ pub struct Renderer<'m> {
     /// Saved cmdlines plus comms learned from sched events (trace-cmd's rule:
     /// a pid's first known comm sticks).
     comms: PidMap,
-    bprint_cache: HashMap<u64, Vec<Piece>>,
+    bprint_cache: HashMap<u64, Vec<Piece>, std::hash::BuildHasherDefault<PidHasher>>,
     scratch: Vec<u8>,
     /// Strings a print fmt computes per record (see [`PrintFmt`]).
     tmp: Vec<u8>,
@@ -183,7 +189,7 @@ impl<'m> Renderer<'m> {
             meta,
             compiled: (0..meta.events.len()).map(|_| None).collect(),
             comms: meta.cmdlines.iter().map(|(k, v)| (*k, v.clone())).collect(),
-            bprint_cache: HashMap::new(),
+            bprint_cache: HashMap::default(),
             scratch: Vec::with_capacity(256),
             tmp: Vec::with_capacity(256),
             prefixes: HashMap::default(),
@@ -355,6 +361,14 @@ impl<'m> Renderer<'m> {
                         .iter()
                         .map(|n| format.field(n).cloned())
                         .collect(),
+                    Special::Bprint => BPRINT_FIELDS
+                        .iter()
+                        .map(|n| format.field(n).cloned())
+                        .collect(),
+                    Special::Bputs => BPUTS_FIELDS
+                        .iter()
+                        .map(|n| format.field(n).cloned())
+                        .collect(),
                     Special::HrtimerStart | Special::HrtimerExpireEntry => {
                         let timer = format.field("timer").or_else(|| format.field("hrtimer"));
                         std::iter::once(timer.cloned())
@@ -411,8 +425,31 @@ impl<'m> Renderer<'m> {
                     self.hrtimer(&rec, special, out);
                 }
             }
-            Special::Bprint => self.bprint(ev, out),
-            Special::Bputs => self.bputs(ev, out),
+            Special::Bprint => {
+                let fields = match self.compiled[idx].as_mut() {
+                    Some(c) => std::mem::take(&mut c.fields),
+                    None => Vec::new(),
+                };
+                let rec = Rec {
+                    data: ev.data,
+                    endian: self.meta.endian,
+                    fields: &fields,
+                };
+                self.bprint(&rec, out);
+                if let Some(c) = self.compiled[idx].as_mut() {
+                    c.fields = fields;
+                }
+            }
+            Special::Bputs => {
+                if let Some(c) = self.compiled[idx].as_ref() {
+                    let rec = Rec {
+                        data: ev.data,
+                        endian: self.meta.endian,
+                        fields: &c.fields,
+                    };
+                    self.bputs(&rec, out);
+                }
+            }
             Special::None => self.generic(ev, idx, out),
         }
     }
@@ -566,27 +603,35 @@ impl<'m> Renderer<'m> {
         }
     }
 
-    fn ip_prefix(&self, ev: &Event<'_>, out: &mut Vec<u8>) {
-        let ip = ev.u64("ip").unwrap_or(0);
+    fn ip_prefix(&self, ev: &Rec<'_, '_>, out: &mut Vec<u8>) {
+        let ip = ev.unum(0).unwrap_or(0);
         match self.meta.kallsyms.lookup(ip) {
             Some((name, _)) => out.extend_from_slice(name.as_bytes()),
-            None => out.extend_from_slice(format!("0x{ip:x}").as_bytes()),
+            None => {
+                out.extend_from_slice(b"0x");
+                crate::printfmt::push_hex_digits(out, ip);
+            }
         }
         out.extend_from_slice(b": ");
     }
 
-    fn bputs(&self, ev: &Event<'_>, out: &mut Vec<u8>) {
+    /// Fields by slot: [`BPUTS_FIELDS`].
+    fn bputs(&self, ev: &Rec<'_, '_>, out: &mut Vec<u8>) {
         self.ip_prefix(ev, out);
-        let addr = ev.u64("str").unwrap_or(0);
+        let addr = ev.unum(1).unwrap_or(0);
         match self.meta.printk.get(addr) {
             Some(s) => out.extend_from_slice(s),
-            None => out.extend_from_slice(format!("0x{addr:x}").as_bytes()),
+            None => {
+                out.extend_from_slice(b"0x");
+                crate::printfmt::push_hex_digits(out, addr);
+            }
         }
     }
 
-    fn bprint(&mut self, ev: &Event<'_>, out: &mut Vec<u8>) {
+    /// Fields by slot: [`BPRINT_FIELDS`].
+    fn bprint(&mut self, ev: &Rec<'_, '_>, out: &mut Vec<u8>) {
         self.ip_prefix(ev, out);
-        let addr = ev.u64("fmt").unwrap_or(0);
+        let addr = ev.unum(1).unwrap_or(0);
         let pieces = match self.bprint_cache.get(&addr) {
             Some(p) => p,
             None => {
@@ -598,7 +643,11 @@ impl<'m> Renderer<'m> {
                 &self.bprint_cache[&addr]
             }
         };
-        let buf = match ev.field("buf") {
+        let buf = match ev
+            .fields
+            .get(2)
+            .and_then(|f| f.as_ref()?.value(ev.data, ev.endian))
+        {
             Some(Value::Array { data, .. }) => data,
             Some(Value::Str(s)) => s,
             _ => &[][..],
@@ -614,62 +663,102 @@ impl<'m> Renderer<'m> {
 
 /// Decodes the binary arguments `trace_printk` packed with `vbin_printf`:
 /// integers aligned to their size (8-byte values to 4), strings inline.
-pub(crate) fn bprint_args<'a>(
-    pieces: &[Piece],
+/// Lazily, in the order [`printf::format`] takes them (no allocation).
+pub(crate) fn bprint_args<'a, 'p>(
+    pieces: &'p [Piece],
     buf: &'a [u8],
     endian: Endian,
     long_size: usize,
-) -> Vec<Arg<'a>> {
-    let mut args = Vec::new();
-    let mut pos = 0usize;
-    let read = |size: usize, pos: &mut usize| -> u64 {
+) -> BprintArgs<'a, 'p> {
+    BprintArgs {
+        pieces: pieces.iter(),
+        buf,
+        endian,
+        long_size,
+        pos: 0,
+        queue: [None, None, None],
+        next: 3,
+    }
+}
+
+/// See [`bprint_args`].
+pub(crate) struct BprintArgs<'a, 'p> {
+    pieces: std::slice::Iter<'p, Piece>,
+    buf: &'a [u8],
+    endian: Endian,
+    long_size: usize,
+    pos: usize,
+    /// The current conversion's arguments: star width, star precision, value.
+    queue: [Option<Arg<'a>>; 3],
+    next: usize,
+}
+
+impl<'a> BprintArgs<'a, '_> {
+    fn read(&mut self, size: usize) -> u64 {
         let align = if size >= 8 { 4 } else { size.max(1) };
-        *pos = pos.div_ceil(align) * align;
-        let v = buf
-            .get(*pos..*pos + size)
-            .map(|b| endian.uint(b))
+        self.pos = self.pos.div_ceil(align) * align;
+        let v = self
+            .buf
+            .get(self.pos..self.pos + size)
+            .map(|b| self.endian.uint(b))
             .unwrap_or(0);
-        *pos += size;
+        self.pos += size;
         v
-    };
-    for p in pieces {
-        let Piece::Spec(s) = p else { continue };
-        if s.width == Num::Star {
-            args.push(Arg::Num(read(4, &mut pos)));
-        }
-        if s.prec == Num::Star {
-            args.push(Arg::Num(read(4, &mut pos)));
-        }
-        match s.conv {
-            b's' => {
-                let rest = buf.get(pos..).unwrap_or(&[]);
-                let n = rest.iter().position(|&c| c == 0).unwrap_or(rest.len());
-                args.push(Arg::Str(Cow::Borrowed(&rest[..n])));
-                pos += n + 1;
+    }
+}
+
+impl<'a> Iterator for BprintArgs<'a, '_> {
+    type Item = Arg<'a>;
+
+    fn next(&mut self) -> Option<Arg<'a>> {
+        loop {
+            while self.next < 3 {
+                let i = self.next;
+                self.next += 1;
+                if let Some(a) = self.queue[i].take() {
+                    return Some(a);
+                }
             }
-            b'p' => args.push(Arg::Num(read(long_size, &mut pos))),
-            b'c' => args.push(Arg::Num(read(1, &mut pos))),
-            _ => {
-                let size = match s.len {
-                    Len::HH => 1,
-                    Len::H => 2,
-                    Len::None => 4,
-                    Len::L | Len::Z => long_size,
-                    Len::LL => 8,
-                };
-                let v = read(size, &mut pos);
-                // Sign-extend so %d of a narrow type prints negative values.
-                let v = if matches!(s.conv, b'd' | b'i') && size < 8 {
-                    let sh = 64 - 8 * size as u32;
-                    (((v << sh) as i64) >> sh) as u64
-                } else {
-                    v
-                };
-                args.push(Arg::Num(v));
-            }
+            let s = loop {
+                match self.pieces.next()? {
+                    Piece::Spec(s) => break s,
+                    Piece::Lit(_) => {}
+                }
+            };
+            self.next = 0;
+            self.queue[0] = (s.width == Num::Star).then(|| Arg::Num(self.read(4)));
+            self.queue[1] = (s.prec == Num::Star).then(|| Arg::Num(self.read(4)));
+            self.queue[2] = Some(match s.conv {
+                b's' => {
+                    let buf = self.buf;
+                    let rest = buf.get(self.pos..).unwrap_or(&[]);
+                    let n = rest.iter().position(|&c| c == 0).unwrap_or(rest.len());
+                    self.pos += n + 1;
+                    Arg::Str(Cow::Borrowed(&rest[..n]))
+                }
+                b'p' => Arg::Num(self.read(self.long_size)),
+                b'c' => Arg::Num(self.read(1)),
+                _ => {
+                    let size = match s.len {
+                        Len::HH => 1,
+                        Len::H => 2,
+                        Len::None => 4,
+                        Len::L | Len::Z => self.long_size,
+                        Len::LL => 8,
+                    };
+                    let v = self.read(size);
+                    // Sign-extend so %d of a narrow type prints negative values.
+                    let v = if matches!(s.conv, b'd' | b'i') && size < 8 {
+                        let sh = 64 - 8 * size as u32;
+                        (((v << sh) as i64) >> sh) as u64
+                    } else {
+                        v
+                    };
+                    Arg::Num(v)
+                }
+            });
         }
     }
-    args
 }
 
 /// trace-cmd's fallback when a print fmt cannot be parsed: ` name=value` for each field.

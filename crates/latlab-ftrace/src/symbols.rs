@@ -8,81 +8,248 @@ use std::collections::HashMap;
 /// print a symbol (`latlab dump --stats`) do not pay for 5 MB of symbols.
 #[derive(Debug, Clone, Default)]
 pub struct Kallsyms {
-    raw: Vec<u8>,
+    raw: Raw,
     table: std::sync::OnceLock<SymTable>,
+}
+
+/// Bytes shared with the file they were read from (the file's map).
+pub(crate) type SharedBytes = std::sync::Arc<dyn AsRef<[u8]> + Send + Sync>;
+
+/// The kallsyms text: a copy, or a range of the file's own bytes (no copy
+/// of several MB for readers that never look a symbol up).
+#[derive(Clone)]
+enum Raw {
+    Owned(Vec<u8>),
+    Shared(SharedBytes, std::ops::Range<usize>),
+}
+
+impl Default for Raw {
+    fn default() -> Self {
+        Raw::Owned(Vec::new())
+    }
+}
+
+impl std::fmt::Debug for Raw {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} bytes of kallsyms", self.bytes().len())
+    }
+}
+
+impl Raw {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Raw::Owned(v) => v,
+            Raw::Shared(b, r) => &(**b).as_ref()[r.clone()],
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default)]
 struct SymTable {
-    addrs: Vec<u64>,
-    names: Vec<String>,
+    /// (address, name start, name length), sorted by address. A name lies in
+    /// the kallsyms text itself, or (start with [`IN_EXTRA`] set) in `extra`.
+    syms: Vec<(u64, u32, u32)>,
+    /// Names of lines that were not ASCII, as lossy UTF-8.
+    extra: String,
 }
+
+/// Flag on a name's start: the name is in [`SymTable::extra`].
+const IN_EXTRA: u32 = 1 << 31;
 
 impl Kallsyms {
     /// Keeps `ADDR TYPE NAME [MODULE]` lines for lookup (malformed lines are skipped).
     pub fn parse(text: &[u8]) -> Self {
         Kallsyms {
-            raw: text.to_vec(),
+            raw: Raw::Owned(text.to_vec()),
+            table: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Like [`Kallsyms::parse`] on `bytes[range]`, without copying them.
+    pub(crate) fn shared(bytes: SharedBytes, range: std::ops::Range<usize>) -> Self {
+        Kallsyms {
+            raw: Raw::Shared(bytes, range),
             table: std::sync::OnceLock::new(),
         }
     }
 
     fn table(&self) -> &SymTable {
-        self.table.get_or_init(|| SymTable::parse(&self.raw))
+        self.table.get_or_init(|| SymTable::parse(self.raw.bytes()))
     }
 
     /// Number of symbols.
     pub fn len(&self) -> usize {
-        self.table().addrs.len()
+        self.table().syms.len()
     }
 
     /// Whether the table is empty.
     pub fn is_empty(&self) -> bool {
-        self.table().addrs.is_empty()
+        self.table().syms.is_empty()
     }
 
     /// The function containing `addr` and its start address. Like trace-cmd, an
     /// address past the last symbol matches only that symbol's exact address.
     pub fn lookup(&self, addr: u64) -> Option<(&str, u64)> {
-        self.table().lookup(addr)
+        self.table().lookup(self.raw.bytes(), addr)
     }
 }
 
 impl SymTable {
     fn parse(text: &[u8]) -> Self {
-        let mut pairs: Vec<(u64, String)> = Vec::new();
-        for line in text.split(|&b| b == b'\n') {
-            let line = String::from_utf8_lossy(line);
-            let mut it = line.split_whitespace();
-            let (Some(addr), Some(_ty), Some(name)) = (it.next(), it.next(), it.next()) else {
-                continue;
+        // About 40 bytes a line in /proc/kallsyms; names are not copied.
+        let mut syms: Vec<(u64, u32, u32)> = Vec::with_capacity(text.len() / 32);
+        let mut extra = String::new();
+        let ascii = text.is_ascii() && text.len() < IN_EXTRA as usize;
+        let mut sorted = true;
+        let mut last = 0u64;
+        let mut start = 0;
+        let ends = memchr::memchr_iter(b'\n', text).chain(std::iter::once(text.len()));
+        for end in ends {
+            let line = &text[start..end];
+            let line_at = start;
+            start = end + 1;
+            let (addr, name_start, name_len) = if let Some((addr, name_at, name_len)) =
+                ascii.then(|| kernel_line(line)).flatten()
+            {
+                (addr, (line_at + name_at) as u32, name_len as u32)
+            } else if ascii {
+                // The common case, without a UTF-8 pass: ASCII whitespace is
+                // all the whitespace there is.
+                let Some((addr, rest)) = token(line) else {
+                    continue;
+                };
+                let Some((_ty, rest)) = token(rest) else {
+                    continue;
+                };
+                let Some((name, _)) = token(rest) else {
+                    continue;
+                };
+                let Some(addr) = parse_hex(addr) else {
+                    continue;
+                };
+                let at = line_at + (name.as_ptr() as usize - line.as_ptr() as usize);
+                (addr, at as u32, name.len() as u32)
+            } else {
+                let line = String::from_utf8_lossy(line);
+                let mut it = line.split_whitespace();
+                let (Some(addr), Some(_ty), Some(name)) = (it.next(), it.next(), it.next()) else {
+                    continue;
+                };
+                let Ok(addr) = u64::from_str_radix(addr, 16) else {
+                    continue;
+                };
+                let at = extra.len() as u32 | IN_EXTRA;
+                extra.push_str(name);
+                (addr, at, name.len() as u32)
             };
-            let Ok(addr) = u64::from_str_radix(addr, 16) else {
-                continue;
-            };
-            pairs.push((addr, name.to_string()));
+            sorted &= addr >= last;
+            last = addr;
+            syms.push((addr, name_start, name_len));
         }
-        pairs.sort_by_key(|p| p.0);
-        let (addrs, names) = pairs.into_iter().unzip();
-        SymTable { addrs, names }
+        // Stable: of several symbols at one address the last listed wins.
+        if !sorted {
+            syms.sort_by_key(|p| p.0);
+        }
+        SymTable { syms, extra }
     }
 
-    fn lookup(&self, addr: u64) -> Option<(&str, u64)> {
-        let i = match self.addrs.binary_search(&addr) {
+    fn name<'s>(&'s self, text: &'s [u8], i: usize) -> &'s str {
+        let (_, start, len) = self.syms[i];
+        if start & IN_EXTRA != 0 {
+            let start = (start & !IN_EXTRA) as usize;
+            return &self.extra[start..start + len as usize];
+        }
+        let b = &text[start as usize..start as usize + len as usize];
+        std::str::from_utf8(b).unwrap_or("?")
+    }
+
+    fn lookup<'s>(&'s self, text: &'s [u8], addr: u64) -> Option<(&'s str, u64)> {
+        let n = self.syms.len();
+        let i = match self.syms.binary_search_by_key(&addr, |s| s.0) {
             Ok(mut i) => {
-                while i + 1 < self.addrs.len() && self.addrs[i + 1] == addr {
+                while i + 1 < n && self.syms[i + 1].0 == addr {
                     i += 1;
                 }
-                return Some((&self.names[i], addr));
+                return Some((self.name(text, i), addr));
             }
             Err(0) => return None,
             Err(i) => i - 1,
         };
-        if i + 1 >= self.addrs.len() {
+        if i + 1 >= n {
             return None;
         }
-        Some((&self.names[i], self.addrs[i]))
+        Some((self.name(text, i), self.syms[i].0))
     }
+}
+
+/// A line as the kernel prints it, `%016lx %c %s` (or `%08lx` on 32-bit
+/// machines), optionally followed by whitespace and a module: (address,
+/// name offset in the line, name length). `None` for anything else (the
+/// general tokenizer then reads the line the same way, only slower).
+#[inline]
+fn kernel_line(line: &[u8]) -> Option<(u64, usize, usize)> {
+    let w = if line.get(16) == Some(&b' ') {
+        16
+    } else if line.get(8) == Some(&b' ') {
+        8
+    } else {
+        return None;
+    };
+    // One type letter between single spaces, then the name.
+    if line.len() <= w + 3 || line[w + 2] != b' ' || line[w + 1].is_ascii_whitespace() {
+        return None;
+    }
+    let mut addr = 0u64;
+    for &c in &line[..w] {
+        let d = match c {
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'f' => c - b'a' + 10,
+            b'A'..=b'F' => c - b'A' + 10,
+            _ => return None,
+        };
+        addr = addr << 4 | d as u64;
+    }
+    let name = &line[w + 3..];
+    if name[0].is_ascii_whitespace() {
+        return None;
+    }
+    let len = name
+        .iter()
+        .position(|b| b.is_ascii_whitespace())
+        .unwrap_or(name.len());
+    Some((addr, w + 3, len))
+}
+
+/// The first run of non-whitespace bytes in `s` and what follows it.
+#[inline]
+fn token(s: &[u8]) -> Option<(&[u8], &[u8])> {
+    let start = s.iter().position(|b| !b.is_ascii_whitespace())?;
+    let s = &s[start..];
+    let end = s
+        .iter()
+        .position(|b| b.is_ascii_whitespace())
+        .unwrap_or(s.len());
+    Some((&s[..end], &s[end..]))
+}
+
+/// `u64::from_str_radix(s, 16)` on ASCII bytes: an optional `+`, then hex
+/// digits, no overflow.
+fn parse_hex(s: &[u8]) -> Option<u64> {
+    let digits = s.strip_prefix(b"+").unwrap_or(s);
+    if digits.is_empty() {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &c in digits {
+        let d = match c {
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'f' => c - b'a' + 10,
+            b'A'..=b'F' => c - b'A' + 10,
+            _ => return None,
+        };
+        v = v.checked_mul(16)?.checked_add(d as u64)?;
+    }
+    Some(v)
 }
 
 /// `trace_printk` format strings by address, from `printk_formats`.
@@ -173,6 +340,61 @@ mod tests {
         assert_eq!(k.lookup(0xffff0020), Some(("c", 0xffff0020)));
         assert_eq!(k.lookup(0xffff0021), None);
         assert_eq!(k.lookup(0x10), None);
+    }
+
+    #[test]
+    fn hex_like_from_str_radix() {
+        for t in [
+            "ffffffff81000000",
+            "+1f",
+            "0",
+            "",
+            "+",
+            "-1",
+            "x1",
+            "1ffffffffffffffff",
+            "FfA",
+        ] {
+            assert_eq!(
+                parse_hex(t.as_bytes()),
+                u64::from_str_radix(t, 16).ok(),
+                "{t:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn kernel_lines_read_like_the_tokenizer() {
+        for l in [
+            "ffffffff81000000 T _text",
+            "ffffffffc0a01000 t fn\t[mod]",
+            "c0008000 T stext",
+            "ffffffff81000000  T two_spaces",
+            "ffffffff8100000g T bad_hex",
+            "ffffffff81000000 T ",
+            " ffffffff81000000 T lead",
+            "ffffffff81000000 TT x",
+        ] {
+            let b = l.as_bytes();
+            let slow = token(b).and_then(|(a, r)| {
+                let (_, r) = token(r)?;
+                let (n, _) = token(r)?;
+                Some((parse_hex(a)?, n))
+            });
+            // A line kernel_line does not take, the tokenizer reads.
+            if let Some((a, at, len)) = kernel_line(b) {
+                assert_eq!(Some((a, &b[at..at + len])), slow, "{l:?}");
+            }
+        }
+        assert!(kernel_line(b"ffffffff81000000 T _text").is_some());
+        assert!(kernel_line(b"c0008000 T stext").is_some());
+    }
+
+    #[test]
+    fn non_ascii_lines_and_duplicates() {
+        let k = Kallsyms::parse("10 T a\n10 T b\n20 T \u{e9}t\u{e9}\n30 T z\n".as_bytes());
+        assert_eq!(k.lookup(0x10), Some(("b", 0x10)));
+        assert_eq!(k.lookup(0x25), Some(("\u{e9}t\u{e9}", 0x20)));
     }
 
     #[test]
