@@ -157,7 +157,11 @@ def system_judge(kernel: str, out: Path, rcs: list) -> str:
     s = r["system"]
     arch = MACHINE[kernel.removeprefix("rt-")]
     model = s.get("preemption_model")
+    version = (out / "version.txt").read_text().strip() if (out / "version.txt").exists() else ""
+    commit = re.search(r"commit (\w+)", version)
     figure = f"{s.get('machine')}, preempt {model}, {s.get('kernel_release')}"
+    if commit:
+        figure += f", latlab {commit.group(1)}"
     if s.get("machine") != arch:
         raise Verdict(f"machine {s.get('machine')}, expected {arch}")
     if kernel.startswith("rt-") != (model == "rt"):
@@ -371,7 +375,7 @@ CHECKS = (
         Check(
             "system",
             "run names the architecture and preemption model",
-            lambda k: [],
+            lambda k: ["latlab --version > version.txt"],
             system_judge,
             True,
         )
