@@ -268,12 +268,29 @@ impl EventFormat {
     }
 }
 
+/// `s.trim_start_matches(prefix)` without building a substring searcher
+/// (which costs more than the whole match for these short prefixes).
+fn strip_all<'a>(mut s: &'a str, prefix: &str) -> &'a str {
+    while let Some(rest) = s.strip_prefix(prefix) {
+        s = rest;
+    }
+    s
+}
+
+/// `s.trim_end_matches(suffix)`, likewise.
+fn strip_all_end<'a>(mut s: &'a str, suffix: &str) -> &'a str {
+    while let Some(rest) = s.strip_suffix(suffix) {
+        s = rest;
+    }
+    s
+}
+
 fn elem_size_of(type_name: &str, long_size: usize) -> usize {
-    let t = type_name
-        .trim_start_matches("const ")
-        .trim_start_matches("unsigned ")
-        .trim_start_matches("signed ")
-        .trim();
+    let t = strip_all(
+        strip_all(strip_all(type_name, "const "), "unsigned "),
+        "signed ",
+    )
+    .trim();
     if t.contains('*') {
         return long_size;
     }
@@ -288,7 +305,7 @@ fn elem_size_of(type_name: &str, long_size: usize) -> usize {
 }
 
 fn is_char_type(t: &str) -> bool {
-    let t = t.trim_start_matches("const ").trim();
+    let t = strip_all(t, "const ").trim();
     t == "char" || t == "unsigned char" || t == "signed char"
 }
 
@@ -355,7 +372,7 @@ fn parse_field_line(line: &str, long_size: usize) -> std::result::Result<Field, 
     if name.is_empty() {
         return Err(format!("no field name in {decl:?}"));
     }
-    let base_type = type_name.trim_end_matches("[]").trim().to_string();
+    let base_type = strip_all_end(&type_name, "[]").trim().to_string();
     let string_type = is_char_type(&base_type);
     let elem = elem_size_of(&base_type, long_size);
     let kind = if data_loc || rel_loc {

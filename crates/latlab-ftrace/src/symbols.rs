@@ -102,19 +102,27 @@ impl SymTable {
         let ascii = text.is_ascii() && text.len() < IN_EXTRA as usize;
         let mut sorted = true;
         let mut last = 0u64;
+        let n = text.len();
         let mut start = 0;
-        let ends = memchr::memchr_iter(b'\n', text).chain(std::iter::once(text.len()));
-        for end in ends {
+        // Lines as `split(b'\n')` gives them, the kernel's own layout read
+        // without first looking for the line's end.
+        while start <= n {
+            if ascii {
+                if let Some((addr, name_at, name_len, end)) = kernel_line(text, start) {
+                    sorted &= addr >= last;
+                    last = addr;
+                    syms.push((addr, name_at as u32, name_len as u32));
+                    start = end + 1;
+                    continue;
+                }
+            }
+            let end = memchr::memchr(b'\n', &text[start..]).map_or(n, |e| start + e);
             let line = &text[start..end];
             let line_at = start;
             start = end + 1;
-            let (addr, name_start, name_len) = if let Some((addr, name_at, name_len)) =
-                ascii.then(|| kernel_line(line)).flatten()
-            {
-                (addr, (line_at + name_at) as u32, name_len as u32)
-            } else if ascii {
-                // The common case, without a UTF-8 pass: ASCII whitespace is
-                // all the whitespace there is.
+            let (addr, name_start, name_len) = if ascii {
+                // Without a UTF-8 pass: ASCII whitespace is all the
+                // whitespace there is.
                 let Some((addr, rest)) = token(line) else {
                     continue;
                 };
@@ -182,12 +190,31 @@ impl SymTable {
     }
 }
 
-/// A line as the kernel prints it, `%016lx %c %s` (or `%08lx` on 32-bit
-/// machines), optionally followed by whitespace and a module: (address,
-/// name offset in the line, name length). `None` for anything else (the
+/// Hex digit values, 0xff for anything else.
+const HEX_DIGIT: [u8; 256] = {
+    let mut t = [0xffu8; 256];
+    let mut i = 0;
+    while i < 10 {
+        t[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        t[b'a' as usize + i] = 10 + i as u8;
+        t[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    t
+};
+
+/// The line starting at `text[start]` when it is laid out as the kernel
+/// prints it, `%016lx %c %s` (or `%08lx` on 32-bit machines), optionally
+/// followed by whitespace and a module: (address, name offset, name
+/// length, offset of the line's end). `None` for anything else (the
 /// general tokenizer then reads the line the same way, only slower).
 #[inline]
-fn kernel_line(line: &[u8]) -> Option<(u64, usize, usize)> {
+fn kernel_line(text: &[u8], start: usize) -> Option<(u64, usize, usize, usize)> {
+    let line = &text[start..];
     let w = if line.get(16) == Some(&b' ') {
         16
     } else if line.get(8) == Some(&b' ') {
@@ -201,12 +228,10 @@ fn kernel_line(line: &[u8]) -> Option<(u64, usize, usize)> {
     }
     let mut addr = 0u64;
     for &c in &line[..w] {
-        let d = match c {
-            b'0'..=b'9' => c - b'0',
-            b'a'..=b'f' => c - b'a' + 10,
-            b'A'..=b'F' => c - b'A' + 10,
-            _ => return None,
-        };
+        let d = HEX_DIGIT[c as usize];
+        if d == 0xff {
+            return None;
+        }
         addr = addr << 4 | d as u64;
     }
     let name = &line[w + 3..];
@@ -217,7 +242,13 @@ fn kernel_line(line: &[u8]) -> Option<(u64, usize, usize)> {
         .iter()
         .position(|b| b.is_ascii_whitespace())
         .unwrap_or(name.len());
-    Some((addr, w + 3, len))
+    let after = w + 3 + len;
+    let end = match line.get(after) {
+        None => text.len(),
+        Some(b'\n') => start + after,
+        Some(_) => memchr::memchr(b'\n', &line[after..]).map_or(text.len(), |e| start + after + e),
+    };
+    Some((addr, start + w + 3, len, end))
 }
 
 /// The first run of non-whitespace bytes in `s` and what follows it.
@@ -382,12 +413,24 @@ mod tests {
                 Some((parse_hex(a)?, n))
             });
             // A line kernel_line does not take, the tokenizer reads.
-            if let Some((a, at, len)) = kernel_line(b) {
+            if let Some((a, at, len, end)) = kernel_line(b, 0) {
                 assert_eq!(Some((a, &b[at..at + len])), slow, "{l:?}");
+                assert_eq!(end, b.len());
             }
         }
-        assert!(kernel_line(b"ffffffff81000000 T _text").is_some());
-        assert!(kernel_line(b"c0008000 T stext").is_some());
+        assert!(kernel_line(b"ffffffff81000000 T _text", 0).is_some());
+        assert!(kernel_line(b"c0008000 T stext", 0).is_some());
+        let two = b"1 T x\nffffffff81000000 T a\tb\nc0008000 T s\n";
+        assert_eq!(kernel_line(two, 6), Some((0xffffffff81000000, 25, 1, 28)));
+        assert_eq!(kernel_line(two, 29), Some((0xc0008000, 40, 1, 41)));
+        let k = Kallsyms::parse(two);
+        assert_eq!(k.len(), 3);
+        assert_eq!(
+            k.lookup(0xffffffff81000000),
+            Some(("a", 0xffffffff81000000))
+        );
+        assert_eq!(k.lookup(0xc0008001), Some(("s", 0xc0008000)));
+        assert_eq!(k.lookup(1), Some(("x", 1)));
     }
 
     #[test]
