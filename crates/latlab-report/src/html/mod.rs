@@ -416,7 +416,7 @@ fn render_comparison(h: &mut String, entries: &[Entry]) {
     );
     h.push_str(
         "<table class=\"deltas\"><tr><th class=\"l\">result</th><th>verdict</th><th>samples</th>\
-         <th>p50</th><th>Δ</th><th>p99</th><th>Δ</th><th>p99.9</th><th>Δ</th><th>max</th><th>Δ</th>\
+         <th>missed</th><th>p50</th><th>Δ</th><th>p99</th><th>Δ</th><th>p99.9</th><th>Δ</th><th>max</th><th>Δ</th>\
          <th class=\"l\">background throughput (Δ)</th></tr>\n",
     );
     let base_load = base.load.as_ref().map(load_kinds).unwrap_or_default().0;
@@ -425,10 +425,18 @@ fn render_comparison(h: &mut String, entries: &[Entry]) {
         let b = &base.overall.latency;
         let _ = write!(
             h,
-            "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td>",
+            "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td{}>{}</td>",
             escape(label),
             verdict_badge(run.verdict),
-            s.count
+            s.count,
+            // Missed periods hide behind a short sample count (an
+            // overloaded run has fewer samples, not worse ones).
+            if run.overall.missed_periods > 0 {
+                " class=\"worse\""
+            } else {
+                ""
+            },
+            run.overall.missed_periods
         );
         for (value, base_value) in [
             (s.p50, b.p50),
