@@ -218,7 +218,43 @@ pub(crate) struct Ctx<'a> {
 }
 
 fn pad(out: &mut Vec<u8>, n: usize, c: u8) {
-    out.extend(std::iter::repeat_n(c, n));
+    if n > 0 {
+        out.extend(std::iter::repeat_n(c, n));
+    }
+}
+
+/// Two decimal digits for each value below 100.
+static DEC2: [u8; 200] = {
+    let mut t = [0u8; 200];
+    let mut i = 0;
+    while i < 100 {
+        t[2 * i] = b'0' + (i / 10) as u8;
+        t[2 * i + 1] = b'0' + (i % 10) as u8;
+        i += 1;
+    }
+    t
+};
+
+/// Appends the decimal digits of `v`, two at a time.
+#[inline]
+pub(crate) fn push_dec(out: &mut Vec<u8>, mut v: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    while v >= 100 {
+        let d = (v % 100) as usize * 2;
+        v /= 100;
+        i -= 2;
+        buf[i..i + 2].copy_from_slice(&DEC2[d..d + 2]);
+    }
+    if v >= 10 {
+        let d = v as usize * 2;
+        i -= 2;
+        buf[i..i + 2].copy_from_slice(&DEC2[d..d + 2]);
+    } else {
+        i -= 1;
+        buf[i] = b'0' + v as u8;
+    }
+    out.extend_from_slice(&buf[i..]);
 }
 
 /// Appends `0x` and the lowercase hex digits of `v`.
@@ -276,6 +312,18 @@ pub(crate) fn fmt_int(
     } else {
         (false, raw & mask)
     };
+    // The common case: no flags, width or precision.
+    if width == 0
+        && prec.is_none()
+        && !(spec.minus || spec.plus || spec.space || spec.zero || spec.hash)
+        && matches!(spec.conv, b'd' | b'i' | b'u')
+    {
+        if neg {
+            out.push(b'-');
+        }
+        push_dec(out, mag);
+        return;
+    }
     let mut digits = [0u8; 24];
     let mut n = 0;
     let hex: &[u8; 16] = if spec.conv == b'X' {
@@ -504,6 +552,34 @@ mod tests {
         );
         assert_eq!(f("%o %#o", vec![Arg::Num(8), Arg::Num(8)]), "10 010");
         assert_eq!(f("100%%", vec![]), "100%");
+    }
+
+    #[test]
+    fn decimal_digits_two_at_a_time() {
+        for v in [
+            0u64,
+            7,
+            10,
+            99,
+            100,
+            101,
+            999,
+            1000,
+            12345,
+            u64::MAX,
+            10u64.pow(19),
+        ] {
+            let mut out = Vec::new();
+            push_dec(&mut out, v);
+            assert_eq!(String::from_utf8(out).unwrap(), v.to_string());
+        }
+        assert_eq!(
+            f(
+                "%d %i %u",
+                vec![Arg::Num(-5i64 as u64), Arg::Num(0), Arg::Num(42)]
+            ),
+            "-5 0 42"
+        );
     }
 
     #[test]

@@ -18,18 +18,8 @@ use crate::stream::Event;
 
 /// Appends the decimal digits of `v`.
 #[inline]
-fn push_u64(out: &mut Vec<u8>, mut v: u64) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&buf[i..]);
+fn push_u64(out: &mut Vec<u8>, v: u64) {
+    printf::push_dec(out, v);
 }
 
 #[inline]
