@@ -10,7 +10,7 @@ DURATION ?= 30s
 LATLAB := $(or $(CARGO_TARGET_DIR),target)/release/latlab
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: all build run test fmt clippy unit bench dist dist-check lab lab-smoke
+.PHONY: all build run test fmt clippy unit lab-unit bench dist dist-check lab lab-smoke
 
 all: build
 
@@ -29,7 +29,11 @@ clippy:
 unit:
 	$(CARGO) test --workspace --locked
 
-test: fmt clippy unit
+test: fmt clippy unit lab-unit
+
+# The lab's own judges, on synthetic results (no QEMU).
+lab-unit:
+	python3 -m unittest discover -s lab -p 'test_*.py'
 
 dist:
 	scripts/dist.sh

@@ -505,7 +505,7 @@ def main() -> int:
     p.add_argument("--checks", help="comma-separated check names (default: all, or the smoke set)")
     p.add_argument("-o", "--out", type=Path, help="default lab/out/matrix-TIMESTAMP")
     p.add_argument(
-        "-t", "--limit", type=int, default=1500, help="seconds per kernel boot (default 1500)"
+        "-t", "--limit", type=int, default=900, help="seconds per kernel boot (default 900)"
     )
     a = p.parse_args()
 
@@ -529,6 +529,7 @@ def main() -> int:
     results = {}
     for k in kernels:
         results[k] = run_kernel(k, checks, out, a.limit)
+    not_run = [k for k in kernels if not (out / k / "01.rc").exists()]
     md = table(kernels, checks, results)
     version = subprocess.run(
         ["git", "-C", str(ROOT), "describe", "--always", "--dirty"], capture_output=True, text=True
@@ -553,6 +554,9 @@ def main() -> int:
     failed = sum(not ok for v in results.values() for ok, _ in v.values())
     total = sum(len(v) for v in results.values())
     print(f"\n{total - failed} of {total} passed; details in {out}", file=sys.stderr)
+    if not_run:
+        print(f"did not run: {', '.join(not_run)}", file=sys.stderr)
+        return 2
     return 0 if failed == 0 else 1
 
 

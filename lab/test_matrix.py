@@ -1,0 +1,133 @@
+"""Tests of lab/matrix.py's judges on synthetic guest results (no QEMU).
+
+python3 -m unittest discover -s lab -p 'test_*.py'   (make test runs it)
+"""
+
+import importlib.util
+import json
+import tempfile
+import unittest
+from pathlib import Path
+
+_spec = importlib.util.spec_from_file_location("matrix", Path(__file__).with_name("matrix.py"))
+matrix = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(matrix)
+
+
+def run_result(cycles, missed, early=0, machine="aarch64", model="voluntary", mean=200_000):
+    return {
+        "system": {"machine": machine, "preemption_model": model, "kernel_release": "6.12"},
+        "overall": {
+            "cycles": cycles,
+            "missed_periods": missed,
+            "early_wakeups": early,
+            "latency": {"p50": 150_000, "mean": mean, "max": 900_000},
+        },
+    }
+
+
+class Judges(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.out = Path(self.dir.name)
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def write(self, name, doc):
+        (self.out / name).write_text(json.dumps(doc))
+
+    def test_a_run_passes_when_cycles_and_missed_make_the_duration(self):
+        self.write("run-rtc.json", run_result(2040, 6))
+        self.assertIn("2040+6 missed of 2048", matrix.run_judge("rtc")("arm64", self.out, [0]))
+
+    def test_a_run_fails_when_periods_are_unaccounted_for(self):
+        self.write("run-posix-timer.json", run_result(1800, 0))
+        with self.assertRaises(matrix.Verdict):
+            matrix.run_judge("posix-timer")("arm64", self.out, [0])
+
+    def test_early_wake_ups_and_a_suspect_exit_fail(self):
+        self.write("run-timerfd.json", run_result(2000, 0, early=1))
+        with self.assertRaises(matrix.Verdict):
+            matrix.run_judge("timerfd")("arm64", self.out, [0])
+        with self.assertRaises(matrix.Verdict):
+            matrix.run_judge("timerfd")("arm64", self.out, [3])
+
+    def test_nanosleep_is_judged_by_interval_plus_latency(self):
+        # 2 s / (1 ms + 0.2 ms) = 1667 periods.
+        self.write("run-nanosleep.json", run_result(1600, 0))
+        matrix.run_judge("nanosleep")("arm64", self.out, [0])
+        self.write("run-nanosleep.json", run_result(1300, 0))
+        with self.assertRaises(matrix.Verdict):
+            matrix.run_judge("nanosleep")("arm64", self.out, [0])
+
+    def test_system_wants_rt_exactly_on_the_rt_kernels(self):
+        self.write("run-clock-nanosleep.json", run_result(2000, 0, model="rt"))
+        matrix.system_judge("rt-arm64", self.out, [0])
+        with self.assertRaises(matrix.Verdict):
+            matrix.system_judge("arm64", self.out, [0])
+        self.write("run-clock-nanosleep.json", run_result(2000, 0, model="lazy"))
+        with self.assertRaises(matrix.Verdict):
+            matrix.system_judge("rt-arm64", self.out, [0])
+        with self.assertRaises(matrix.Verdict):
+            matrix.system_judge("rt-amd64", self.out, [0])  # aarch64, not x86_64
+
+    def test_a_gpio_round_trip_must_end_at_the_edge_timestamp(self):
+        doc = {
+            "events_sent": 50,
+            "events_answered": 50,
+            "events_lost": 0,
+            "one_way": {"latency": {"min": 500_000}},
+            "round_trip": {"latency": {"min": 30_000_000, "p50": 44_000_000, "max": 60_000_000}},
+            "gpio_edges": {"within": 50, "outside": 0},
+        }
+        self.write("respond-gpio.json", doc)
+        matrix.respond_judge("gpio")("arm64", self.out, [0])
+        doc["gpio_edges"] = {"within": 49, "outside": 1}
+        self.write("respond-gpio.json", doc)
+        with self.assertRaises(matrix.Verdict):
+            matrix.respond_judge("gpio")("arm64", self.out, [0])
+        with self.assertRaises(matrix.Verdict):
+            matrix.respond_judge("gpio")("arm64", self.out, [97])
+
+    def test_explain_must_agree_with_the_trace_and_name_the_load(self):
+        self.write(
+            "explain-run.json",
+            {"trace_agreement": {"samples": 1000, "matched": 990, "below_trace": 0}},
+        )
+        load = {"cause": {"category": "timer_irq_delay", "task": "ld-mem0"}, "excess_ns": 5}
+        other = {"cause": {"category": "idle_exit"}, "excess_ns": 9}
+        self.write("explain.json", {"late": 10, "causes": [other, load]})
+        self.assertIn("cause #2", matrix.explain_judge("arm64", self.out, [0, 0]))
+        self.write("explain.json", {"late": 10, "causes": [other]})
+        with self.assertRaises(matrix.Verdict):
+            matrix.explain_judge("arm64", self.out, [0, 0])
+        self.write("explain.json", {"late": 10, "causes": [load]})
+        self.write(
+            "explain-run.json",
+            {"trace_agreement": {"samples": 1000, "matched": 990, "below_trace": 2}},
+        )
+        with self.assertRaises(matrix.Verdict):
+            matrix.explain_judge("arm64", self.out, [0, 0])
+
+    def test_kernel_splats_belong_to_the_command_that_was_running(self):
+        console = self.out / "console.log"
+        console.write_text(
+            "@@lab: [01] $ latlab run\n"
+            "[    3.1] random: crng init done\n"
+            "@@lab: [01] exit 0 after 2.0 s\n"
+            "@@lab: [02] $ latlab respond --gpio\n"
+            "[   51.48] BUG: scheduling while atomic: latlab/348/0x00000002\n"
+            "[   60.65] watchdog: Watchdog detected hard LOCKUP on cpu 0\n"
+        )
+        self.assertEqual(
+            matrix.kernel_splats(console),
+            [
+                (2, "BUG: scheduling while atomic: latlab/348/0x00000002"),
+                (2, "watchdog: Watchdog detected hard LOCKUP on cpu 0"),
+            ],
+        )
+
+
+if __name__ == "__main__":
+    unittest.main()
