@@ -4,14 +4,24 @@
 
 mod cli;
 mod cmd;
+mod generate;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
-    match cmd::dispatch(cli) {
+    // `Cli::parse()`, plus the hidden `latlab generate` (man pages, completions).
+    let matches = generate::with_hidden_subcommand(cli::Cli::command()).get_matches();
+    let result = match matches.subcommand() {
+        Some((generate::NAME, generate)) => generate::execute(generate).map(|()| ExitCode::SUCCESS),
+        _ => cmd::dispatch(
+            cli::Cli::from_arg_matches(&matches)
+                .map_err(|err| err.format(&mut cli::Cli::command()))
+                .unwrap_or_else(|err| err.exit()),
+        ),
+    };
+    match result {
         Ok(code) => code,
         Err(err) => {
             if is_broken_pipe(&err) {
