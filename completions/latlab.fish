@@ -1,0 +1,223 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_latlab_global_optspecs
+    string join \n h/help V/version
+end
+
+function __fish_latlab_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_latlab_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_latlab_using_subcommand
+    set -l cmd (__fish_latlab_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c latlab -n "__fish_latlab_needs_command" -s h -l help -d 'Print help'
+complete -c latlab -n "__fish_latlab_needs_command" -s V -l version -d 'Print version'
+complete -c latlab -n "__fish_latlab_needs_command" -f -a "run" -d 'Measure wake-up latency and period accuracy of periodic real-time threads'
+complete -c latlab -n "__fish_latlab_needs_command" -f -a "dump" -d 'Print the events of a trace one per line, like `trace-cmd report`'
+complete -c latlab -n "__fish_latlab_needs_command" -f -a "explain" -d 'Name why a periodic timer task woke up late, from a kernel trace (the KTAS analysis)'
+complete -c latlab -n "__fish_latlab_needs_command" -f -a "load" -d 'Run a background load (cpu, io, net, udp, mem, syscall, ipc, a command) alone and report its throughput'
+complete -c latlab -n "__fish_latlab_needs_command" -f -a "lockbench" -d 'Compare delayed locking with plain, PI and ceiling locks (real threads, or --simulate)'
+complete -c latlab -n "__fish_latlab_needs_command" -f -a "record" -d 'Capture kernel events (tracefs) into a trace-cmd .dat file'
+complete -c latlab -n "__fish_latlab_needs_command" -f -a "report" -d 'Write results as one self-contained HTML report with plots; several results are compared'
+complete -c latlab -n "__fish_latlab_needs_command" -f -a "history" -d 'List the results kept in the history database (every saved `run`, `respond` and `lockbench` result is stored there)'
+complete -c latlab -n "__fish_latlab_needs_command" -f -a "compare" -d 'Write the comparison report of results from the history, by id'
+complete -c latlab -n "__fish_latlab_needs_command" -f -a "scenario" -d 'Run one of the papers\' experiments on this machine and write its comparison report'
+complete -c latlab -n "__fish_latlab_needs_command" -f -a "respond" -d 'Response latency to an external event: stimulus to responder wake-up and answer (pty/serial, pipe, eventfd, socket, UDP, signal; real serial and GPIO)'
+complete -c latlab -n "__fish_latlab_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l cpus -d 'CPUs to measure on, one thread each (e.g. `0`, `0-3`, `1,3`) [default: every usable CPU]' -r
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l policy -d 'Scheduling policy of the measurement threads' -r -f -a "fifo\t''
+rr\t''
+other\t''"
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l priority -d 'Real-time priority (1-99) for fifo/rr' -r
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l interval -d 'Period of the measurement threads (e.g. `1ms`, `100us`)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l interval-step -d 'Add this much to the period of each further thread (cyclictest\'s -d) [default: 0, all alike]' -r
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l duration -d 'How long to measure (e.g. `30s`, `10m`) [default: 30s unless --loops is given]' -r
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l loops -d 'Stop after this many activations per thread' -r
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l timer -d 'Wake-up source: clock-nanosleep, nanosleep, itimer, posix-timer, timerfd, rtc' -r
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l rtc-device -d 'RTC device for --timer rtc' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l period-tolerance -d 'Accepted period deviation, e.g. `5%`; giving it makes it a requirement (all periods, or `5%@99.9` for 99.9 % of them). [default: 5%, reported only]' -r
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l max-latency -d 'Requirement: no sample above this latency (e.g. `1ms`, `40us`)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l percentile -d 'Requirement: a percentile at or below a limit, e.g. `99.9:40us` (repeatable)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l profile -d 'Requirements from a paper: emblix-class2 (< 1 ms), emblix-class3 (< 100 us), moblin-ivi (40 us; and every period within +-5 % where there are periods)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l samples -d 'Log every sample (16 bytes each) to FILE for offline analysis' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l json -d 'Also write the result JSON to FILE' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l histogram-text -d 'Write a histogram in cyclictest\'s -h text format to FILE' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l rt-tests-json -d 'Write the result in rt-tests\' JSON format to FILE' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l output-dir -d 'Directory for `<timestamp>/<result file>`' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l db -d 'The history database (default: $XDG_DATA_HOME/latlab/history.sqlite, else ~/.local/share/latlab/history.sqlite)' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l load -d 'Background load while measuring: none, light (= none, the Moblin "light" case), full (cpu+io+net+mem on every CPU), or kinds such as `cpu:2,io:1,net:1` (kinds: cpu, io, net, udp, mem, syscall, ipc)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l load-cmd -d 'Run this shell command as (part of) the load, e.g. "stress-ng --cpu 2"; it is stopped with its whole process group at the end' -r
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l load-disk-cap -d 'Most disk space the io load may use' -r
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l load-temp-dir -d 'Directory for the io load\'s temporary files [default: the system temp dir]' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l trace -d 'Record kernel events while measuring into this trace-cmd .dat file (as root); measurement threads mark every sample over --trace-threshold in the trace' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l trace-threshold -d 'Samples at or over this latency get a trace_marker line (cycle, intended and actual wake-up) [default: --max-latency if given, else 100us]' -r
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l trace-events -d 'Events to record with --trace (e.g. `sched`, `+syscalls`, `-kmem`) [default: latlab\'s latency set: sched, irq, timer, irq_vectors, nmi, workqueue, kmem page alloc/free]' -r
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l trace-buffer-kb -d 'Ring-buffer size per CPU in KiB for --trace' -r
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l no-dma-latency -d 'Do not hold /dev/cpu_dma_latency at 0 during the run (lets CPUs enter deep idle states)'
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l no-save -d 'Do not write `<output-dir>/<timestamp>/<result file>` (nor store it in the history)'
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l no-history -d 'Do not store the saved result in the history database'
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l allow-unprivileged -d 'Measure even without real-time priority or memory locking (the result is marked)'
+complete -c latlab -n "__fish_latlab_using_subcommand run" -s q -l quiet -d 'No live view'
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l load-in-process -d 'Run the built-in loads as threads of latlab itself instead of a child process (hidden: only to compare the two, see bench/load-vs-none.sh)'
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l flight-recorder -d 'With --trace: keep events only in the ring buffer and stop tracing at the first sample over --trace-threshold (like cyclictest\'s breaktrace); the buffer, i.e. what led up to it, is saved at the end. Costs nothing on disk until then'
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l explain -d 'Record kernel events while measuring (into --trace FILE, or a temporary file) and explain the late wake-ups at the end (the KTAS analysis of `latlab explain`, with --trace-threshold as the lateness threshold)'
+complete -c latlab -n "__fish_latlab_using_subcommand run" -s h -l help -d 'Print help'
+complete -c latlab -n "__fish_latlab_using_subcommand run" -s V -l version -d 'Print version'
+complete -c latlab -n "__fish_latlab_using_subcommand dump" -l events -d 'Only these events (comma-separated names, `system:name` or `system:*`)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand dump" -l cpu -d 'Only these CPUs (e.g. `0,2-3`)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand dump" -l from -d 'Skip events before this time (seconds, as printed)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand dump" -l to -d 'Skip events after this time (seconds, as printed)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand dump" -l stats -d 'Print counts per event and per CPU, lost events and the time span instead of events'
+complete -c latlab -n "__fish_latlab_using_subcommand dump" -s h -l help -d 'Print help'
+complete -c latlab -n "__fish_latlab_using_subcommand dump" -s V -l version -d 'Print version'
+complete -c latlab -n "__fish_latlab_using_subcommand explain" -l pid -d 'Analyse this task (repeatable). Default: latlab\'s measurement threads, else the most periodic timer task' -r
+complete -c latlab -n "__fish_latlab_using_subcommand explain" -l comm -d 'Analyse tasks with this name (repeatable; `name*` matches a prefix)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand explain" -l threshold -d 'Late means latency above this: a time (`100us`, `1ms`) or a percentile (`p99`)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand explain" -l baseline -d 'Normal periods to sample as the baseline' -r
+complete -c latlab -n "__fish_latlab_using_subcommand explain" -l json -d 'Write the full report as JSON to this file (`-` for stdout)' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand explain" -l dump-windows -d 'Write each late window\'s events as text into this directory' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand explain" -l run-result -d 'A `latlab run --json` result recorded with the trace: its steal time is shown as evidence for hypervisor gaps' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand explain" -l max-windows -d 'Late windows shown in full in the report' -r
+complete -c latlab -n "__fish_latlab_using_subcommand explain" -s h -l help -d 'Print help'
+complete -c latlab -n "__fish_latlab_using_subcommand explain" -s V -l version -d 'Print version'
+complete -c latlab -n "__fish_latlab_using_subcommand load" -l duration -d 'How long to run (e.g. 30s, 500ms, 2m); Ctrl-C stops early and still reports' -r
+complete -c latlab -n "__fish_latlab_using_subcommand load" -l load-cmd -d 'Also run this command (via sh -c, in its own process group) as a load' -r
+complete -c latlab -n "__fish_latlab_using_subcommand load" -l json -d 'Write the report as JSON to FILE' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand load" -l disk-cap -d 'Most disk space the io load may use (e.g. 256M, 1G)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand load" -l temp-dir -d 'Directory in which the load\'s scratch directory is made (default: $TMPDIR or /tmp)' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand load" -l cpus -d 'CPUs the load may use, e.g. 0-3,6 (default: all online CPUs)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand load" -l nice -d 'Nice value of the load (0..19)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand load" -l sample-interval -d 'Length of one throughput sample (e.g. 1s, 250ms)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand load" -l net-msg-size -d 'Bytes per send of the net and udp loads' -r
+complete -c latlab -n "__fish_latlab_using_subcommand load" -l serve -d 'Internal: be the load process of a measuring command (`run --load`): read the request on stdin, report on stdout (see latlab_load::LoadProcess)'
+complete -c latlab -n "__fish_latlab_using_subcommand load" -s h -l help -d 'Print help'
+complete -c latlab -n "__fish_latlab_using_subcommand load" -s V -l version -d 'Print version'
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l duration -d 'Measured time per variant (real threads)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l rounds -d 'Split each variant\'s time into this many slices that take turns with the other variants, so that a disturbance of the machine hits all variants alike' -r
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l warmup -d 'Unmeasured time at the start of each variant, while the predictors learn' -r
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l variants -d 'Variants to compare, comma-separated: plain, pi, ceiling, delayed-max, delayed-ewma, delayed-quantile, and delayed-pi (delayed-quantile on the PI futex)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l period -d 'Period of the real-time task' -r
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l priority -d 'SCHED_FIFO priority of the real-time task (also the ceiling of the ceiling variant)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l rt-hold -d 'Busy time the real-time task holds the lock each period' -r
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l cpu -d 'CPU for all threads, or `none` to leave them unpinned [default: the last usable CPU]' -r
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l threads -d 'Number of SCHED_OTHER background threads' -r
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l site -d 'A background critical section, `NAME=W*LO-HI,...` in µs (repeatable, up to 8; replaces the default three shaped like the paper\'s Table 3)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l site-choice -d 'How background threads pick a site: per-thread (thread i uses site i) or random' -r -f -a "per-thread\t''
+random\t''"
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l outside-work -d 'Background CPU work outside the lock per iteration' -r
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l margin -d 'Margin added to the predicted hold time [default: 100us; 0 with --simulate, as the paper]' -r
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l max-refusals -d 'Refusals after which a thread enters anyway' -r
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l seed -d 'Seed of the background\'s random choices and of the simulation' -r
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l sample-interval -d 'Width of the background-throughput series points in the JSON' -r
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l periods -d 'Simulated periods of the real-time task (--simulate)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l predictor -d 'Hold-time prediction of the simulation (--simulate): table (the paper\'s: fixed t_lock = Table 3\'s maxima, 800/2192/128 µs), or learned online: max, ewma or quantile' -r -f -a "table\t''
+max\t''
+ewma\t''
+quantile\t''"
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l autogroup-nice -d 'Run the benchmark in a scheduler autogroup of its own at this nice (-20 to 19; negative needs root), so that busy sessions next door (compilers, browsers) do not preempt the background lock holders for milliseconds. Linux autogroups only' -r
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l json -d 'Write the results (with the background throughput over time) as JSON to FILE' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l load -d 'Background load while measuring: none, light (= none, the Moblin "light" case), full (cpu+io+net+mem on every CPU), or kinds such as `cpu:2,io:1,net:1` (kinds: cpu, io, net, udp, mem, syscall, ipc)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l load-cmd -d 'Run this shell command as (part of) the load, e.g. "stress-ng --cpu 2"; it is stopped with its whole process group at the end' -r
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l load-disk-cap -d 'Most disk space the io load may use' -r
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l load-temp-dir -d 'Directory for the io load\'s temporary files [default: the system temp dir]' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l db -d 'The history database (default: $XDG_DATA_HOME/latlab/history.sqlite, else ~/.local/share/latlab/history.sqlite)' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l simulate -d 'Run the deterministic uniprocessor-kernel simulation of the paper instead of real threads'
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l no-idle-spinner -d 'No SCHED_IDLE spinner: let the CPU go idle when every background thread waits (on a VM the hypervisor may then take milliseconds to wake the real-time task)'
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l require-goal -d 'Exit with status 2 unless delayed-quantile meets the goal of issue 6: worst lock latency at most 25 % of plain\'s and below pi\'s, background work loss at most 20 % (needs plain, pi and delayed-quantile among the variants)'
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l load-in-process -d 'Run the built-in loads as threads of latlab itself instead of a child process (hidden: only to compare the two, see bench/load-vs-none.sh)'
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l no-history -d 'Do not store the results in the history database'
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -s h -l help -d 'Print help'
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -s V -l version -d 'Print version'
+complete -c latlab -n "__fish_latlab_using_subcommand record" -s o -l output -d 'Output file (trace-cmd .dat version 6)' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand record" -s e -l events -d 'Events: set names (sched, irq, timer, ...), `system:event`, `system:*`; `+X` adds to the defaults, `-X` removes. Repeat or separate with commas' -r
+complete -c latlab -n "__fish_latlab_using_subcommand record" -l buffer-size -d 'Ring-buffer size per CPU in KiB [default: from the available memory: 1/16 of it over all CPUs, at most 32 MiB per CPU to start, doubled up to 256 MiB while a CPU\'s buffer fills; the kernel\'s with --flight-recorder]' -r
+complete -c latlab -n "__fish_latlab_using_subcommand record" -s d -l duration -d 'Record for this long (e.g. 500ms, 10s, 2m); without a command and without --duration, record until Ctrl-C' -r
+complete -c latlab -n "__fish_latlab_using_subcommand record" -l flight-recorder -d 'Keep events only in the ring buffer and write them when SIGUSR1 arrives (to FILE-1.dat, FILE-2.dat, ...) and at the end (to FILE)'
+complete -c latlab -n "__fish_latlab_using_subcommand record" -l no-kallsyms -d 'Do not store /proc/kallsyms (smaller file; function addresses stay numbers)'
+complete -c latlab -n "__fish_latlab_using_subcommand record" -l json -d 'Print the summary as JSON'
+complete -c latlab -n "__fish_latlab_using_subcommand record" -l list-events -d 'List the event sets and exit'
+complete -c latlab -n "__fish_latlab_using_subcommand record" -s h -l help -d 'Print help'
+complete -c latlab -n "__fish_latlab_using_subcommand record" -s V -l version -d 'Print version'
+complete -c latlab -n "__fish_latlab_using_subcommand report" -s o -l output -d 'The HTML file to write' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand report" -l label -d 'Names of the results, in order (default: what differs between them, e.g. kernel or load)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand report" -l title -d 'Title of the page' -r
+complete -c latlab -n "__fish_latlab_using_subcommand report" -l png -d 'Also write every plot as DIR/<plot>.svg and DIR/<plot>.png (the PNGs are drawn by a headless Chromium, at twice the size for print)' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand report" -s h -l help -d 'Print help'
+complete -c latlab -n "__fish_latlab_using_subcommand report" -s V -l version -d 'Print version'
+complete -c latlab -n "__fish_latlab_using_subcommand history" -l db -d 'The history database (default: $XDG_DATA_HOME/latlab/history.sqlite, else ~/.local/share/latlab/history.sqlite)' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand history" -l limit -d 'Show only the newest N results' -r
+complete -c latlab -n "__fish_latlab_using_subcommand history" -l add -d 'First store these result files (e.g. from another machine, or from before the history existed), then list' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand history" -s h -l help -d 'Print help'
+complete -c latlab -n "__fish_latlab_using_subcommand history" -s V -l version -d 'Print version'
+complete -c latlab -n "__fish_latlab_using_subcommand compare" -l db -d 'The history database (default: $XDG_DATA_HOME/latlab/history.sqlite, else ~/.local/share/latlab/history.sqlite)' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand compare" -s o -l output -d 'The HTML file to write' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand compare" -l label -d 'Names of the results, in order (default: what differs between them, e.g. kernel or load)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand compare" -l title -d 'Title of the page' -r
+complete -c latlab -n "__fish_latlab_using_subcommand compare" -l png -d 'Also write every plot as DIR/<plot>.svg and DIR/<plot>.png (the PNGs are drawn by a headless Chromium, at twice the size for print)' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand compare" -s h -l help -d 'Print help'
+complete -c latlab -n "__fish_latlab_using_subcommand compare" -s V -l version -d 'Print version'
+complete -c latlab -n "__fish_latlab_using_subcommand scenario" -l out -d 'Directory for the steps\' JSON results and the report [default: latlab-scenarios/<name>]' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand scenario" -l cpus -d 'CPUs to measure on (passed to `latlab run --cpus`)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand scenario" -l quick -d 'A smoke run: a few seconds per step instead of the paper\'s lengths'
+complete -c latlab -n "__fish_latlab_using_subcommand scenario" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c latlab -n "__fish_latlab_using_subcommand scenario" -s V -l version -d 'Print version'
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l channel -d 'Emulated channel: pty (raw pseudo-terminal: the kernel tty path, serial emulation), pipe, eventfd, unix, udp, signal' -r
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l serial -d 'Real serial port(s): `TX` (loopback plug, needs --gpio for the answer) or `TX,RX` (two ports joined by a null-modem cable)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l baud -d 'Serial line speed' -r
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l gpio -d 'Answer with a real GPIO toggle: the responder drives OUT, wired to IN, whose edge the stimulus times with the kernel\'s timestamp (e.g. gpiochip0:17,gpiochip0:27)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l count -d 'Events to send [default: 1000000, the paper\'s count, unless --duration is given]' -r
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l duration -d 'Send events for this long instead of a count (e.g. `60s`)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l gap -d 'Gap between events: fixed (`1ms`) or uniformly random (`500us..1500us`), so the event is not phase-locked to the timer tick. Use the real event rate: a short gap keeps the responder\'s caches warm and lowers the latency' -r
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l timeout -d 'An event unanswered after this long is counted lost' -r
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l policy -d 'Scheduling policy of the responder (the stimulus gets the same, one priority lower)' -r -f -a "fifo\t''
+rr\t''
+other\t''"
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l priority -d 'Real-time priority (1-99) of the responder' -r
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l responder-cpu -d 'CPU of the responder [default: the last usable CPU]' -r
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l stimulus-cpu -d 'CPU of the stimulus [default: the first usable CPU]' -r
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l max-latency -d 'Requirement: no sample above this latency (e.g. `1ms`, `40us`)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l percentile -d 'Requirement: a percentile at or below a limit, e.g. `99.9:40us` (repeatable)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l profile -d 'Requirements from a paper: emblix-class2 (< 1 ms), emblix-class3 (< 100 us), moblin-ivi (40 us; and every period within +-5 % where there are periods)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l check-on -d 'Which latency the requirements are checked on: round-trip (what the paper\'s board timed), one-way, or both' -r
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l json -d 'Also write the result JSON (schema latlab.respond) to FILE' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l histogram-text -d 'Write a histogram in cyclictest\'s -h text format to FILE (column 1 one-way, column 2 round-trip)' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l output-dir -d 'Directory for `<timestamp>/<result file>`' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l db -d 'The history database (default: $XDG_DATA_HOME/latlab/history.sqlite, else ~/.local/share/latlab/history.sqlite)' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l load -d 'Background load while measuring: none, light (= none, the Moblin "light" case), full (cpu+io+net+mem on every CPU), or kinds such as `cpu:2,io:1,net:1` (kinds: cpu, io, net, udp, mem, syscall, ipc)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l load-cmd -d 'Run this shell command as (part of) the load, e.g. "stress-ng --cpu 2"; it is stopped with its whole process group at the end' -r
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l load-disk-cap -d 'Most disk space the io load may use' -r
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l load-temp-dir -d 'Directory for the io load\'s temporary files [default: the system temp dir]' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l no-dma-latency -d 'Do not hold /dev/cpu_dma_latency at 0 (lets CPUs enter deep idle states, as the paper\'s Atom did)'
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l no-save -d 'Do not write `<output-dir>/<timestamp>/<result file>` (nor store it in the history)'
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l no-history -d 'Do not store the saved result in the history database'
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l allow-unprivileged -d 'Measure even without real-time priority or memory locking (the result is marked)'
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -s q -l quiet -d 'No live view'
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l load-in-process -d 'Run the built-in loads as threads of latlab itself instead of a child process (hidden: only to compare the two, see bench/load-vs-none.sh)'
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -s h -l help -d 'Print help'
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -s V -l version -d 'Print version'
+complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond help" -f -a "run" -d 'Measure wake-up latency and period accuracy of periodic real-time threads'
+complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond help" -f -a "dump" -d 'Print the events of a trace one per line, like `trace-cmd report`'
+complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond help" -f -a "explain" -d 'Name why a periodic timer task woke up late, from a kernel trace (the KTAS analysis)'
+complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond help" -f -a "load" -d 'Run a background load (cpu, io, net, udp, mem, syscall, ipc, a command) alone and report its throughput'
+complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond help" -f -a "lockbench" -d 'Compare delayed locking with plain, PI and ceiling locks (real threads, or --simulate)'
+complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond help" -f -a "record" -d 'Capture kernel events (tracefs) into a trace-cmd .dat file'
+complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond help" -f -a "report" -d 'Write results as one self-contained HTML report with plots; several results are compared'
+complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond help" -f -a "history" -d 'List the results kept in the history database (every saved `run`, `respond` and `lockbench` result is stored there)'
+complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond help" -f -a "compare" -d 'Write the comparison report of results from the history, by id'
+complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond help" -f -a "scenario" -d 'Run one of the papers\' experiments on this machine and write its comparison report'
+complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond help" -f -a "respond" -d 'Response latency to an external event: stimulus to responder wake-up and answer (pty/serial, pipe, eventfd, socket, UDP, signal; real serial and GPIO)'
+complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
