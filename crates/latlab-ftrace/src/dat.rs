@@ -232,7 +232,11 @@ impl Meta {
     }
 
     fn add_events(&mut self, system: &str, text: &[u8], at: u64) -> Result<()> {
-        let text = String::from_utf8_lossy(text);
+        // The strict check is the fast one; lossy only for text that needs it.
+        let text = match std::str::from_utf8(text) {
+            Ok(t) => std::borrow::Cow::Borrowed(t),
+            Err(_) => String::from_utf8_lossy(text),
+        };
         let f = EventFormat::parse(system, &text, self.long_size).map_err(|e| match e {
             Error::Format { event, line, msg } => Error::Format {
                 event,
@@ -558,6 +562,56 @@ impl<'a> MetaParser<'a> {
         }
     }
 
+    /// A compressed kallsyms section is checked here but decompressed on the
+    /// first symbol lookup (several MB that `--stats` and `explain` never
+    /// read); an uncompressed one is read in place.
+    fn lazy_kallsyms(&mut self, off: u64) -> Result<()> {
+        let Some(shared) = self.shared.clone() else {
+            return Ok(());
+        };
+        if off as usize >= self.data.len() {
+            return Err(Error::Truncated {
+                offset: off,
+                what: "section header",
+                need: 16,
+            });
+        }
+        let mut r = Reader::new(&self.data[off as usize..], off, self.meta.endian);
+        let id = r.u16("section id")?;
+        let flags = r.u16("section flags")?;
+        let _desc = r.u32("section description")?;
+        let size = r.u64("section size")?;
+        if id != OPT_KALLSYMS {
+            return Err(Error::Corrupt {
+                offset: off,
+                what: format!("expected section {OPT_KALLSYMS}, found section {id}"),
+            });
+        }
+        let body_at = r.offset();
+        let body = r.sized(size, "section body")?;
+        if flags & 1 == 0 {
+            let mut sr = Reader::new(body, body_at, self.meta.endian);
+            return self.kallsyms(&mut sr);
+        }
+        let comp = self.meta.compression.ok_or_else(|| Error::Corrupt {
+            offset: off,
+            what: "compressed section in an uncompressed file".into(),
+        })?;
+        let mut c = Reader::new(body, body_at, self.meta.endian);
+        let csize = c.u32("compressed size")?;
+        let usize_ = c.u32("uncompressed size")?;
+        let cdata = c.sized(csize as u64, "compressed data")?;
+        let start = cdata.as_ptr() as usize - self.data.as_ptr() as usize;
+        self.meta.kallsyms = Kallsyms::compressed(
+            shared,
+            start..start + cdata.len(),
+            comp,
+            usize_ as usize,
+            self.meta.endian,
+        );
+        Ok(())
+    }
+
     fn parse_v7(&mut self, r: &mut Reader<'a>) -> Result<()> {
         let at = r.offset();
         let cname = text(r.cstr("compression name")?);
@@ -601,6 +655,10 @@ impl<'a> MetaParser<'a> {
                             0
                         };
                         break;
+                    }
+                    OPT_KALLSYMS if self.shared.is_some() => {
+                        let so = dr.u64("section offset")?;
+                        self.lazy_kallsyms(so)?;
                     }
                     OPT_HEADER_INFO | OPT_FTRACE_EVENTS | OPT_EVENT_FORMATS | OPT_KALLSYMS
                     | OPT_PRINTK | OPT_CMDLINES => {

@@ -363,16 +363,14 @@ fn parse_field_line(line: &str, long_size: usize) -> std::result::Result<Field, 
         }
     }
     let (type_name, name) = match head.rfind(|c: char| c.is_whitespace() || c == '*') {
-        Some(p) => (
-            head[..=p].trim().to_string(),
-            head[p + 1..].trim().to_string(),
-        ),
-        None => (String::new(), head.to_string()),
+        Some(p) => (head[..=p].trim(), head[p + 1..].trim()),
+        None => ("", head),
     };
     if name.is_empty() {
         return Err(format!("no field name in {decl:?}"));
     }
-    let base_type = strip_all_end(&type_name, "[]").trim().to_string();
+    let name = name.to_string();
+    let base_type = strip_all_end(type_name, "[]").trim().to_string();
     let string_type = is_char_type(&base_type);
     let elem = elem_size_of(&base_type, long_size);
     let kind = if data_loc || rel_loc {

@@ -21,6 +21,41 @@ pub(crate) type SharedBytes = std::sync::Arc<dyn AsRef<[u8]> + Send + Sync>;
 enum Raw {
     Owned(Vec<u8>),
     Shared(SharedBytes, std::ops::Range<usize>),
+    /// A compressed v7 section (`[u32 size][text]` once decompressed),
+    /// decompressed on first use.
+    Compressed(std::sync::Arc<Compressed>),
+}
+
+/// See [`Raw::Compressed`].
+struct Compressed {
+    bytes: SharedBytes,
+    range: std::ops::Range<usize>,
+    comp: crate::dat::Compression,
+    size: usize,
+    endian: crate::Endian,
+    text: std::sync::OnceLock<Vec<u8>>,
+}
+
+impl Compressed {
+    /// The kallsyms text; empty when the section does not decompress (the
+    /// symbols then print as addresses, as for a file without kallsyms).
+    fn text(&self) -> &[u8] {
+        let body = self.text.get_or_init(|| {
+            let data = &(*self.bytes).as_ref()[self.range.clone()];
+            let mut out = Vec::new();
+            if crate::dat::Decompressor::default()
+                .decompress_into(self.comp, data, self.size, 0, &mut out)
+                .is_err()
+            {
+                return Vec::new();
+            }
+            out
+        });
+        let Some(n) = body.get(..4).map(|b| self.endian.uint(b) as usize) else {
+            return &[];
+        };
+        body.get(4..4 + n).unwrap_or(&body[4..])
+    }
 }
 
 impl Default for Raw {
@@ -40,6 +75,7 @@ impl Raw {
         match self {
             Raw::Owned(v) => v,
             Raw::Shared(b, r) => &(**b).as_ref()[r.clone()],
+            Raw::Compressed(c) => c.text(),
         }
     }
 }
@@ -61,6 +97,28 @@ impl Kallsyms {
     pub fn parse(text: &[u8]) -> Self {
         Kallsyms {
             raw: Raw::Owned(text.to_vec()),
+            table: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Kallsyms in a compressed section `bytes[range]` of `size` bytes once
+    /// decompressed, decompressed on the first lookup.
+    pub(crate) fn compressed(
+        bytes: SharedBytes,
+        range: std::ops::Range<usize>,
+        comp: crate::dat::Compression,
+        size: usize,
+        endian: crate::Endian,
+    ) -> Self {
+        Kallsyms {
+            raw: Raw::Compressed(std::sync::Arc::new(Compressed {
+                bytes,
+                range,
+                comp,
+                size,
+                endian,
+                text: std::sync::OnceLock::new(),
+            })),
             table: std::sync::OnceLock::new(),
         }
     }

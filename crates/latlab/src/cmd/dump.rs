@@ -376,6 +376,9 @@ fn dump_dat(args: &DumpArgs, filter: &Filter, out: &mut impl Write) -> anyhow::R
             lost.counted,
             lost.uncounted_pages,
         )?;
+        out.flush()?;
+        drop(events);
+        std::mem::forget(file); // see the end of this function
         return Ok(());
     }
     writeln!(out, "cpus={}", meta.cpu_count)?;
@@ -419,6 +422,12 @@ fn dump_dat(args: &DumpArgs, filter: &Filter, out: &mut impl Write) -> anyhow::R
         }
     }
     out.write_all(&buf)?;
+    out.flush()?;
+    // The process ends next: freeing thousands of event formats one by one
+    // would only cost time.
+    drop(events);
+    std::mem::forget(r);
+    std::mem::forget(file);
     Ok(())
 }
 
