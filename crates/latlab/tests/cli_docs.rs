@@ -222,7 +222,7 @@ fn bash_completes(script: &Path, words: &[&str]) -> Vec<String> {
     let line = words.join(" ");
     let program = format!(
         "source \"$1\" || exit 1\n\
-         complete -p latlab | grep -q -- '-F _latlab latlab$' || exit 2\n\
+         [[ $(complete -p latlab) == *' -F _latlab latlab' ]] || exit 2\n\
          COMP_WORDS=({line}); COMP_CWORD={cword}; COMP_LINE='{line}'; COMP_POINT={point}\n\
          _latlab latlab '{current}' '{previous}'\n\
          printf '%s\\n' \"${{COMPREPLY[@]}}\"",
