@@ -224,7 +224,7 @@ fn pad(out: &mut Vec<u8>, n: usize, c: u8) {
 }
 
 /// Two decimal digits for each value below 100.
-static DEC2: [u8; 200] = {
+pub(crate) static DEC2: [u8; 200] = {
     let mut t = [0u8; 200];
     let mut i = 0;
     while i < 100 {

@@ -271,11 +271,12 @@ impl<'m> Renderer<'m> {
         let mut i = b.len();
         i -= 2;
         b[i..i + 2].copy_from_slice(b": ");
-        let mut u = usecs;
-        for _ in 0..6 {
-            i -= 1;
-            b[i] = b'0' + (u % 10) as u8;
-            u /= 10;
+        let mut u = usecs as usize;
+        for _ in 0..3 {
+            let d = (u % 100) * 2;
+            u /= 100;
+            i -= 2;
+            b[i..i + 2].copy_from_slice(&printf::DEC2[d..d + 2]);
         }
         i -= 1;
         b[i] = b'.';
