@@ -39,10 +39,12 @@ done
 cargo build --release -q -p latlab
 cargo build --release -q -p latlab-ftrace --example decode_limit
 TD=${CARGO_TARGET_DIR:-target}
-LATLAB=$(realpath "$TD/release/latlab")
-LIMIT=$(realpath "$TD/release/examples/decode_limit")
-
 work=$(mktemp -d)
+# Copies: a rebuild during the run must not change what is measured.
+cp "$TD/release/latlab" "$work/latlab"
+cp "$TD/release/examples/decode_limit" "$work/decode_limit"
+LATLAB=$work/latlab
+LIMIT=$work/decode_limit
 inst=
 cleanup() {
     if [ -n "$inst" ] && [ -d "/sys/kernel/tracing/instances/$inst" ]; then
@@ -104,7 +106,10 @@ record_mixes() {
         timeout 10 stress-ng --cpu 1 --sock 1 --vm 1 --hdd 1 --timer 1 --fork 1 -t 2 --temp-path "$work"
     local shared=$here/../shared/traces/lisa-rtapp-juno/trace.dat
     [ -f "$shared" ] && cp "$shared" "$dir/lisa.dat"
-    TRACES=$(ls "$dir"/{sched,kmem,irq,syscalls,tc-zstd,tc-zlib,tc-v6,every,lisa}.dat 2>/dev/null)
+    TRACES=
+    for m in sched kmem irq syscalls every tc-zstd tc-zlib tc-v6 lisa; do
+        [ -f "$dir/$m.dat" ] && TRACES="$TRACES $dir/$m.dat"
+    done
 }
 
 [ -n "${TRACES:-}" ] || record_mixes
@@ -116,7 +121,7 @@ median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 
 
 echo "$(uname -r), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); $ROUNDS rounds, median CPU time"
 echo "latlab $("$LATLAB" --version)${OLD:+; OLD = $("$OLD" --version)}"
-printf '\n| trace | format | events | MiB | trace-cmd report s | latlab dump s | ratio |%s dump --stats M ev/s | decode limit M ev/s | stats / limit |\n' "${OLD:+ OLD dump s | OLD stats M ev/s |}"
+printf '\n| trace | format | events | MiB | trace-cmd report s | latlab dump s | ratio |%s dump --stats M ev/s | decode limit M ev/s | stats % of limit |\n' "${OLD:+ OLD dump s | OLD stats M ev/s |}"
 printf '|---|---|---:|---:|---:|---:|---:|%s---:|---:|---:|\n' "${OLD:+---:|---:|}"
 for f in $TRACES; do
     name=$(basename "$f" .dat)
