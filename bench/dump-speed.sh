@@ -121,7 +121,7 @@ median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 
 
 echo "$(uname -r), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); $ROUNDS rounds, median CPU time"
 echo "latlab $("$LATLAB" --version)${OLD:+; OLD = $("$OLD" --version)}"
-printf '\n| trace | format | events | MiB | trace-cmd report s | latlab dump s | ratio |%s dump --stats M ev/s | decode limit M ev/s | stats % of limit |\n' "${OLD:+ OLD dump s | OLD stats M ev/s |}"
+printf '\n| trace | format | events | MiB | trace-cmd report s | latlab dump s | ratio |%s dump --stats M ev/s | decode limit M ev/s | stats %% of limit |\n' "${OLD:+ OLD dump s | OLD stats M ev/s |}"
 printf '|---|---|---:|---:|---:|---:|---:|%s---:|---:|---:|\n' "${OLD:+---:|---:|}"
 for f in $TRACES; do
     name=$(basename "$f" .dat)
