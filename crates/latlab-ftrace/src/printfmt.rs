@@ -562,8 +562,77 @@ enum Step {
     Num(usize, Read),
     /// `%s` without width or precision of a string field.
     Str(Box<Field>),
+    /// `pieces[i]` of `x == k ? a : b` or `x != k ? a : b` over numbers read
+    /// from the record or constants (`REC->pfn != -1UL ? REC->pfn : 0`).
+    Cond(usize, Box<CondNum>),
     /// `pieces[i]` with `args[j]`, through the evaluator.
     Spec(usize, usize),
+}
+
+/// A number read from the record, or a constant (its raw 64 bits).
+#[derive(Debug, Clone, Copy)]
+enum Operand {
+    Read(Read),
+    Const(u64),
+}
+
+impl Operand {
+    fn of(e: &Expr) -> Option<Operand> {
+        match e {
+            Expr::Num(n) => Some(Operand::Const(*n)),
+            // A folded signed constant (`-1UL` folds to this).
+            Expr::Cast { bits: 64, e, .. } => match **e {
+                Expr::Num(n) => Some(Operand::Const(n)),
+                _ => None,
+            },
+            e => Read::of(e).map(Operand::Read),
+        }
+    }
+
+    #[inline]
+    fn get(&self, data: &[u8], endian: Endian) -> u64 {
+        match self {
+            Operand::Read(r) => r.get(data, endian),
+            Operand::Const(n) => *n,
+        }
+    }
+}
+
+/// See [`Step::Cond`]. Equality does not depend on signedness, and the
+/// chosen number reaches printf as its raw bits, as through the evaluator.
+#[derive(Debug, Clone, Copy)]
+struct CondNum {
+    x: Operand,
+    k: Operand,
+    equal: bool,
+    then: Operand,
+    other: Operand,
+}
+
+impl CondNum {
+    fn of(e: &Expr) -> Option<CondNum> {
+        let Expr::Cond(c, a, b) = e else { return None };
+        let Expr::Binary(op @ (Op::Eq | Op::Ne), x, k) = &**c else {
+            return None;
+        };
+        Some(CondNum {
+            x: Operand::of(x)?,
+            k: Operand::of(k)?,
+            equal: *op == Op::Eq,
+            then: Operand::of(a)?,
+            other: Operand::of(b)?,
+        })
+    }
+
+    #[inline]
+    fn get(&self, data: &[u8], endian: Endian) -> u64 {
+        let same = self.x.get(data, endian) == self.k.get(data, endian);
+        if same == self.equal {
+            self.then.get(data, endian)
+        } else {
+            self.other.get(data, endian)
+        }
+    }
 }
 
 /// A number at a fixed place in the record: a scalar field, or a constant
@@ -671,6 +740,9 @@ fn plan_steps(pieces: &[Piece], args: &[Expr]) -> Option<Vec<Step>> {
                     }
                     (b's', _, Some(f)) if plain => steps.push(Step::Str(f)),
                     (_, Some(r), _) => steps.push(Step::Num(i, r)),
+                    _ if CondNum::of(arg).is_some() => {
+                        steps.push(Step::Cond(i, Box::new(CondNum::of(arg).expect("checked"))))
+                    }
                     _ => steps.push(Step::Spec(i, next)),
                 }
                 next += 1;
@@ -1355,6 +1427,13 @@ impl PrintFmt {
                             printf::format_one(out, spec, width, prec, v, ctx);
                         }
                     }
+                    Step::Cond(i, c) => {
+                        if let Piece::Spec(spec) = &self.pieces[*i] {
+                            let (width, prec) = fixed_width_prec(spec);
+                            let v = Arg::Num(c.get(data, endian));
+                            printf::format_one(out, spec, width, prec, v, ctx);
+                        }
+                    }
                     Step::Str(f) => {
                         if let Some(Value::Str(s)) = f.value(data, endian) {
                             out.extend_from_slice(s);
@@ -1497,6 +1576,57 @@ mod tests {
         rec[8..12].copy_from_slice(&[0xde, 0xad, 0xbe, 0xef]);
         rec[12..16].copy_from_slice(&[1, 0, 2, 0]);
         assert_eq!(render(&text, &rec), "de ad be ef dead {0x1,0x2} 2");
+    }
+
+    /// The direct steps print what the evaluator prints, for every shape
+    /// they take over (plain fields, array elements, `x != k ? a : b`).
+    #[test]
+    fn direct_steps_equal_the_evaluator() {
+        let text = format!(
+            "{HDR}\tfield:unsigned long pfn;\toffset:8;\tsize:8;\tsigned:0;\n\tfield:int order;\toffset:16;\tsize:4;\tsigned:1;\n\tfield:u16 v[2];\toffset:20;\tsize:4;\tsigned:0;\n\tfield:char comm[4];\toffset:24;\tsize:4;\tsigned:0;\nprint fmt: \"page=%p pfn=0x%lx order=%d o2=%5d v1=%u c=%s eq=%d\", REC->pfn != -1UL ? (((struct page *)vmemmap_base) + (REC->pfn)) : ((void *)0), REC->pfn != -1UL ? REC->pfn : 0, REC->order, REC->order, REC->v[1], REC->comm, REC->order == 3 ? REC->v[0] : -2\n"
+        );
+        let f = EventFormat::parse("test", &text, 8).unwrap();
+        let p = PrintFmt::compile(&f, 8).unwrap();
+        let steps = p.steps.as_ref().unwrap();
+        assert!(steps.iter().any(|s| matches!(s, Step::Cond(..))));
+        assert!(steps.iter().any(|s| matches!(s, Step::Int(..))));
+        let mut plain = p.clone();
+        plain.steps = None;
+        let k = Kallsyms::default();
+        let ctx = Ctx {
+            long_size: 8,
+            kallsyms: &k,
+        };
+        let mut recs = Vec::new();
+        for (pfn, order) in [(5u64, 3i32), (u64::MAX, -7), (0, 0)] {
+            let mut r = vec![0u8; 28];
+            r[8..16].copy_from_slice(&pfn.to_le_bytes());
+            r[16..20].copy_from_slice(&order.to_le_bytes());
+            r[20..24].copy_from_slice(&[1, 0, 0xff, 0xff]);
+            r[24..28].copy_from_slice(b"ab\0\0");
+            recs.push(r);
+        }
+        recs.push(vec![0u8; 12]); // a record shorter than its fields
+        for r in &recs {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            p.render(
+                &mut a,
+                r,
+                Endian::Little,
+                &ctx,
+                &mut Vec::new(),
+                &mut Vec::new(),
+            );
+            plain.render(
+                &mut b,
+                r,
+                Endian::Little,
+                &ctx,
+                &mut Vec::new(),
+                &mut Vec::new(),
+            );
+            assert_eq!(String::from_utf8_lossy(&a), String::from_utf8_lossy(&b));
+        }
     }
 
     #[test]
