@@ -5,6 +5,8 @@
 #   make dist-check  run each of them (qemu-user for the foreign ones)
 #   make lab   the check matrix on every lab kernel under QEMU (lab/matrix.py; see lab/README.md)
 #   make lab-smoke  the CI subset: arm64 and rt-amd64, a few checks each
+#   make install    binary, man pages and completions under $(DESTDIR)$(PREFIX) (make uninstall)
+#   make cli-docs   regenerate docs/man and completions/ from the CLI
 CARGO ?= cargo
 DURATION ?= 30s
 LATLAB := $(or $(CARGO_TARGET_DIR),target)/release/latlab
@@ -44,10 +46,12 @@ dist-check:
 lab: dist
 	lab/matrix.py
 
-# Only the binaries the smoke kernels need.
+# Only the binaries the smoke kernels need, built beside dist/ (which keeps
+# whatever make dist put there).
+SMOKE_DIST = lab/cache/dist-smoke
 lab-smoke:
-	DIST_TARGETS="x86_64-unknown-linux-musl aarch64-unknown-linux-musl" scripts/dist.sh
-	lab/matrix.py --smoke
+	DIST_DIR=$(SMOKE_DIST) DIST_TARGETS="x86_64-unknown-linux-musl aarch64-unknown-linux-musl" scripts/dist.sh
+	LATLAB_DIST=$(SMOKE_DIST) lab/matrix.py --smoke
 
 # make install: the binary, its man pages (docs/man) and shell completions
 # (completions/) under $(DESTDIR)$(PREFIX). PREFIX defaults to /usr/local;
