@@ -333,6 +333,32 @@ def explain_judge(_kernel: str, out: Path, rcs: list) -> str:
     return figure
 
 
+# --- rtc killed -------------------------------------------------------------
+
+
+def rtc_killed_commands(_kernel: str) -> list:
+    # SIGKILL 3 s into an rtc run at FIFO 95: the kernel closes /dev/rtc0
+    # from the dying thread. On PREEMPT_RT a close from a real-time thread
+    # that preempted the RTC core's callback would spin (lab/README.md); the
+    # guest must live on and the RTC keep working.
+    return [
+        "for hz in 976562ns 122070ns; do latlab run --timer rtc --interval $hz --duration 20s "
+        "--cpus 0 --no-save -q >/dev/null 2>&1 & p=$!; sleep 3; kill -9 $p; wait $p; done; "
+        "latlab run --timer rtc --interval 976562ns --duration 1s --cpus 0 --json rtc-after-kill.json "
+        "--no-save -q >/dev/null"
+    ]
+
+
+def rtc_killed_judge(_kernel: str, out: Path, rcs: list) -> str:
+    exited(rcs)
+    o = load_json(out, "rtc-after-kill.json")["overall"]
+    seen = o["cycles"] + o["missed_periods"]
+    figure = f"killed at 1024 and 8192 Hz; then {o['cycles']}+{o['missed_periods']} missed of 1024"
+    if abs(seen - 1024) > 1024 * 0.02 + 2:
+        raise Verdict(f"the RTC after the kills: {figure}")
+    return figure
+
+
 # --- lockbench and loads --------------------------------------------------
 
 LOCK_VARIANTS = "plain,pi,delayed-pi"
@@ -423,8 +449,14 @@ CHECKS = (
         Check("lockbench", f"lockbench {LOCK_VARIANTS}", lockbench_commands, lockbench_judge),
         Check("loads", f"latlab load {LOAD_KINDS}", load_commands, load_judge),
         Check(
+            "rtc killed",
+            "SIGKILL of an rtc run at FIFO 95; the kernel and the RTC live on",
+            rtc_killed_commands,
+            rtc_killed_judge,
+        ),
+        Check(
             "respond gpio",
-            "gpio-sim pair with the lab's wire",
+            "the emulated CP2112 pair with the lab's wire",
             respond_commands("gpio"),
             respond_judge("gpio"),
             True,

@@ -110,6 +110,15 @@ class Judges(unittest.TestCase):
         with self.assertRaises(matrix.Verdict):
             matrix.explain_judge("arm64", self.out, [0, 0])
 
+    def test_the_rtc_must_keep_its_count_after_the_kills(self):
+        self.write("rtc-after-kill.json", run_result(1020, 4))
+        matrix.rtc_killed_judge("rt-arm64", self.out, [0])
+        self.write("rtc-after-kill.json", run_result(700, 0))
+        with self.assertRaises(matrix.Verdict):
+            matrix.rtc_killed_judge("rt-arm64", self.out, [0])
+        with self.assertRaises(matrix.Verdict):
+            matrix.rtc_killed_judge("rt-arm64", self.out, [None])
+
     def test_kernel_splats_belong_to_the_command_that_was_running(self):
         console = self.out / "console.log"
         console.write_text(
