@@ -85,90 +85,36 @@ fn errno() -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
 }
 
-/// The futex system call. On 32-bit targets built with a 64-bit `time_t` (as
-/// `make dist` builds them) a `timespec` is 64-bit and needs `futex_time64`
-/// (Linux 5.1); on an older kernel the plain `futex` gets a 32-bit copy.
-fn futex(
-    word: &AtomicU32,
-    op: i32,
-    val: u32,
-    timeout: *const libc::timespec,
-    val3: u32,
-) -> libc::c_long {
-    let raw = |nr: libc::c_long, timeout: *const libc::c_void| {
-        // SAFETY: `word` is a valid, aligned u32 that lives for the call; the
-        // timeout is null or points to a valid timespec of the kind `nr` takes.
-        unsafe {
-            libc::syscall(
-                nr,
-                word.as_ptr(),
-                op | libc::FUTEX_PRIVATE_FLAG,
-                val,
-                timeout,
-                std::ptr::null::<u32>(),
-                val3,
-            )
-        }
-    };
-    let time64_on_32_bit =
-        std::mem::size_of::<libc::timespec>() == 16 && std::mem::size_of::<libc::c_long>() == 4;
-    if timeout.is_null() || !time64_on_32_bit {
-        return raw(libc::SYS_futex, timeout.cast());
-    }
-    /// __NR_futex_time64, the same on every 32-bit architecture.
-    const SYS_FUTEX_TIME64: libc::c_long = 422;
-    let rc = raw(SYS_FUTEX_TIME64, timeout.cast());
-    if rc != -1 || errno() != libc::ENOSYS {
-        return rc;
-    }
-    // SAFETY: the caller passes a valid timespec.
-    let ts = unsafe { *timeout };
-    // CLOCK_MONOTONIC deadlines fit in 32 bits for 68 years of uptime.
-    let old: [i32; 2] = [ts.tv_sec as i32, ts.tv_nsec as i32];
-    raw(libc::SYS_futex, old.as_ptr().cast())
-}
+// The futex calls go through `latlab_rt::wait`, which passes each timeout in
+// the layout the call takes (`futex_time64` on 32-bit targets built with a
+// 64-bit `time_t`, as `make dist` builds them).
 
 /// Blocks while `*word == expected` (FUTEX_WAIT). Returns on wake-up, signal or a changed value.
 pub(crate) fn futex_wait(word: &AtomicU32, expected: u32) {
-    futex(word, libc::FUTEX_WAIT, expected, std::ptr::null(), 0);
+    let _ = latlab_rt::wait::futex(word, libc::FUTEX_WAIT, expected, None, 0);
 }
 
 /// Blocks while `*word == expected`, at most until the absolute `CLOCK_MONOTONIC` time
-/// `deadline_ns` (FUTEX_WAIT_BITSET, which takes an absolute monotonic timeout).
+/// `deadline_ns`. Returns on wake-up, a changed value or the deadline.
 pub(crate) fn futex_wait_until(word: &AtomicU32, expected: u32, deadline_ns: u64) {
-    let ts = timespec(deadline_ns);
-    futex(
-        word,
-        libc::FUTEX_WAIT_BITSET,
-        expected,
-        &ts,
-        libc::FUTEX_BITSET_MATCH_ANY as u32,
-    );
+    latlab_rt::wait::futex_wait_until(word, expected, Some(deadline_ns));
 }
 
 /// Wakes up to `count` threads blocked on `word`.
 pub(crate) fn futex_wake(word: &AtomicU32, count: i32) {
-    futex(word, libc::FUTEX_WAKE, count as u32, std::ptr::null(), 0);
+    latlab_rt::wait::futex_wake(word, count.max(0) as u32);
 }
 
 /// FUTEX_LOCK_PI: blocks until the kernel hands the PI futex to the caller, boosting the
 /// owner to the caller's priority meanwhile. Returns the errno on failure.
 pub(crate) fn futex_lock_pi(word: &AtomicU32) -> Result<(), i32> {
-    if futex(word, libc::FUTEX_LOCK_PI, 0, std::ptr::null(), 0) == 0 {
-        Ok(())
-    } else {
-        Err(errno())
-    }
+    latlab_rt::wait::futex(word, libc::FUTEX_LOCK_PI, 0, None, 0).map(drop)
 }
 
 /// FUTEX_UNLOCK_PI: hands the PI futex to the highest-priority waiter. Returns the errno on
 /// failure.
 pub(crate) fn futex_unlock_pi(word: &AtomicU32) -> Result<(), i32> {
-    if futex(word, libc::FUTEX_UNLOCK_PI, 0, std::ptr::null(), 0) == 0 {
-        Ok(())
-    } else {
-        Err(errno())
-    }
+    latlab_rt::wait::futex(word, libc::FUTEX_UNLOCK_PI, 0, None, 0).map(drop)
 }
 
 /// A thread's scheduling policy and static priority.

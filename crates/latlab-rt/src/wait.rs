@@ -85,6 +85,21 @@ pub fn futex_wait_until(word: &AtomicU32, expected: u32, deadline_ns: Option<u64
     }
 }
 
+/// One futex call on `word` (process-private): `op` with `val` and `val3`,
+/// and `deadline_ns` as the timeout in the layout the call made takes
+/// (`futex_time64` on 32-bit targets), for the operations this module does
+/// not wrap (FUTEX_LOCK_PI, FUTEX_UNLOCK_PI, ...). Returns the kernel's
+/// non-negative result or the errno.
+pub fn futex(
+    word: &AtomicU32,
+    op: i32,
+    val: u32,
+    deadline_ns: Option<u64>,
+    val3: u32,
+) -> Result<usize, i32> {
+    sys::futex(word, op, val, deadline_ns, val3)
+}
+
 /// Wakes up to `count` threads blocked on `word` in [`futex_wait_until`];
 /// returns how many were woken.
 pub fn futex_wake(word: &AtomicU32, count: u32) -> usize {
