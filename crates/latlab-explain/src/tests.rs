@@ -4,8 +4,9 @@ use crate::model::{Kind, Names, Rec};
 use crate::{explain_with, Cause, Options, Records, Report, Result, Silence, Threshold};
 
 /// `crate::explain` (one pass), checked against the two-pass reference:
-/// every test below also proves the one-pass windows are identical.
-fn explain(source: &Records, names: Names, opts: &Options) -> Result<Report> {
+/// every test below (and in `tests_rt`) also proves the one-pass windows are
+/// identical.
+pub(crate) fn explain(source: &Records, names: Names, opts: &Options) -> Result<Report> {
     let one = explain_with(source, names.clone(), opts, true)?;
     let two = explain_with(source, names, opts, false)?;
     assert_eq!(one, two, "one pass and two passes disagree");

@@ -5,15 +5,8 @@
 //! PREEMPT_RT kernel (docs/explain-rt.md).
 
 use crate::model::{Kind, Names, Rec};
-use crate::{explain_with, Cause, Options, Records, Report, Result, Silence, Threshold};
-
-/// `crate::explain` (one pass), checked against the two-pass reference.
-fn explain(source: &Records, names: Names, opts: &Options) -> Result<Report> {
-    let one = explain_with(source, names.clone(), opts, true)?;
-    let two = explain_with(source, names, opts, false)?;
-    assert_eq!(one, two, "one pass and two passes disagree");
-    Ok(one)
-}
+use crate::tests::explain;
+use crate::{Cause, Options, Records, Report, Silence, Threshold};
 
 const ME: i32 = 42;
 const LOAD: i32 = 7;
