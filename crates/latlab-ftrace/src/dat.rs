@@ -524,6 +524,19 @@ impl<'a> MetaParser<'a> {
 
     /// Reads a v7 section at `off`; returns its (decompressed) body and the file offset of the body.
     fn section(&self, off: u64, want_id: Option<u16>) -> Result<(std::borrow::Cow<'a, [u8]>, u64)> {
+        let (flags, body, body_at) = self.section_header(off, want_id)?;
+        if flags & 1 != 0 {
+            let (comp, cdata, size) = self.compressed(off, body, body_at)?;
+            let out = comp.decompress(cdata, size, body_at)?;
+            Ok((std::borrow::Cow::Owned(out), body_at))
+        } else {
+            Ok((std::borrow::Cow::Borrowed(body), body_at))
+        }
+    }
+
+    /// The v7 section header at `off` (checked against `want_id`): its
+    /// flags, its body as stored and the body's file offset.
+    fn section_header(&self, off: u64, want_id: Option<u16>) -> Result<(u16, &'a [u8], u64)> {
         if off as usize >= self.data.len() {
             return Err(Error::Truncated {
                 offset: off,
@@ -546,20 +559,26 @@ impl<'a> MetaParser<'a> {
         }
         let body_at = r.offset();
         let body = r.sized(size, "section body")?;
-        if flags & 1 != 0 {
-            let comp = self.meta.compression.ok_or_else(|| Error::Corrupt {
-                offset: off,
-                what: "compressed section in an uncompressed file".into(),
-            })?;
-            let mut c = Reader::new(body, body_at, self.meta.endian);
-            let csize = c.u32("compressed size")?;
-            let usize_ = c.u32("uncompressed size")?;
-            let cdata = c.sized(csize as u64, "compressed data")?;
-            let out = comp.decompress(cdata, usize_ as usize, body_at)?;
-            Ok((std::borrow::Cow::Owned(out), body_at))
-        } else {
-            Ok((std::borrow::Cow::Borrowed(body), body_at))
-        }
+        Ok((flags, body, body_at))
+    }
+
+    /// A compressed section body's compression, compressed bytes and
+    /// uncompressed size (the section at `off`, for errors).
+    fn compressed(
+        &self,
+        off: u64,
+        body: &'a [u8],
+        body_at: u64,
+    ) -> Result<(Compression, &'a [u8], usize)> {
+        let comp = self.meta.compression.ok_or_else(|| Error::Corrupt {
+            offset: off,
+            what: "compressed section in an uncompressed file".into(),
+        })?;
+        let mut c = Reader::new(body, body_at, self.meta.endian);
+        let csize = c.u32("compressed size")?;
+        let size = c.u32("uncompressed size")?;
+        let cdata = c.sized(csize as u64, "compressed data")?;
+        Ok((comp, cdata, size as usize))
     }
 
     /// A compressed kallsyms section is checked here but decompressed on the
@@ -569,44 +588,18 @@ impl<'a> MetaParser<'a> {
         let Some(shared) = self.shared.clone() else {
             return Ok(());
         };
-        if off as usize >= self.data.len() {
-            return Err(Error::Truncated {
-                offset: off,
-                what: "section header",
-                need: 16,
-            });
-        }
-        let mut r = Reader::new(&self.data[off as usize..], off, self.meta.endian);
-        let id = r.u16("section id")?;
-        let flags = r.u16("section flags")?;
-        let _desc = r.u32("section description")?;
-        let size = r.u64("section size")?;
-        if id != OPT_KALLSYMS {
-            return Err(Error::Corrupt {
-                offset: off,
-                what: format!("expected section {OPT_KALLSYMS}, found section {id}"),
-            });
-        }
-        let body_at = r.offset();
-        let body = r.sized(size, "section body")?;
+        let (flags, body, body_at) = self.section_header(off, Some(OPT_KALLSYMS))?;
         if flags & 1 == 0 {
             let mut sr = Reader::new(body, body_at, self.meta.endian);
             return self.kallsyms(&mut sr);
         }
-        let comp = self.meta.compression.ok_or_else(|| Error::Corrupt {
-            offset: off,
-            what: "compressed section in an uncompressed file".into(),
-        })?;
-        let mut c = Reader::new(body, body_at, self.meta.endian);
-        let csize = c.u32("compressed size")?;
-        let usize_ = c.u32("uncompressed size")?;
-        let cdata = c.sized(csize as u64, "compressed data")?;
+        let (comp, cdata, size) = self.compressed(off, body, body_at)?;
         let start = cdata.as_ptr() as usize - self.data.as_ptr() as usize;
         self.meta.kallsyms = Kallsyms::compressed(
             shared,
             start..start + cdata.len(),
             comp,
-            usize_ as usize,
+            size,
             self.meta.endian,
         );
         Ok(())
