@@ -280,36 +280,10 @@ impl<'m> Renderer<'m> {
         }
         i -= 1;
         b[i] = b'.';
-        let mut s = secs;
-        let secs_end = i;
-        loop {
-            i -= 1;
-            b[i] = b'0' + (s % 10) as u8;
-            s /= 10;
-            if s == 0 {
-                break;
-            }
-        }
-        while secs_end - i < 5 {
-            i -= 1;
-            b[i] = b' ';
-        }
+        i = digits_before(&mut b, i, secs, 5, b' ');
         i -= 2;
         b[i..i + 2].copy_from_slice(b"] ");
-        let mut c = ev.cpu;
-        let cpu_end = i;
-        loop {
-            i -= 1;
-            b[i] = b'0' + (c % 10) as u8;
-            c /= 10;
-            if c == 0 {
-                break;
-            }
-        }
-        while cpu_end - i < 3 {
-            i -= 1;
-            b[i] = b'0';
-        }
+        i = digits_before(&mut b, i, u64::from(ev.cpu), 3, b'0');
         out.extend_from_slice(&b[i..]);
         match (ev.format, self.meta.event_index(ev.id())) {
             (Some(format), Some(idx)) => {
@@ -786,4 +760,24 @@ fn print_fields(out: &mut Vec<u8>, f: &EventFormat, data: &[u8], endian: Endian)
             }
         }
     }
+}
+
+/// Writes `n` in decimal into `b` just before index `end`, padded on the
+/// left with `pad` to `width` characters; returns where the text starts.
+#[inline]
+fn digits_before(b: &mut [u8], end: usize, mut n: u64, width: usize, pad: u8) -> usize {
+    let mut i = end;
+    loop {
+        i -= 1;
+        b[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    while end - i < width {
+        i -= 1;
+        b[i] = pad;
+    }
+    i
 }
