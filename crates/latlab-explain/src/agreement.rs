@@ -35,7 +35,9 @@ pub struct MeasuredSample {
 }
 
 /// latlab's latency minus the trace's, over the matched samples, ns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct Difference {
     /// Smallest difference.
     pub min: i64,
@@ -48,7 +50,7 @@ pub struct Difference {
 }
 
 /// How a measurement's samples agree with the trace's view of them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Agreement {
     /// Samples compared.
     pub samples: u64,

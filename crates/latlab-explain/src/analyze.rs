@@ -30,7 +30,18 @@ use crate::model::{rt_priority, softirq_name, user_priority, Kind, Names, Sym, T
 use crate::separate::{CpuState, Window};
 
 /// Why part of a wake-up latency went by.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(tag = "category", rename_all = "snake_case")]
 pub enum Cause {
     /// The timer interrupt came late while this task ran and the CPU logged
@@ -135,7 +146,19 @@ pub enum Cause {
 }
 
 /// Where a [`Cause::SilentGap`] was.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Silence {
     /// Before the timer interrupt: nothing logged from the expiry on.
@@ -421,7 +444,7 @@ impl Cause {
 }
 
 /// One part of a window's decomposition.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Part {
     /// The cause.
     pub cause: Cause,
@@ -784,7 +807,7 @@ pub fn decompose(w: &Window, names: &Names, ctx: &Context) -> Vec<Part> {
 }
 
 /// One row of the paper's Table 2.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct EventRow {
     /// Event name.
     pub event: String,
@@ -833,7 +856,7 @@ pub fn event_table(windows: &[Window], names: &Names) -> Vec<EventRow> {
 }
 
 /// A cause ranked across all late windows.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct CauseRow {
     /// The cause.
     pub cause: Cause,
@@ -871,7 +894,7 @@ pub struct CauseRow {
 }
 
 /// One process's part in a cause grouped by command name.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct PidRow {
     /// The process (thread) id.
     pub pid: i32,
@@ -1100,7 +1123,7 @@ pub fn rank_causes(
 }
 
 /// A cause category summed over all its causes.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct CategoryRow {
     /// Category name ([`Cause::category`]).
     pub category: String,

@@ -19,7 +19,9 @@ use serde::Serialize;
 use crate::model::{FastMap, Kind, Rec, HRTIMER_SOFTIRQ};
 
 /// How a period was found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum PeriodSource {
     /// hrtimer expiry, wake-up and context switch events.
@@ -29,7 +31,9 @@ pub enum PeriodSource {
 }
 
 /// One activation of a periodic task.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct Period {
     /// The task.
     pub pid: i32,
@@ -313,7 +317,7 @@ impl Detector {
 }
 
 /// A task that woke periodically from a timer.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct TaskSummary {
     /// Task id.
     pub pid: i32,

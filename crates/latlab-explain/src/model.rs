@@ -69,7 +69,19 @@ pub fn softirq_name(vec: u8) -> String {
 
 /// What a task is, as far as its name says: the kernel threads that do a
 /// kernel's deferred work have fixed names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ThreadKind {
     /// A threaded interrupt handler, `irq/NN-name` (every interrupt on

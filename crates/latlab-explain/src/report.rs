@@ -14,7 +14,7 @@ use crate::separate::Window;
 use latlab_measure::stats::Summary;
 
 /// One row of the paper's Table 1.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct PeriodRow {
     /// Period index of its task (1-based).
     pub index: u64,
@@ -39,7 +39,7 @@ pub struct PeriodRow {
 }
 
 /// A late window and its decomposition.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct WindowReport {
     /// Running count of late periods (matches Table 1's `late_count`).
     pub late_index: u64,
@@ -87,7 +87,9 @@ impl WindowReport {
 }
 
 /// What the trace says of the kernel that was traced.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(
+    Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct Kernel {
     /// The traced machine's `uname` (system, node, release, version), when
     /// the trace carries it.
@@ -131,7 +133,7 @@ impl Kernel {
 }
 
 /// Everything `latlab explain` found. This is the `--json` schema.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Report {
     /// The trace analysed.
     pub trace: String,

@@ -42,7 +42,17 @@ pub trait Source {
 }
 
 /// Events lost while recording.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 pub struct Lost {
     /// Events the kernel counted as lost.
     pub counted: u64,

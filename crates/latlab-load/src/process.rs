@@ -56,7 +56,7 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(20);
 const CHECK_EVERY: Duration = Duration::from_millis(50);
 
 /// What the parent asks for: the spec and the options, as plain data.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, schemars::JsonSchema)]
 struct Request {
     spec: String,
     command: Option<String>,
@@ -108,7 +108,7 @@ fn nanos(d: Duration) -> u64 {
 }
 
 /// What the child tells the parent.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "event", rename_all = "snake_case")]
 enum Message {
     /// Every worker runs (and the command survived its grace time).

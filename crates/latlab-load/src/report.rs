@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 ///   "warnings": []
 /// }
 /// ```
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct LoadReport {
     /// The load spec that ran, in the form `LoadSpec` parses (`"none"` if only a command ran).
     pub spec: String,
@@ -47,7 +47,7 @@ pub struct LoadReport {
 }
 
 /// One built-in load kind's work.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct KindReport {
     /// The kind's name (`"cpu"`, `"io"`, `"net"`, `"udp"`, `"mem"`, `"syscall"`, `"ipc"`).
     pub kind: String,
@@ -72,7 +72,7 @@ pub struct KindReport {
 }
 
 /// What an external load command used.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct CommandReport {
     /// The command line.
     pub command: String,

@@ -37,7 +37,9 @@ use crate::LockError;
 const MS: u64 = 1_000_000;
 
 /// The lock variants the benchmark compares.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum BenchVariant {
     /// Plain futex mutex.
@@ -126,7 +128,7 @@ impl FromStr for BenchVariant {
 }
 
 /// Settings of the benchmark.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct BenchConfig {
     /// Period of the real-time task, ns (default 4 ms, the paper's).
     pub period_ns: u64,
@@ -231,7 +233,9 @@ impl BenchConfig {
 }
 
 /// How background threads choose the critical section of each iteration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum SiteChoice {
     /// Thread `i` always uses site `i mod sites` (as in the paper, where the TCP sender
@@ -258,7 +262,7 @@ impl FromStr for SiteChoice {
 pub const MAX_BENCH_SITES: usize = 8;
 
 /// One point of the background-throughput series (Figure 13).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct ThroughputPoint {
     /// Start of the point, seconds after the measurement began.
     pub t_s: f64,
@@ -269,7 +273,7 @@ pub struct ThroughputPoint {
 }
 
 /// The results of one variant.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct VariantResult {
     /// The variant's name.
     pub variant: String,
@@ -990,7 +994,7 @@ fn critical_section(lock: &Lock<u64>, site: usize, hold_ns: u64) {
 /// Whether the measured results meet the goal of issue 6: the delayed variant's worst
 /// RT lock latency at most 25 % of the plain mutex's and below the PI mutex's, with at
 /// most 20 % less background work than with the plain mutex.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct GoalCheck {
     /// The delayed variant checked.
     pub variant: String,

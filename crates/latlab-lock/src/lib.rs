@@ -65,6 +65,7 @@
 #![warn(missing_docs)]
 
 pub mod bench;
+pub mod document;
 mod lock;
 mod monitor;
 mod predict;

@@ -18,7 +18,7 @@ use crate::timer::ReleaseTimer;
 use crate::LockError;
 
 /// Settings of the delayed-locking admission rule.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct DelayedConfig {
     /// How each call site's next hold time is predicted (default: p99.5 of the last 1024).
     pub predictor: PredictorKind,
@@ -153,7 +153,9 @@ impl Variant {
 }
 
 /// Counters of one lock.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct LockCounters {
     /// Completed acquisitions (every variant, every thread).
     pub acquisitions: u64,

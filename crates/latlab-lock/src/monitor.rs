@@ -35,7 +35,7 @@ pub fn hold_sample(wall_ns: u64, cpu_ns: u64) -> u64 {
 }
 
 /// Statistics of one call site of one lock.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct SiteStats {
     /// `file:line:column` of the `lock()` call, or `(other sites)` for the overflow entry.
     pub location: String,

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::LockError;
 
 /// Which predictor a delayed lock uses for every call site.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum PredictorKind {

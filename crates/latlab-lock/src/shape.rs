@@ -43,7 +43,9 @@ impl Rng {
 
 /// One cluster of hold times: `weight` parts of the samples fall uniformly in
 /// `lo_ns..=hi_ns`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct Cluster {
     /// Relative frequency.
     pub weight: u32,
@@ -54,7 +56,7 @@ pub struct Cluster {
 }
 
 /// The hold-time distribution of one critical section (call site).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct HoldShape {
     /// A name for tables (the paper's kernel function, by default).
     pub name: String,

@@ -48,7 +48,7 @@ use crate::LockError;
 const US: u64 = 1_000;
 
 /// The parameters of one simulation. [`Default`] is the paper's setup.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct SimConfig {
     /// Seed of the random generator: same seed, same results.
     pub seed: u64,
@@ -206,7 +206,7 @@ impl SimConfig {
 }
 
 /// The results of one simulated run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct SimRun {
     /// Whether delayed locking was on.
     pub delayed: bool,
@@ -236,7 +236,7 @@ pub struct SimRun {
 }
 
 /// Both runs and the comparison, the simulated counterpart of the paper's Table 4.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct SimComparison {
     /// The parameters.
     pub config: SimConfig,

@@ -193,7 +193,7 @@ impl Histogram {
 }
 
 /// One non-empty bucket: `count` values in `low..=high` nanoseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Bucket {
     /// Smallest value the bucket holds, ns.
     pub low: u64,
@@ -201,6 +201,22 @@ pub struct Bucket {
     pub high: u64,
     /// Number of values in the bucket.
     pub count: u64,
+}
+
+/// In JSON a histogram is its non-empty buckets, lowest first.
+impl schemars::JsonSchema for Histogram {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Histogram".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let mut schema = Vec::<Bucket>::json_schema(generator);
+        schema.insert(
+            "description".into(),
+            "The non-empty buckets, lowest first: `count` values in `low..=high` ns each.".into(),
+        );
+        schema
+    }
 }
 
 impl Serialize for Histogram {

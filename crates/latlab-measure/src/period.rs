@@ -100,7 +100,7 @@ impl PeriodTracker {
 }
 
 /// Period accuracy of a thread or of a whole run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PeriodSummary {
     /// The reference period, ns.
     pub reference_ns: u64,

@@ -13,7 +13,7 @@ use crate::units::{format_ns, parse_duration, parse_fraction};
 use crate::worst::WorstSample;
 
 /// One requirement.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Requirement {
     /// Every sample at or below `limit_ns`.
@@ -129,7 +129,7 @@ impl std::fmt::Display for Requirement {
 }
 
 /// Whether one requirement held, in words.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RequirementOutcome {
     /// The requirement.
     pub requirement: Requirement,

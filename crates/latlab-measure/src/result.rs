@@ -22,7 +22,7 @@ use crate::worst::{WorstSample, WorstSamples};
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// A complete measurement result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunResult {
     /// Always `"latlab.run"`.
     pub schema: String,
@@ -70,7 +70,7 @@ pub struct RunResult {
 }
 
 /// The settings of a run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunSettings {
     /// CPUs measured.
     pub cpus: Vec<usize>,
@@ -102,7 +102,7 @@ pub struct RunSettings {
 }
 
 /// What one measurement thread measured.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ThreadResult {
     /// CPU the thread was pinned to.
     pub cpu: usize,
@@ -145,7 +145,7 @@ pub struct ThreadResult {
 }
 
 /// All threads together.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Totals {
     /// Activations.
     pub cycles: u64,
@@ -165,7 +165,7 @@ pub struct Totals {
 }
 
 /// The overall verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     /// Every requirement held.

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 pub const MAX_POINTS: usize = 4096;
 
 /// One point of the series.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SeriesPoint {
     /// Start of the point, seconds since the start of the run.
     pub start_s: f64,

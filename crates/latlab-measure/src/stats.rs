@@ -82,7 +82,7 @@ impl Stats {
 ///
 /// Percentiles use the nearest-rank rule and are exact below 1024 ns;
 /// above, they are the upper bound of a histogram bucket at most 0.2 % wide.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Summary {
     /// Number of samples.
     pub count: u64,

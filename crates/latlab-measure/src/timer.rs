@@ -29,7 +29,7 @@ use latlab_rt::clock::{monotonic_ns, sleep_until, to_timespec};
 use crate::MeasureError;
 
 /// The wake-up mechanism a measurement thread uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum TimerKind {
     /// `clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME)`: cyclictest's default.

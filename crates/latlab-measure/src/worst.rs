@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// One of the worst samples.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WorstSample {
     /// Latency, ns.
     pub latency_ns: u64,

@@ -42,7 +42,7 @@ use crate::RespondError;
 pub const WORST_KEPT: usize = 20;
 
 /// Time between two stimuli (send to send).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Gap {
     /// Always the same gap: a fixed rate.
@@ -142,7 +142,7 @@ pub struct RespondConfig {
 }
 
 /// Where a side ran and what it really got.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Placement {
     /// CPU it was pinned to.
     pub cpu: usize,
@@ -233,7 +233,9 @@ pub struct RespondOutput {
 /// and the stimulus's read of the event; one outside (a line reporting
 /// another clock, a driver stamping after the fact) is not used: that
 /// round trip ends at the read instead, and the edge is counted here.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct GpioEdges {
     /// Edges whose timestamp lay between the send and the read: their
     /// round trip ends at the kernel's timestamp.

@@ -21,7 +21,7 @@ use crate::measure::{Gap, GpioEdges, LatencyOutput, Placement, RespondOutput};
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// A complete response-latency result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RespondResult {
     /// Always `"latlab.respond"`.
     pub schema: String,
@@ -75,7 +75,7 @@ pub struct RespondResult {
 }
 
 /// The settings of a response measurement.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RespondSettings {
     /// Channel name: pty, pipe, eventfd, unix, udp, signal or serial.
     pub channel: String,
@@ -106,7 +106,7 @@ pub struct RespondSettings {
 }
 
 /// One latency (one-way or round trip).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LatencyResult {
     /// Summary figures, ns.
     pub latency: Summary,

@@ -40,7 +40,9 @@ static SIGNALS: AtomicU32 = AtomicU32::new(0);
 pub const PROC_FILE: &str = "/proc/self/autogroup";
 
 /// An autogroup as `/proc/self/autogroup` describes it (`/autogroup-719 nice 0`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct Autogroup {
     /// The kernel's number for the group.
     pub id: u64,

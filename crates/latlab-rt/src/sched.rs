@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use crate::RtError;
 
 /// A Linux scheduling policy latlab can put a thread in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Policy {
     /// SCHED_FIFO: real-time, runs until it blocks or a higher priority arrives.

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 /// What latlab knows about the kernel and hardware a result came from.
 /// Fields are `None` where the machine does not expose the fact.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SystemInfo {
     /// Host name.
     pub hostname: String,

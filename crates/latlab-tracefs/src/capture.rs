@@ -60,7 +60,9 @@ impl Default for CaptureOptions {
 }
 
 /// Per-CPU figures of a capture or snapshot.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(
+    Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct CpuReport {
     /// The CPU number.
     pub cpu: usize,
@@ -85,7 +87,7 @@ pub struct CpuReport {
 }
 
 /// What a capture (or one flight-recorder snapshot) wrote.
-#[derive(Debug, Clone, Default, serde::Serialize)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct CaptureReport {
     /// The `.dat` file written.
     pub path: PathBuf,

@@ -212,7 +212,17 @@ fn write_partial(
 }
 
 /// What the page headers of one CPU's data say.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(
+    Debug,
+    Default,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 pub struct PageScan {
     /// Pages in the data.
     pub pages: u64,

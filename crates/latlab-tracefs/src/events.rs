@@ -6,7 +6,18 @@ use std::path::Path;
 use crate::error::{Result, TracefsError};
 
 /// A kernel trace event, `system:name`.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 pub struct EventId {
     /// The subsystem (directory under `events/`).
     pub system: String,

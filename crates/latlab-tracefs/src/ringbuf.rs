@@ -18,7 +18,17 @@ pub const MAX_GROWN_KB_PER_CPU: u64 = 256 * 1024;
 pub const MIN_AUTO_KB_PER_CPU: u64 = 1408;
 
 /// How the size was chosen.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Sizing {
     /// Given by the user (`--buffer-size`, `--trace-buffer-kb`).
@@ -31,7 +41,9 @@ pub enum Sizing {
 }
 
 /// The ring buffers of a capture.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(
+    Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct RingBuffer {
     /// KiB per CPU at the start.
     pub kb_per_cpu: u64,

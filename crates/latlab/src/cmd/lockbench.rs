@@ -12,7 +12,8 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 use serde::Serialize;
 
-use latlab_lock::bench::{self, BenchConfig, BenchVariant, VariantResult};
+use latlab_lock::bench::{self, BenchConfig, BenchVariant};
+use latlab_lock::document::{self, BenchReport, SimReport};
 use latlab_lock::shape::HoldShape;
 use latlab_lock::sim::{self, SimConfig};
 use latlab_lock::PredictorKind;
@@ -135,34 +136,6 @@ fn parse_shape(text: &str) -> Result<HoldShape, String> {
         .map_err(|e: latlab_lock::LockError| e.to_string())
 }
 
-/// The JSON document of a real-thread run (schema `latlab.lockbench`, version 1).
-#[derive(Debug, Serialize)]
-struct BenchReport<'a> {
-    /// Always `"latlab.lockbench"`.
-    schema: &'static str,
-    /// Version of this document's shape.
-    schema_version: u32,
-    /// Start, UTC, `YYYY-MM-DDTHH:MM:SSZ`.
-    started_at: String,
-    /// The machine.
-    system: &'a SystemInfo,
-    /// The command line.
-    command_line: Vec<String>,
-    /// The scheduler autogroup the benchmark ran in (`--autogroup-nice`), where the
-    /// kernel has autogroups.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    autogroup: Option<latlab_rt::autogroup::Autogroup>,
-    /// The settings.
-    config: &'a BenchConfig,
-    /// One entry per variant, in the order run.
-    results: &'a [VariantResult],
-    /// The goal, per delayed variant.
-    goal: Vec<bench::GoalCheck>,
-    /// The background load's report (`--load`), when one ran.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    load: Option<latlab_load::LoadReport>,
-}
-
 /// Runs the command.
 pub fn execute(args: LockbenchArgs) -> anyhow::Result<ExitCode> {
     if args.simulate {
@@ -223,15 +196,15 @@ pub fn execute(args: LockbenchArgs) -> anyhow::Result<ExitCode> {
             print!("\nBackground load ({})\n{}", report.spec, report.table());
         }
         let report = BenchReport {
-            schema: "latlab.lockbench",
-            schema_version: 1,
+            schema: document::BENCH_SCHEMA.into(),
+            schema_version: document::BENCH_SCHEMA_VERSION,
             started_at: latlab_rt::clock::format_utc(started),
             load: load_report.clone(),
-            system: &system,
+            system: system.clone(),
             command_line: std::env::args().collect(),
             autogroup: latlab_rt::autogroup::current(),
-            config: &cfg,
-            results: &results,
+            config: cfg.clone(),
+            results: results.clone(),
             goal: bench::goal_checks(&results),
         };
         if !args.no_history {
@@ -360,49 +333,9 @@ fn simulate(args: &LockbenchArgs) -> anyhow::Result<ExitCode> {
     let comparison = sim::compare(&cfg)?;
     print!("{}", sim::render_table(&comparison));
     if let Some(path) = &args.json {
-        let report = SimReport {
-            schema: "latlab.lockbench-simulation",
-            schema_version: 1,
-            paper: PaperFigures {
-                min_us: sim::paper::MIN_US,
-                max_us: sim::paper::MAX_US,
-                avg_us: sim::paper::AVG_US,
-                sender_cost: sim::paper::SENDER_COST,
-            },
-            comparison: &comparison,
-        };
-        write_json(path, &report)?;
+        write_json(path, &SimReport::new(comparison))?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The JSON document of `--simulate` (schema `latlab.lockbench-simulation`,
-/// version 1): the comparison's fields next to the schema's.
-#[derive(Debug, Serialize)]
-struct SimReport<'a> {
-    /// Always `"latlab.lockbench-simulation"`.
-    schema: &'static str,
-    /// Version of this document's shape.
-    schema_version: u32,
-    /// The paper's Table 4, for readers of the JSON (the report prints it
-    /// next to the simulation).
-    paper: PaperFigures,
-    /// The simulation without and with delayed locking.
-    #[serde(flatten)]
-    comparison: &'a sim::SimComparison,
-}
-
-/// The paper's Table 4: (without, with) delayed locking.
-#[derive(Debug, Serialize)]
-struct PaperFigures {
-    /// Minimum OS latency, µs.
-    min_us: (f64, f64),
-    /// Maximum OS latency, µs.
-    max_us: (f64, f64),
-    /// Average OS latency, µs.
-    avg_us: (f64, f64),
-    /// The TCP sender's slowdown with delayed locking (0.20 = 20 %).
-    sender_cost: f64,
 }
 
 fn write_json<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
