@@ -471,3 +471,43 @@ pub(crate) fn dump_windows(
     }
     Ok(())
 }
+
+/// Schema name of `latlab explain --json`.
+pub const SCHEMA: &str = "latlab.explain";
+/// Version of the `latlab.explain` JSON schema.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The document `latlab explain --json` writes (schema `latlab.explain`):
+/// the [`Report`]'s fields after `schema` and `schema_version`. Files
+/// written before those two fields existed read as version 1.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct ExplainDocument {
+    /// Always `"latlab.explain"`.
+    #[serde(default = "explain_schema")]
+    pub schema: String,
+    /// [`SCHEMA_VERSION`] of the writer.
+    #[serde(default = "version_one")]
+    pub schema_version: u32,
+    /// The explanation.
+    #[serde(flatten)]
+    pub report: Report,
+}
+
+fn explain_schema() -> String {
+    SCHEMA.into()
+}
+
+fn version_one() -> u32 {
+    1
+}
+
+impl ExplainDocument {
+    /// The document of a report, at this version of the schema.
+    pub fn new(report: Report) -> ExplainDocument {
+        ExplainDocument {
+            schema: SCHEMA.into(),
+            schema_version: SCHEMA_VERSION,
+            report,
+        }
+    }
+}

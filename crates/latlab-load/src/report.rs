@@ -308,3 +308,44 @@ mod tests {
         assert!(json["external"].is_null());
     }
 }
+
+/// Schema name of `latlab load --json`.
+pub const SCHEMA: &str = "latlab.load";
+/// Version of the `latlab.load` JSON schema.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The document `latlab load --json` writes (schema `latlab.load`): the
+/// [`LoadReport`]'s fields after `schema` and `schema_version`. Files
+/// written before those two fields existed read as version 1. (Inside a
+/// run, respond or lockbench document the load is a plain [`LoadReport`].)
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LoadDocument {
+    /// Always `"latlab.load"`.
+    #[serde(default = "load_schema")]
+    pub schema: String,
+    /// [`SCHEMA_VERSION`] of the writer.
+    #[serde(default = "version_one")]
+    pub schema_version: u32,
+    /// What the load got done.
+    #[serde(flatten)]
+    pub report: LoadReport,
+}
+
+fn load_schema() -> String {
+    SCHEMA.into()
+}
+
+fn version_one() -> u32 {
+    1
+}
+
+impl LoadDocument {
+    /// The document of a report, at this version of the schema.
+    pub fn new(report: LoadReport) -> LoadDocument {
+        LoadDocument {
+            schema: SCHEMA.into(),
+            schema_version: SCHEMA_VERSION,
+            report,
+        }
+    }
+}

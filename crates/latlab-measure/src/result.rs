@@ -1,5 +1,8 @@
-//! The result of `latlab run`: this struct *is* the documented JSON schema
-//! (`latlab-results/<timestamp>/result.json`, `--json FILE`).
+//! The measurement part of `latlab run`'s result: this struct *is* the
+//! documented JSON schema of it (`latlab-results/<timestamp>/result.json`,
+//! `--json FILE`). The whole document adds the load, trace and explanation
+//! parts other crates own: `latlab_document::RunDocument`, whose JSON is this
+//! struct's fields followed by those.
 //!
 //! Schema name `latlab.run`, version [`SCHEMA_VERSION`]; a field is only ever
 //! added in a minor change, and renaming or removing one bumps the version.
@@ -53,20 +56,6 @@ pub struct RunResult {
     /// `pass`, `fail`, `none` when no requirement was given, or `suspect`
     /// when wake-ups came before their intended time.
     pub verdict: Verdict,
-    /// Background load reports (`--load`), as written by latlab-load.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub load: Option<serde_json::Value>,
-    /// Kernel trace recorded alongside (`--trace`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trace: Option<serde_json::Value>,
-    /// The explanation of the late wake-ups (`--explain`), as `latlab explain --json` writes it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub explain: Option<serde_json::Value>,
-    /// With `--explain`: every sample matched to the trace's period of the
-    /// same expiry, and latlab's latency compared with the trace's
-    /// (`latlab_explain::agreement::Agreement`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trace_agreement: Option<serde_json::Value>,
 }
 
 /// The settings of a run.
@@ -229,10 +218,6 @@ impl RunResult {
             verdict,
             requirements: outcomes,
             threads,
-            load: None,
-            trace: None,
-            explain: None,
-            trace_agreement: None,
         }
     }
 }

@@ -4,6 +4,7 @@
 //! - [`table`]: the terminal summary of `latlab run`;
 //! - [`cyclictest`]: cyclictest's `-h` histogram text, for tools that plot it;
 //! - [`rt_tests`]: rt-tests' `--json` format;
+//! - [`respond`]: the terminal summary and histogram text of `latlab respond`;
 //! - [`html`]: the self-contained HTML report with SVG plots.
 //!
 //! ```
@@ -13,6 +14,7 @@
 
 pub mod cyclictest;
 pub mod html;
+pub mod respond;
 pub mod rt_tests;
 pub mod table;
 

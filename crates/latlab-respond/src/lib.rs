@@ -9,7 +9,8 @@
 //!   socket, UDP on loopback, signal; real serial ports;
 //! - [`gpio`]: the GPIO character device (uAPI v2) answer with kernel edge timestamps;
 //! - [`measure`]: the responder process and the stimulus loop;
-//! - [`result`]: the `latlab.respond` JSON schema; [`summary`]: the terminal summary.
+//! - [`result`]: the `latlab.respond` JSON schema (its terminal summary is
+//!   rendered by latlab-report).
 //!
 //! ```
 //! use latlab_respond::measure::{measure, Gap, Quiet, RespondConfig};
@@ -40,7 +41,6 @@ pub mod channel;
 pub mod gpio;
 pub mod measure;
 pub mod result;
-pub mod summary;
 
 mod error;
 pub use error::RespondError;

@@ -69,9 +69,9 @@ pub struct RespondResult {
     pub requirements: Vec<RequirementOutcome>,
     /// `pass`, `fail`, or `none` when no requirement was given.
     pub verdict: Verdict,
-    /// Background load report (`--load`), as written by latlab-load.
+    /// Background load report (`--load`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub load: Option<serde_json::Value>,
+    pub load: Option<latlab_load::LoadReport>,
 }
 
 /// The settings of a response measurement.

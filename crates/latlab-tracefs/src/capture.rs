@@ -87,7 +87,9 @@ pub struct CpuReport {
 }
 
 /// What a capture (or one flight-recorder snapshot) wrote.
-#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct CaptureReport {
     /// The `.dat` file written.
     pub path: PathBuf,

@@ -1,9 +1,8 @@
 //! The HTML report: one self-contained file (inline CSS and SVG, one small
 //! inline script, no network) showing one result or comparing several.
 //!
-//! Inputs are [`Document`]s, chosen by the `schema` field of the JSON, so
-//! other result kinds (explain, respond, lockbench) can be added as variants;
-//! a kind the report does not know yet is shown as its JSON.
+//! Inputs are typed [`Document`]s (latlab-document), read by the `schema`
+//! field of the JSON; a kind the report does not know is shown as its JSON.
 //!
 //! ```
 //! use latlab_report::html::{render, Document, Entry};
@@ -22,64 +21,15 @@ pub mod svg;
 
 use std::fmt::Write;
 
-use latlab_measure::result::{RunResult, Verdict};
+pub use latlab_document::Document;
+use latlab_document::RunDocument;
+use latlab_explain::{CauseRow, Report as Explanation};
+use latlab_measure::result::Verdict;
 use latlab_measure::stats::Summary;
 use latlab_measure::units::format_ns;
-use serde_json::Value;
 
 use plots::{color, load_kinds, percentile_markers};
 use svg::{escape, Plot};
-
-/// One result file, by kind.
-#[derive(Debug, Clone)]
-pub enum Document {
-    /// `latlab.run`: a latency measurement.
-    Run(Box<RunResult>),
-    /// `latlab lockbench --json`: the lock benchmark (see [`lockbench::is_lockbench`]).
-    Lockbench(Value),
-    /// `latlab respond --json`: response latency to an external event.
-    Respond(Value),
-    /// `latlab lockbench --simulate --json`: the delayed-locking simulation.
-    Simulation(Value),
-    /// Any other schema: shown as JSON until the report knows it.
-    Other {
-        /// The `schema` field (`"unknown"` when absent).
-        schema: String,
-        /// The whole document.
-        value: Value,
-    },
-}
-
-impl Document {
-    /// Parses a result file, dispatching on its `schema` field.
-    pub fn parse(text: &str) -> Result<Document, serde_json::Error> {
-        let value: Value = serde_json::from_str(text)?;
-        Document::from_value(value)
-    }
-
-    /// Reads a parsed JSON value, dispatching on its `schema` field.
-    pub fn from_value(value: Value) -> Result<Document, serde_json::Error> {
-        let schema = value["schema"].as_str().unwrap_or("unknown").to_string();
-        Ok(match schema.as_str() {
-            "latlab.run" => Document::Run(Box::new(serde_json::from_value(value)?)),
-            _ if lockbench::is_lockbench(&value) => Document::Lockbench(value),
-            _ if respond::is_respond(&value) => Document::Respond(value),
-            _ if simulation::is_simulation(&value) => Document::Simulation(value),
-            _ => Document::Other { schema, value },
-        })
-    }
-
-    /// The run result, if this is one.
-    pub fn as_run(&self) -> Option<&RunResult> {
-        match self {
-            Document::Run(run) => Some(run),
-            Document::Lockbench(_)
-            | Document::Respond(_)
-            | Document::Simulation(_)
-            | Document::Other { .. } => None,
-        }
-    }
-}
 
 /// One result with the name it has in the report.
 #[derive(Debug, Clone)]
@@ -93,7 +43,7 @@ pub struct Entry {
 /// Names for documents that tell them apart: the facts that differ between
 /// the runs (host, kernel, preemption model, load), else their start times.
 pub fn auto_labels(documents: &[Document]) -> Vec<String> {
-    let facts = |run: &RunResult| -> [String; 4] {
+    let facts = |run: &RunDocument| -> [String; 4] {
         [
             run.system.hostname.clone(),
             run.system.kernel_release.clone(),
@@ -101,7 +51,7 @@ pub fn auto_labels(documents: &[Document]) -> Vec<String> {
                 "preempt {}",
                 run.system.preemption_model.as_deref().unwrap_or("?")
             ),
-            load_name(run),
+            run.load_name(),
         ]
     };
     let runs: Vec<Option<[String; 4]>> = documents.iter().map(|d| d.as_run().map(facts)).collect();
@@ -126,10 +76,9 @@ pub fn auto_labels(documents: &[Document]) -> Vec<String> {
             }
             (Document::Lockbench(_), _) => "lockbench".into(),
             (Document::Simulation(_), _) => "simulation".into(),
-            (Document::Respond(value), _) => format!(
-                "respond {}",
-                value["settings"]["channel"].as_str().unwrap_or("?")
-            ),
+            (Document::Respond(respond), _) => format!("respond {}", respond.settings.channel),
+            (Document::Explain(_), _) => "explain".into(),
+            (Document::Load(load), _) => format!("load {}", load.report.spec),
             (Document::Other { schema, .. }, _) => schema.clone(),
             _ => String::new(),
         })
@@ -145,18 +94,8 @@ pub fn auto_labels(documents: &[Document]) -> Vec<String> {
 }
 
 /// `no load`, the load spec (`full`, `io:2`), or the load command.
-pub fn load_name(run: &RunResult) -> String {
-    match &run.load {
-        None => "no load".into(),
-        Some(load) => {
-            let spec = load["spec"].as_str().unwrap_or("?");
-            match load["command"].as_str() {
-                Some(cmd) if spec == "none" => format!("load `{cmd}`"),
-                Some(cmd) => format!("load {spec} + `{cmd}`"),
-                None => format!("load {spec}"),
-            }
-        }
-    }
+pub fn load_name(run: &RunDocument) -> String {
+    run.load_name()
 }
 
 /// Every plot of the report, in page order (comparison first), with unique ids.
@@ -165,18 +104,24 @@ pub fn plots(entries: &[Entry]) -> Vec<Plot> {
     for (i, entry) in entries.iter().enumerate() {
         match &entry.document {
             Document::Run(run) => out.extend(run_plots(&format!("run{}", i + 1), run)),
-            Document::Lockbench(value) => out.extend(lockbench::throughput_plot(
+            Document::Lockbench(bench) => out.extend(lockbench::throughput_plot(
                 &format!("doc{}-throughput", i + 1),
-                value,
+                bench,
             )),
-            Document::Respond(value) => out.extend(respond::plots(&format!("doc{}", i + 1), value)),
-            Document::Simulation(_) | Document::Other { .. } => {}
+            Document::Respond(respond) => {
+                out.extend(respond::plots(&format!("doc{}", i + 1), respond))
+            }
+            Document::Load(load) => out.extend(plots::load_plot(
+                &format!("doc{}-load", i + 1),
+                &load.report,
+            )),
+            Document::Simulation(_) | Document::Explain(_) | Document::Other { .. } => {}
         }
     }
     out
 }
 
-fn runs(entries: &[Entry]) -> Vec<(&str, &RunResult)> {
+fn runs(entries: &[Entry]) -> Vec<(&str, &RunDocument)> {
     entries
         .iter()
         .filter_map(|e| e.document.as_run().map(|r| (e.label.as_str(), r)))
@@ -212,7 +157,7 @@ fn compare_plots(entries: &[Entry]) -> Vec<Plot> {
     ]
 }
 
-fn run_plots(prefix: &str, run: &RunResult) -> Vec<Plot> {
+fn run_plots(prefix: &str, run: &RunDocument) -> Vec<Plot> {
     let per_cpu: Vec<(String, &latlab_measure::histogram::Histogram)> = run
         .threads
         .iter()
@@ -321,21 +266,51 @@ pub fn render_with_intro(entries: &[Entry], title: &str, intro: &[String]) -> St
     for (i, entry) in entries.iter().enumerate() {
         match &entry.document {
             Document::Run(run) => render_run(&mut h, &format!("run{}", i + 1), &entry.label, run),
-            Document::Lockbench(value) => lockbench::render(
+            Document::Lockbench(bench) => lockbench::render(
                 &mut h,
                 &format!("doc{}", i + 1),
                 &entry.label,
-                value,
+                bench,
                 figures,
             ),
-            Document::Respond(value) => {
+            Document::Respond(respond) => {
                 let id = format!("doc{}", i + 1);
-                respond::render(&mut h, &id, &entry.label, value);
-                figures(&mut h, &respond::plots(&id, value));
+                respond::render(&mut h, &id, &entry.label, respond);
+                figures(&mut h, &respond::plots(&id, respond));
                 h.push_str("</section>\n");
             }
-            Document::Simulation(value) => {
-                simulation::render(&mut h, &format!("doc{}", i + 1), &entry.label, value);
+            Document::Simulation(simulation) => {
+                simulation::render(&mut h, &format!("doc{}", i + 1), &entry.label, simulation);
+            }
+            Document::Explain(explain) => {
+                let _ = writeln!(
+                    h,
+                    "<section class=\"run\" id=\"doc{}\"><h2>{}</h2><p>Trace <code>{}</code> ({}).</p>",
+                    i + 1,
+                    escape(&entry.label),
+                    escape(&explain.report.trace),
+                    escape(&explain.report.format)
+                );
+                render_explain(&mut h, &explain.report);
+                h.push_str("</section>\n");
+            }
+            Document::Load(load) => {
+                let id = format!("doc{}", i + 1);
+                let _ = writeln!(
+                    h,
+                    "<section class=\"run\" id=\"{id}\"><h2>{}</h2><p>Background load alone \
+                     (<code>latlab load</code>) for {:.1} s.</p>",
+                    escape(&entry.label),
+                    load.report.duration_s
+                );
+                render_load(&mut h, &load.report, &load_name_of(&load.report));
+                figures(
+                    &mut h,
+                    &plots::load_plot(&format!("{id}-load"), &load.report)
+                        .into_iter()
+                        .collect::<Vec<_>>(),
+                );
+                h.push_str("</section>\n");
             }
             Document::Other { schema, value } => {
                 let _ = writeln!(
@@ -522,66 +497,57 @@ fn summary_row(h: &mut String, name: &str, cycles: u64, missed: u64, s: &Summary
 
 /// The `latlab run --explain` results: what the latency of the late
 /// windows was made of (bars), and the causes ranked with their advice.
-fn render_explain(h: &mut String, explain: &Value) {
-    let late = explain["late"].as_u64().unwrap_or(0);
-    let periods = explain["periods"].as_u64().unwrap_or(0);
+fn render_explain(h: &mut String, explain: &Explanation) {
     let _ = writeln!(
         h,
-        "<h3>Why wake-ups were late (latlab explain)</h3><p>{late} late of {periods} periods \
+        "<h3>Why wake-ups were late (latlab explain)</h3><p>{} late of {} periods \
          (late: over {}).</p>",
-        format_ns(explain["threshold_ns"].as_u64().unwrap_or(0))
+        explain.late,
+        explain.periods,
+        format_ns(explain.threshold_ns)
     );
-    if let Some(categories) = explain["categories"].as_array() {
-        h.push_str("<table class=\"explain\"><tr><th class=\"l\">latency of late windows</th><th>share</th><th class=\"l\"></th></tr>\n");
-        for c in categories {
-            let share = c["share"].as_f64().unwrap_or(0.0) * 100.0;
-            let _ = writeln!(
-                h,
-                "<tr><td class=\"l\">{}</td><td>{share:.1} %</td><td class=\"l\">\
-                 <div class=\"bar\" style=\"width:{:.1}px\"></div></td></tr>",
-                escape(c["category"].as_str().unwrap_or("?")),
-                share * 3.0
-            );
-        }
-        h.push_str("</table>\n");
+    h.push_str("<table class=\"explain\"><tr><th class=\"l\">latency of late windows</th><th>share</th><th class=\"l\"></th></tr>\n");
+    for c in &explain.categories {
+        let share = c.share * 100.0;
+        let _ = writeln!(
+            h,
+            "<tr><td class=\"l\">{}</td><td>{share:.1} %</td><td class=\"l\">\
+             <div class=\"bar\" style=\"width:{:.1}px\"></div></td></tr>",
+            escape(&c.category),
+            share * 3.0
+        );
     }
-    if let Some(causes) = explain["causes"].as_array() {
-        h.push_str("<ol class=\"causes\">\n");
-        for c in causes.iter().take(10) {
-            let _ = writeln!(
-                h,
-                "<li><b>{}</b><br>in {} late and {} normal windows; {} in late windows \
-                 ({:.0} % of their latency){}<br><i>{}</i></li>",
-                escape(c["description"].as_str().unwrap_or("?")),
-                c["late_windows"].as_u64().unwrap_or(0),
-                c["normal_windows"].as_u64().unwrap_or(0),
-                format_ns(c["late_ns"].as_u64().unwrap_or(0)),
-                c["share"].as_f64().unwrap_or(0.0) * 100.0,
-                pid_line(c),
-                escape(c["recommendation"].as_str().unwrap_or(""))
-            );
-        }
-        h.push_str("</ol>\n");
+    h.push_str("</table>\n");
+    h.push_str("<ol class=\"causes\">\n");
+    for c in explain.causes.iter().take(10) {
+        let _ = writeln!(
+            h,
+            "<li><b>{}</b><br>in {} late and {} normal windows; {} in late windows \
+             ({:.0} % of their latency){}<br><i>{}</i></li>",
+            escape(&c.description),
+            c.late_windows,
+            c.normal_windows,
+            format_ns(c.late_ns),
+            c.share * 100.0,
+            pid_line(c),
+            escape(&c.recommendation)
+        );
     }
+    h.push_str("</ol>\n");
 }
 
 /// For a cause made of several processes of one command (each `dd` of a disk
 /// load): `<br>N pids, most first: pid late, ...` (the five with the most late
 /// latency); empty for one pid.
-fn pid_line(cause: &Value) -> String {
-    let Some(pids) = cause["pids"].as_array().filter(|p| p.len() > 1) else {
+fn pid_line(cause: &CauseRow) -> String {
+    let pids = &cause.pids;
+    if pids.len() <= 1 {
         return String::new();
-    };
+    }
     let top: Vec<String> = pids
         .iter()
         .take(5)
-        .map(|p| {
-            format!(
-                "{} {}",
-                p["pid"].as_i64().unwrap_or(0),
-                format_ns(p["late_ns"].as_u64().unwrap_or(0))
-            )
-        })
+        .map(|p| format!("{} {}", p.pid, format_ns(p.late_ns)))
         .collect();
     let more = if pids.len() > 5 { ", ..." } else { "" };
     format!(
@@ -591,7 +557,40 @@ fn pid_line(cause: &Value) -> String {
     )
 }
 
-fn render_run(h: &mut String, id: &str, label: &str, run: &RunResult) {
+/// The load's name for a report of `latlab load` alone.
+fn load_name_of(load: &latlab_load::LoadReport) -> String {
+    latlab_document::run::load_name(Some(load))
+}
+
+/// The table of a background load's throughput and its warnings.
+fn render_load(h: &mut String, load: &latlab_load::LoadReport, name: &str) {
+    let (kinds, _) = load_kinds(load);
+    let _ = writeln!(
+        h,
+        "<h3>Background load: {}</h3><table class=\"load\"><tr><th class=\"l\">kind</th>\
+         <th>workers</th><th>throughput</th></tr>",
+        escape(name)
+    );
+    for k in &kinds {
+        let _ = writeln!(
+            h,
+            "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&k.kind),
+            k.workers,
+            escape(&rate(k.per_second, &k.unit))
+        );
+    }
+    h.push_str("</table>\n");
+    if !load.warnings.is_empty() {
+        h.push_str("<ul class=\"warn\">");
+        for w in &load.warnings {
+            let _ = write!(h, "<li>{}</li>", escape(w));
+        }
+        h.push_str("</ul>\n");
+    }
+}
+
+fn render_run(h: &mut String, id: &str, label: &str, run: &RunDocument) {
     let s = &run.settings;
     let _ = writeln!(
         h,
@@ -684,30 +683,7 @@ fn render_run(h: &mut String, id: &str, label: &str, run: &RunResult) {
     }
     figures(h, &run_plots(id, run));
     if let Some(load) = &run.load {
-        let (kinds, _) = load_kinds(load);
-        let _ = writeln!(
-            h,
-            "<h3>Background load: {}</h3><table class=\"load\"><tr><th class=\"l\">kind</th>\
-             <th>workers</th><th>throughput</th></tr>",
-            escape(&load_name(run))
-        );
-        for k in &kinds {
-            let _ = writeln!(
-                h,
-                "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td></tr>",
-                escape(&k.kind),
-                k.workers,
-                escape(&rate(k.per_second, &k.unit))
-            );
-        }
-        h.push_str("</table>\n");
-        if let Some(warnings) = load["warnings"].as_array() {
-            h.push_str("<ul class=\"warn\">");
-            for w in warnings.iter().filter_map(Value::as_str) {
-                let _ = write!(h, "<li>{}</li>", escape(w));
-            }
-            h.push_str("</ul>\n");
-        }
+        render_load(h, load, &run.load_name());
     }
     if let Some(explain) = &run.explain {
         render_explain(h, explain);
@@ -717,7 +693,13 @@ fn render_run(h: &mut String, id: &str, label: &str, run: &RunResult) {
         let _ = writeln!(
             h,
             "<details><summary>Kernel trace recorded alongside</summary><pre>{}</pre></details>",
-            escape(&serde_json::to_string_pretty(trace).unwrap_or_default())
+            // Through a JSON value, so the keys stay in the order earlier
+            // versions showed them (alphabetical).
+            escape(
+                &serde_json::to_value(trace)
+                    .and_then(|v| serde_json::to_string_pretty(&v))
+                    .unwrap_or_default()
+            )
         );
     }
     h.push_str("</section>\n");
@@ -742,7 +724,7 @@ fn requirement_text(r: &latlab_measure::requirements::Requirement) -> String {
     }
 }
 
-fn render_system(h: &mut String, run: &RunResult) {
+fn render_system(h: &mut String, run: &RunDocument) {
     let sys = &run.system;
     let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
     let s = &run.settings;

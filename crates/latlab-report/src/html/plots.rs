@@ -4,9 +4,9 @@
 
 use std::collections::BTreeMap;
 
+use latlab_load::LoadReport;
 use latlab_measure::histogram::Histogram;
 use latlab_measure::result::RunResult;
-use serde_json::Value;
 
 use super::svg::{Axis, Band, Format, Marker, Plot, Series, Shape, PALETTE};
 
@@ -298,46 +298,36 @@ pub struct LoadKind {
     pub series: Vec<f64>,
 }
 
-/// The kinds of a `load` report (the JSON of latlab_load::LoadReport), and
-/// its interval in seconds. Tolerant: unknown fields are ignored.
-pub fn load_kinds(load: &Value) -> (Vec<LoadKind>, f64) {
-    let interval = load["interval_s"].as_f64().unwrap_or(1.0);
-    let mut kinds: Vec<LoadKind> = load["kinds"]
-        .as_array()
-        .map(|a| a.as_slice())
-        .unwrap_or_default()
+/// The kinds of a load report that had workers (and the external command,
+/// if one ran), and its interval in seconds.
+pub fn load_kinds(load: &LoadReport) -> (Vec<LoadKind>, f64) {
+    let mut kinds: Vec<LoadKind> = load
+        .kinds
         .iter()
-        .filter(|k| k["workers"].as_u64().unwrap_or(0) > 0)
+        .filter(|k| k.workers > 0)
         .map(|k| LoadKind {
-            kind: k["kind"].as_str().unwrap_or("?").to_string(),
-            unit: k["unit"].as_str().unwrap_or("units").to_string(),
-            workers: k["workers"].as_u64().unwrap_or(0),
-            per_second: k["per_second"].as_f64().unwrap_or(0.0),
-            series: floats(&k["series"]),
+            kind: k.kind.clone(),
+            unit: k.unit.clone(),
+            workers: k.workers as u64,
+            per_second: k.per_second,
+            series: k.series.clone(),
         })
         .collect();
-    let external = &load["external"];
-    if external.is_object() {
+    if let Some(external) = &load.external {
         kinds.push(LoadKind {
             kind: "command".into(),
             unit: "CPUs busy".into(),
             workers: 1,
-            per_second: external["cpus_busy"].as_f64().unwrap_or(0.0),
-            series: floats(&external["series"]),
+            per_second: external.cpus_busy,
+            series: external.series.clone(),
         });
     }
-    (kinds, interval)
-}
-
-fn floats(v: &Value) -> Vec<f64> {
-    v.as_array()
-        .map(|a| a.iter().filter_map(Value::as_f64).collect())
-        .unwrap_or_default()
+    (kinds, load.interval_s)
 }
 
 /// Throughput of each load kind over time, as a share of its own mean
 /// (so kinds with different units share one axis).
-pub fn load_plot(id: &str, load: &Value) -> Option<Plot> {
+pub fn load_plot(id: &str, load: &LoadReport) -> Option<Plot> {
     let (kinds, interval) = load_kinds(load);
     let kinds: Vec<&LoadKind> = kinds
         .iter()

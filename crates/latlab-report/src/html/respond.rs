@@ -1,47 +1,30 @@
 //! `latlab respond` results (schema `latlab.respond`): event-response
 //! latency, one-way and round-trip, drawn like a run's latency.
-//!
-//! latlab-report cannot depend on latlab-respond (which renders its terminal
-//! summary with this crate), so the result is read from its JSON; the parts
-//! that are latlab-measure types (Summary, Histogram) are decoded as such.
 
 use std::fmt::Write;
 
-use serde_json::Value;
-
 use latlab_measure::histogram::Histogram;
-use latlab_measure::stats::Summary;
 use latlab_measure::units::format_ns;
+use latlab_respond::result::{LatencyResult, RespondResult};
 
 use super::plots as draw;
 use super::svg::escape;
 use super::svg::Plot;
 
-/// True for a `latlab respond` result.
-pub fn is_respond(value: &Value) -> bool {
-    value["schema"] == "latlab.respond"
+/// Both directions with their names: one-way, then round-trip.
+fn directions(result: &RespondResult) -> [(&'static str, &LatencyResult); 2] {
+    [
+        ("one-way", &result.one_way),
+        ("round-trip", &result.round_trip),
+    ]
 }
-
-/// One direction's figures: `one_way` or `round_trip`.
-fn direction(value: &Value, key: &str) -> Option<(Summary, Histogram)> {
-    let part = &value[key];
-    let summary = serde_json::from_value(part["latency"].clone()).ok()?;
-    let histogram = serde_json::from_value(part["histogram"].clone()).ok()?;
-    Some((summary, histogram))
-}
-
-const DIRECTIONS: [(&str, &str); 2] = [("one_way", "one-way"), ("round_trip", "round-trip")];
 
 /// The plots of a respond result: both directions' histograms and tails.
-pub fn plots(prefix: &str, value: &Value) -> Vec<Plot> {
-    let parts: Vec<(String, Histogram)> = DIRECTIONS
-        .iter()
-        .filter_map(|(key, name)| direction(value, key).map(|(_, h)| (name.to_string(), h)))
+pub fn plots(prefix: &str, result: &RespondResult) -> Vec<Plot> {
+    let series: Vec<(String, &Histogram)> = directions(result)
+        .into_iter()
+        .map(|(name, l)| (name.to_string(), &l.histogram))
         .collect();
-    if parts.is_empty() {
-        return Vec::new();
-    }
-    let series: Vec<(String, &Histogram)> = parts.iter().map(|(n, h)| (n.clone(), h)).collect();
     vec![
         draw::histogram_plot(
             &format!("{prefix}-histogram"),
@@ -58,37 +41,31 @@ pub fn plots(prefix: &str, value: &Value) -> Vec<Plot> {
 }
 
 /// The section of a respond result (its figures are drawn by the caller).
-pub fn render(h: &mut String, id: &str, label: &str, value: &Value) {
-    let settings = &value["settings"];
+pub fn render(h: &mut String, id: &str, label: &str, result: &RespondResult) {
     let _ = writeln!(
         h,
         "<section class=\"run\" id=\"{id}\"><h2>{}</h2><p>Response to an external event \
          (<code>latlab respond</code>): {}; {} events sent, {} answered, {} lost; verdict \
          <b>{}</b>.</p>",
         escape(label),
-        escape(settings["channel_description"].as_str().unwrap_or("?")),
-        value["events_sent"].as_u64().unwrap_or(0),
-        value["events_answered"].as_u64().unwrap_or(0),
-        value["events_lost"].as_u64().unwrap_or(0),
-        escape(value["verdict"].as_str().unwrap_or("none")),
+        escape(&result.settings.channel_description),
+        result.events_sent,
+        result.events_answered,
+        result.events_lost,
+        verdict_name(result.verdict),
     );
-    if let Some(requirements) = value["requirements"].as_array() {
-        h.push_str("<ul class=\"req\">");
-        for detail in requirements
-            .iter()
-            .filter_map(|r| r["details"].as_array())
-            .flatten()
-        {
-            let _ = write!(h, "<li>{}</li>", escape(detail.as_str().unwrap_or("")));
-        }
-        h.push_str("</ul>\n");
+    h.push_str("<ul class=\"req\">");
+    for detail in result.requirements.iter().flat_map(|r| &r.details) {
+        let _ = write!(h, "<li>{}</li>", escape(detail));
     }
+    h.push_str("</ul>\n");
     h.push_str(
         "<table class=\"lat\"><tr><th class=\"l\">latency</th><th>events</th><th>min</th>\
          <th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>p99.99</th><th>max</th></tr>\n",
     );
-    for (key, name) in DIRECTIONS {
-        if let Some((s, _)) = direction(value, key) {
+    for (name, latency) in directions(result) {
+        let s = &latency.latency;
+        {
             let _ = writeln!(
                 h,
                 "<tr><td class=\"l\">{name}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
@@ -105,4 +82,15 @@ pub fn render(h: &mut String, id: &str, label: &str, value: &Value) {
         }
     }
     h.push_str("</table>\n");
+}
+
+/// The verdict as the JSON spells it.
+fn verdict_name(verdict: latlab_measure::result::Verdict) -> &'static str {
+    use latlab_measure::result::Verdict;
+    match verdict {
+        Verdict::Pass => "pass",
+        Verdict::Fail => "fail",
+        Verdict::None => "none",
+        Verdict::Suspect => "suspect",
+    }
 }

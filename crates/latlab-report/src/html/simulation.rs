@@ -4,27 +4,16 @@
 
 use std::fmt::Write;
 
-use serde_json::Value;
+use latlab_lock::document::SimReport;
 
 use super::svg::escape;
 
-/// True for a simulation document.
-pub fn is_simulation(value: &Value) -> bool {
-    value["schema"] == "latlab.lockbench-simulation"
-}
-
 /// The section of one simulation document.
-pub fn render(h: &mut String, id: &str, label: &str, value: &Value) {
-    let us = |v: &Value| {
-        v.as_f64()
-            .map_or("?".into(), |ns| format!("{:.0} µs", ns / 1e3))
-    };
-    let paper = |field: &str, i: usize| {
-        value["paper"][field][i]
-            .as_f64()
-            .map_or(String::new(), |v| format!("{v} µs"))
-    };
-    let config = &value["config"];
+pub fn render(h: &mut String, id: &str, label: &str, simulation: &SimReport) {
+    let us = |ns: f64| format!("{:.0} µs", ns / 1e3);
+    let paper = &simulation.paper;
+    let c = &simulation.comparison;
+    let config = &c.config;
     let _ = writeln!(
         h,
         "<section class=\"run\" id=\"{id}\"><h2>{}</h2><p>The delayed-locking paper's kernel \
@@ -32,34 +21,35 @@ pub fn render(h: &mut String, id: &str, label: &str, value: &Value) {
          task every {} µs and a TCP sender, {} periods (seed {}), without and with delayed \
          locking. The paper's Table 4 is next to it.</p>",
         escape(label),
-        config["rt_period_ns"].as_u64().unwrap_or(0) / 1000,
-        config["periods"].as_u64().unwrap_or(0),
-        config["seed"].as_u64().unwrap_or(0),
+        config.rt_period_ns / 1000,
+        config.periods,
+        config.seed,
     );
     h.push_str(
         "<table class=\"summary\"><tr><th class=\"l\">OS latency of the real-time task</th>\
          <th>simulated</th><th>paper</th></tr>\n",
     );
-    for (name, field, paper_field) in [
-        ("minimum", "min", "min_us"),
-        ("worst case", "max", "max_us"),
-        ("average", "mean", "avg_us"),
-    ] {
-        for (i, run) in ["without", "with"].iter().enumerate() {
+    let pick = |pair: (f64, f64), i: usize| if i == 0 { pair.0 } else { pair.1 };
+    for (name, figure) in [("minimum", 0), ("worst case", 1), ("average", 2)] {
+        for (i, (run_name, run)) in [("without", &c.without), ("with", &c.with)]
+            .into_iter()
+            .enumerate()
+        {
+            let (simulated, paper_us) = match figure {
+                0 => (run.latency.min as f64, pick(paper.min_us, i)),
+                1 => (run.latency.max as f64, pick(paper.max_us, i)),
+                _ => (run.latency.mean, pick(paper.avg_us, i)),
+            };
             let _ = writeln!(
                 h,
-                "<tr><td class=\"l\">{name}, {run} delayed locking</td><td>{}</td><td>{}</td></tr>",
-                us(&value[*run]["latency"][field]),
-                paper(paper_field, i)
+                "<tr><td class=\"l\">{name}, {run_name} delayed locking</td><td>{}</td><td>{paper_us} µs</td></tr>",
+                us(simulated),
             );
         }
     }
-    let max = |run: &str| value[run]["latency"]["max"].as_f64().unwrap_or(0.0);
-    let kb = |run: &str| value[run]["kb_per_s"].as_f64().unwrap_or(0.0);
-    let ratio = max("with") / max("without").max(1.0);
-    let cost = 1.0 - kb("with") / kb("without").max(f64::MIN_POSITIVE);
-    let paper_ratio = value["paper"]["max_us"][1].as_f64().unwrap_or(0.0)
-        / value["paper"]["max_us"][0].as_f64().unwrap_or(1.0);
+    let ratio = c.with.latency.max as f64 / (c.without.latency.max as f64).max(1.0);
+    let cost = 1.0 - c.with.kb_per_s / c.without.kb_per_s.max(f64::MIN_POSITIVE);
+    let paper_ratio = paper.max_us.1 / paper.max_us.0;
     let _ = writeln!(
         h,
         "<tr><td class=\"l\">worst case with / without</td><td>{:.0} %</td><td>{:.0} %</td></tr>\
@@ -69,8 +59,8 @@ pub fn render(h: &mut String, id: &str, label: &str, value: &Value) {
         ratio * 100.0,
         paper_ratio * 100.0,
         cost * 100.0,
-        value["paper"]["sender_cost"].as_f64().unwrap_or(0.0) * 100.0,
-        value["with"]["refusals"].as_u64().unwrap_or(0),
-        value["with"]["forced_entries"].as_u64().unwrap_or(0),
+        paper.sender_cost * 100.0,
+        c.with.refusals,
+        c.with.forced_entries,
     );
 }

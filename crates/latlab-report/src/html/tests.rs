@@ -1,7 +1,8 @@
 //! Snapshot tests of the report: its structure (plots reduced to one line)
 //! and each plot's SVG, on the deterministic fixture.
 
-use latlab_measure::result::RunResult;
+use latlab_document::{ExplainDocument, RespondResult, SimReport};
+use latlab_load::{KindReport, LoadReport};
 use latlab_measure::series::SeriesPoint;
 use latlab_measure::stats::Stats;
 
@@ -9,9 +10,9 @@ use super::*;
 use crate::fixture::sample_result;
 
 /// The fixture with a per-second series and a background load report.
-fn loaded_run() -> RunResult {
-    let mut run = sample_result();
-    for (t, thread) in run.threads.iter_mut().enumerate() {
+fn loaded_run() -> RunDocument {
+    let mut run = RunDocument::new(sample_result());
+    for (t, thread) in run.result.threads.iter_mut().enumerate() {
         thread.series = (0..10u64)
             .map(|s| SeriesPoint {
                 start_s: s as f64,
@@ -22,26 +23,50 @@ fn loaded_run() -> RunResult {
             })
             .collect();
     }
-    run.load = Some(serde_json::json!({
-        "spec": "io:1,net:1",
-        "command": null,
-        "duration_s": 10.0,
-        "interval_s": 1.0,
-        "kinds": [
-            {"kind": "cpu", "workers": 0, "unit": "ops", "total": 0, "per_second": 0.0, "series": []},
-            {"kind": "io", "workers": 1, "unit": "bytes", "total": 2_850_000_000u64, "per_second": 285_000_000.0,
-             "series": [280e6, 290e6, 300e6, 270e6, 285e6, 285e6, 250e6, 310e6, 295e6, 285e6]},
-            {"kind": "net", "workers": 1, "unit": "bytes", "total": 5_625_000_000u64, "per_second": 562_500_000.0,
-             "series": [560e6, 565e6, 562e6, 563e6, 562e6, 561e6, 560e6, 565e6, 564e6, 563e6]}
+    let kind =
+        |kind: &str, workers: usize, total: u64, per_second: f64, series: Vec<f64>| KindReport {
+            kind: kind.into(),
+            workers,
+            unit: if kind == "cpu" { "ops" } else { "bytes" }.into(),
+            total,
+            per_second,
+            series,
+            us_per_kib: None,
+        };
+    run.load = Some(LoadReport {
+        spec: "io:1,net:1".into(),
+        command: None,
+        duration_s: 10.0,
+        interval_s: 1.0,
+        kinds: vec![
+            kind("cpu", 0, 0, 0.0, Vec::new()),
+            kind(
+                "io",
+                1,
+                2_850_000_000,
+                285_000_000.0,
+                vec![
+                    280e6, 290e6, 300e6, 270e6, 285e6, 285e6, 250e6, 310e6, 295e6, 285e6,
+                ],
+            ),
+            kind(
+                "net",
+                1,
+                5_625_000_000,
+                562_500_000.0,
+                vec![
+                    560e6, 565e6, 562e6, 563e6, 562e6, 561e6, 560e6, 565e6, 564e6, 563e6,
+                ],
+            ),
         ],
-        "external": null,
-        "warnings": ["the io load ran on tmpfs"]
-    }));
+        external: None,
+        warnings: vec!["the io load ran on tmpfs".into()],
+    });
     run
 }
 
 /// A second run that is worse: every sample shifted up by 20 µs, less io.
-fn worse_run() -> RunResult {
+fn worse_run() -> RunDocument {
     let mut run = loaded_run();
     let mut all = Stats::new();
     for b in run.overall.histogram.buckets() {
@@ -49,11 +74,11 @@ fn worse_run() -> RunResult {
             all.record(b.low + 20_000);
         }
     }
-    run.overall.latency = all.summary();
-    run.overall.histogram = all.histogram().clone();
-    run.system.kernel_release = "6.18.0-rt".into();
+    run.result.overall.latency = all.summary();
+    run.result.overall.histogram = all.histogram().clone();
+    run.result.system.kernel_release = "6.18.0-rt".into();
     if let Some(load) = &mut run.load {
-        load["kinds"][1]["per_second"] = serde_json::json!(142_600_000.0);
+        load.kinds[1].per_second = 142_600_000.0;
     }
     run
 }
@@ -86,10 +111,10 @@ fn structure(html: &str) -> String {
     format!("{a}<style>[css]</style>{c}")
 }
 
-fn entry(label: &str, run: RunResult) -> Entry {
+fn entry(label: &str, run: impl Into<RunDocument>) -> Entry {
     Entry {
         label: label.into(),
-        document: Document::Run(Box::new(run)),
+        document: Document::Run(Box::new(run.into())),
     }
 }
 
@@ -243,30 +268,48 @@ fn early_wake_ups_are_named_and_the_badge_says_suspect() {
 
 #[test]
 fn explain_results_are_drawn_as_bars_and_ranked_causes() {
-    let mut run = sample_result();
-    run.explain = Some(serde_json::json!({
-        "late": 3, "periods": 1000, "threshold_ns": 100_000,
-        "categories": [
-            {"category": "softirq", "share": 0.75},
-            {"category": "unexplained", "share": 0.25}
-        ],
-        "causes": [{
-            "description": "softirq NET_RX <ran first>",
-            "late_windows": 3, "normal_windows": 1, "late_ns": 450_000, "share": 0.75,
-            "recommendation": "threaded NAPI", "pids": []
-        }, {
-            "description": "dd (6 pids) ran", "late_windows": 2, "normal_windows": 0,
-            "late_ns": 120_000, "share": 0.2, "recommendation": "move dd",
-            "pids": [
-                {"pid": 41, "late_ns": 60_000, "late_windows": 1},
-                {"pid": 42, "late_ns": 20_000, "late_windows": 1},
-                {"pid": 43, "late_ns": 15_000, "late_windows": 1},
-                {"pid": 44, "late_ns": 10_000, "late_windows": 1},
-                {"pid": 45, "late_ns": 10_000, "late_windows": 1},
-                {"pid": 46, "late_ns": 5_000, "late_windows": 1}
-            ]
-        }]
-    }));
+    let mut run = RunDocument::new(sample_result());
+    let fixture: ExplainDocument = serde_json::from_str(include_str!(
+        "../../../latlab/tests/fixtures/results/explain.json"
+    ))
+    .unwrap();
+    let mut explain = fixture.report;
+    explain.late = 3;
+    explain.periods = 1000;
+    explain.threshold_ns = 100_000;
+    explain.categories.truncate(2);
+    explain.categories[0].category = "softirq".into();
+    explain.categories[0].share = 0.75;
+    explain.categories[1].category = "unexplained".into();
+    explain.categories[1].share = 0.25;
+    let mut first = explain.causes[0].clone();
+    first.description = "softirq NET_RX <ran first>".into();
+    (first.late_windows, first.normal_windows, first.late_ns) = (3, 1, 450_000);
+    first.share = 0.75;
+    first.recommendation = "threaded NAPI".into();
+    first.pids.clear();
+    let mut second = first.clone();
+    second.description = "dd (6 pids) ran".into();
+    (second.late_windows, second.normal_windows, second.late_ns) = (2, 0, 120_000);
+    second.share = 0.2;
+    second.recommendation = "move dd".into();
+    second.pids = [
+        (41, 60_000),
+        (42, 20_000),
+        (43, 15_000),
+        (44, 10_000),
+        (45, 10_000),
+        (46, 5_000),
+    ]
+    .into_iter()
+    .map(|(pid, late_ns)| latlab_explain::PidRow {
+        pid,
+        late_ns,
+        late_windows: 1,
+    })
+    .collect();
+    explain.causes = vec![first, second];
+    run.explain = Some(explain);
     let html = render(&[entry("board", run)], "t");
     assert!(
         html.contains("Why wake-ups were late"),
@@ -291,19 +334,25 @@ fn explain_results_are_drawn_as_bars_and_ranked_causes() {
 #[test]
 fn respond_results_are_drawn_with_both_directions() {
     let run = sample_result();
-    let part = serde_json::json!({
-        "latency": run.threads[1].latency,
-        "histogram": run.threads[1].histogram,
-        "worst": [], "series": []
-    });
-    let value = serde_json::json!({
-        "schema": "latlab.respond",
-        "settings": {"channel": "pty", "channel_description": "raw pseudo-terminal <pair>"},
-        "events_sent": 10000, "events_answered": 10000, "events_lost": 0,
-        "one_way": part, "round_trip": part,
-        "requirements": [{"details": ["FAIL: round-trip max 3.42 ms > 40.0 us (event 8123)"]}],
-        "verdict": "fail"
-    });
+    let mut respond: RespondResult = serde_json::from_str(include_str!(
+        "../../../latlab/tests/fixtures/results/respond-pty.json"
+    ))
+    .unwrap();
+    respond.settings.channel = "pty".into();
+    respond.settings.channel_description = "raw pseudo-terminal <pair>".into();
+    (
+        respond.events_sent,
+        respond.events_answered,
+        respond.events_lost,
+    ) = (10000, 10000, 0);
+    for part in [&mut respond.one_way, &mut respond.round_trip] {
+        part.latency = run.threads[1].latency;
+        part.histogram = run.threads[1].histogram.clone();
+    }
+    respond.requirements = run.requirements.clone();
+    respond.requirements[0].details =
+        vec!["FAIL: round-trip max 3.42 ms > 40.0 us (event 8123)".into()];
+    let value = serde_json::to_value(&respond).unwrap();
     let doc = Document::from_value(value).unwrap();
     assert!(matches!(doc, Document::Respond(_)));
     let labels = auto_labels(std::slice::from_ref(&doc));
@@ -329,20 +378,21 @@ fn respond_results_are_drawn_with_both_directions() {
 
 #[test]
 fn simulation_results_are_drawn_next_to_the_papers_table() {
-    let run = |max: u64, mean: f64, kb: f64| {
-        serde_json::json!({
-            "latency": {"min": 22_000, "max": max, "mean": mean},
-            "kb_per_s": kb, "refusals": 7, "forced_entries": 1
-        })
-    };
-    let value = serde_json::json!({
-        "schema": "latlab.lockbench-simulation",
-        "paper": {"min_us": [24.0, 22.0], "max_us": [847.0, 192.0],
-                  "avg_us": [197.14, 63.0], "sender_cost": 0.2},
-        "config": {"rt_period_ns": 4_000_000, "periods": 10_000, "seed": 1},
-        "without": run(1_000_000, 185_000.0, 100.0),
-        "with": run(250_000, 67_000.0, 75.0)
-    });
+    let mut simulation: SimReport = serde_json::from_str(include_str!(
+        "../../../latlab/tests/fixtures/results/lockbench-sim.json"
+    ))
+    .unwrap();
+    let c = &mut simulation.comparison;
+    (c.config.rt_period_ns, c.config.periods, c.config.seed) = (4_000_000, 10_000, 1);
+    for (run, max, mean, kb) in [
+        (&mut c.without, 1_000_000, 185_000.0, 100.0),
+        (&mut c.with, 250_000, 67_000.0, 75.0),
+    ] {
+        (run.latency.min, run.latency.max, run.latency.mean) = (22_000, max, mean);
+        run.kb_per_s = kb;
+        (run.refusals, run.forced_entries) = (7, 1);
+    }
+    let value = serde_json::to_value(&simulation).unwrap();
     let doc = Document::from_value(value).unwrap();
     assert!(matches!(doc, Document::Simulation(_)));
     let html = render(

@@ -126,7 +126,7 @@ pub fn execute(args: LoadArgs) -> anyhow::Result<ExitCode> {
     out.write_all(report.table().as_bytes())?;
     out.flush()?;
     if let Some(path) = &args.json {
-        let json = serde_json::to_string_pretty(&report)?;
+        let json = serde_json::to_string_pretty(&latlab_load::LoadDocument::new(report))?;
         std::fs::write(path, json + "\n")
             .with_context(|| format!("writing the JSON report to {}", path.display()))?;
     }

@@ -15,11 +15,11 @@ use anyhow::{bail, Context};
 use latlab_measure::requirements::Requirement;
 use latlab_measure::result::Verdict;
 use latlab_measure::units::{format_ns, parse_duration};
+use latlab_report::respond as summary;
 use latlab_respond::channel::Channel;
 use latlab_respond::gpio::GpioWiring;
 use latlab_respond::measure::{self, Gap, Observer, Progress, RespondConfig};
 use latlab_respond::result::{CheckOn, RespondContext, RespondResult, RespondSettings};
-use latlab_respond::summary;
 use latlab_rt::sched::{self, Policy};
 use latlab_rt::sysinfo::SystemInfo;
 use latlab_rt::{clock, dma, memory, privilege};
@@ -296,7 +296,7 @@ pub fn execute(args: RespondArgs) -> anyhow::Result<ExitCode> {
     };
     let mut result = RespondResult::assemble(&output, context, &run.requirements, args.check_on);
     if let Some(report) = &load_report {
-        result.load = Some(serde_json::to_value(report).context("serializing the load report")?);
+        result.load = Some(report.clone());
     }
     let exit = if result.verdict == Verdict::Fail {
         EXIT_REQUIREMENT_FAILED

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 
+use latlab_document::RunDocument;
 use latlab_measure::engine::{self, LateHook, LateSample, MeasureConfig, Monitor, Progress};
 use latlab_measure::requirements::{self, Requirement};
 use latlab_measure::result::{RunContext, RunResult, RunSettings, Verdict};
@@ -317,12 +318,12 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         system,
         warnings,
     };
-    let mut result = RunResult::assemble(&output, context, &run.requirements);
+    let mut result = RunDocument::new(RunResult::assemble(&output, context, &run.requirements));
     if let Some(report) = &load_report {
-        result.load = Some(serde_json::to_value(report).context("serializing the load report")?);
+        result.load = Some(report.clone());
     }
     if let Some(report) = &trace_report {
-        result.trace = Some(serde_json::to_value(report).context("serializing the trace report")?);
+        result.trace = Some(report.clone());
     }
     let explained = match (&trace_report, args.explain) {
         (Some(report), true) => explain_trace(&args, &report.path, &result.settings.steal_ns),
@@ -332,7 +333,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         let _ = std::fs::remove_file(path);
     }
     if let Some(report) = &explained {
-        result.explain = Some(serde_json::to_value(report).context("serializing the explanation")?);
+        result.explain = Some(report.clone());
     }
     let agreement = explained
         .as_ref()
@@ -341,8 +342,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         let _ = std::fs::remove_file(path);
     }
     if let Some(agreement) = &agreement {
-        result.trace_agreement =
-            Some(serde_json::to_value(agreement).context("serializing the trace agreement")?);
+        result.trace_agreement = Some(agreement.clone());
     }
     let exit = match result.verdict {
         Verdict::Fail => EXIT_REQUIREMENT_FAILED,
@@ -409,7 +409,7 @@ fn display(path: Option<&Path>) -> String {
 /// the others.
 fn write_outputs(
     args: &RunArgs,
-    result: &RunResult,
+    result: &RunDocument,
     started: f64,
     exit: u8,
     also_failed: Vec<anyhow::Error>,

@@ -3,18 +3,18 @@
 
 use std::fmt::Write;
 
+use crate::cyclictest::{histogram_text_columns, HistogramColumn};
+use crate::table::{latency_table, system_line, verdict_block, worst_block, LatencyRow};
 use latlab_measure::result::Verdict;
 use latlab_measure::units::format_ns;
-use latlab_report::cyclictest::{histogram_text_columns, HistogramColumn};
-use latlab_report::table::{latency_table, system_line, verdict_block, worst_block, LatencyRow};
 
-use crate::result::RespondResult;
+use latlab_respond::result::RespondResult;
 
 /// The summary printed at the end of `latlab respond`.
 pub fn summary_table(result: &RespondResult) -> String {
     let mut out = String::new();
     let s = &result.settings;
-    let policy = |p: &crate::measure::Placement| {
+    let policy = |p: &latlab_respond::measure::Placement| {
         format!(
             "{} {}",
             p.policy.map_or("unknown policy", |p| p.kernel_name()),
@@ -141,11 +141,11 @@ pub fn histogram_text(result: &RespondResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::{Gap, LatencyOutput, Placement, RespondOutput};
-    use crate::result::{CheckOn, RespondContext, RespondSettings};
     use latlab_measure::requirements::profile;
     use latlab_measure::stats::Stats;
     use latlab_measure::worst::{WorstSample, WorstSamples};
+    use latlab_respond::measure::{Gap, LatencyOutput, Placement, RespondOutput};
+    use latlab_respond::result::{CheckOn, RespondContext, RespondSettings};
     use latlab_rt::sched::Policy;
     use latlab_rt::sysinfo::SystemInfo;
 
@@ -246,7 +246,7 @@ mod tests {
         let mut result = sample();
         assert!(result.gpio_edges.is_none());
         assert!(summary_table(&result).contains("send to answer received"));
-        let mut edges = crate::measure::GpioEdges::default();
+        let mut edges = latlab_respond::measure::GpioEdges::default();
         edges.end(1_000, 41_000, 43_000);
         edges.end(100_000, 140_000, 141_000);
         result.gpio_edges = Some(edges);

@@ -1,0 +1,205 @@
+//! latlab-document: every kind of result latlab writes, as typed documents,
+//! and one enum, [`Document`], that reads any of them by its `schema` field.
+//!
+//! Each domain crate owns its document, the structs that *are* its JSON
+//! schema: `latlab.run` (latlab-measure's measurement, composed here with
+//! the load, trace and explanation parts into [`RunDocument`]),
+//! `latlab.respond` (latlab-respond), `latlab.lockbench` and
+//! `latlab.lockbench-simulation` (latlab-lock), `latlab.explain`
+//! (latlab-explain), `latlab.load` (latlab-load). This crate adds what
+//! needs all of them: the run document, the dispatch on `schema` used by
+//! `latlab report`, `compare`, `history` and `scenario`, and the JSON
+//! Schemas ([`schemas`]) published under `docs/schema/`.
+//!
+//! ```
+//! use latlab_document::Document;
+//! let text = r#"{"schema": "latlab.example", "answer": 42}"#;
+//! let document = Document::parse(text).unwrap();
+//! assert_eq!(document.schema(), "latlab.example");
+//! assert!(matches!(document, Document::Other { .. }));
+//! ```
+
+#![warn(missing_docs)]
+
+pub mod run;
+
+use serde::Serialize;
+use serde_json::Value;
+
+pub use latlab_explain::ExplainDocument;
+pub use latlab_load::LoadDocument;
+pub use latlab_lock::document::{BenchReport, SimReport};
+pub use latlab_respond::result::RespondResult;
+pub use run::RunDocument;
+
+/// One result file, by kind.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Document {
+    /// `latlab.run`: a latency measurement.
+    Run(Box<RunDocument>),
+    /// `latlab.respond`: response latency to an external event.
+    Respond(Box<RespondResult>),
+    /// `latlab.lockbench`: the lock benchmark with real threads.
+    Lockbench(Box<BenchReport>),
+    /// `latlab.lockbench-simulation`: the delayed-locking simulation.
+    Simulation(Box<SimReport>),
+    /// `latlab.explain`: why a periodic task woke up late, from a trace.
+    Explain(Box<ExplainDocument>),
+    /// `latlab.load`: a background load's throughput.
+    Load(Box<LoadDocument>),
+    /// Any other schema (a newer latlab's, another tool's): kept as JSON.
+    Other {
+        /// The `schema` field (`"unknown"` when absent).
+        schema: String,
+        /// The whole document.
+        value: Value,
+    },
+}
+
+/// Every kind of document latlab writes: schema name and a one-line
+/// description, in the order of [`schemas`].
+pub const KINDS: [(&str, &str); 6] = [
+    ("latlab.run", "a latency measurement (`latlab run`)"),
+    (
+        "latlab.respond",
+        "response latency to an external event (`latlab respond`)",
+    ),
+    (
+        "latlab.lockbench",
+        "the lock benchmark with real threads (`latlab lockbench`)",
+    ),
+    (
+        "latlab.lockbench-simulation",
+        "the delayed-locking simulation (`latlab lockbench --simulate`)",
+    ),
+    (
+        "latlab.explain",
+        "the explanation of late wake-ups (`latlab explain --json`)",
+    ),
+    (
+        "latlab.load",
+        "a background load's throughput (`latlab load --json`)",
+    ),
+];
+
+impl Document {
+    /// Parses a result file, dispatching on its `schema` field.
+    pub fn parse(text: &str) -> Result<Document, serde_json::Error> {
+        Document::from_value(serde_json::from_str(text)?)
+    }
+
+    /// Reads a parsed JSON value, dispatching on its `schema` field. Files
+    /// written before a kind had the field are recognised by their shape:
+    /// a lockbench's `results` of `variant`s with a `goal` list, an
+    /// explanation's `table1` and `causes`, a load's `spec` and `kinds`.
+    pub fn from_value(value: Value) -> Result<Document, serde_json::Error> {
+        let schema = match value.get("schema").and_then(Value::as_str) {
+            Some(schema) => schema.to_string(),
+            None => legacy_schema(&value).unwrap_or("unknown").to_string(),
+        };
+        Ok(match schema.as_str() {
+            "latlab.run" => Document::Run(Box::new(serde_json::from_value(value)?)),
+            "latlab.respond" => Document::Respond(Box::new(serde_json::from_value(value)?)),
+            "latlab.lockbench" => Document::Lockbench(Box::new(serde_json::from_value(value)?)),
+            "latlab.lockbench-simulation" => {
+                Document::Simulation(Box::new(serde_json::from_value(value)?))
+            }
+            "latlab.explain" => Document::Explain(Box::new(serde_json::from_value(value)?)),
+            "latlab.load" => Document::Load(Box::new(serde_json::from_value(value)?)),
+            _ => Document::Other { schema, value },
+        })
+    }
+
+    /// The schema name: `latlab.run`, ..., or an unknown document's own.
+    pub fn schema(&self) -> &str {
+        match self {
+            Document::Run(d) => &d.result.schema,
+            Document::Respond(d) => &d.schema,
+            Document::Lockbench(d) => &d.schema,
+            Document::Simulation(d) => &d.schema,
+            Document::Explain(d) => &d.schema,
+            Document::Load(d) => &d.schema,
+            Document::Other { schema, .. } => schema,
+        }
+    }
+
+    /// The document as JSON, as it is written to a file.
+    pub fn to_value(&self) -> Result<Value, serde_json::Error> {
+        match self {
+            Document::Run(d) => serde_json::to_value(d),
+            Document::Respond(d) => serde_json::to_value(d),
+            Document::Lockbench(d) => serde_json::to_value(d),
+            Document::Simulation(d) => serde_json::to_value(d),
+            Document::Explain(d) => serde_json::to_value(d),
+            Document::Load(d) => serde_json::to_value(d),
+            Document::Other { value, .. } => Ok(value.clone()),
+        }
+    }
+
+    /// The run document, if this is one.
+    pub fn as_run(&self) -> Option<&RunDocument> {
+        match self {
+            Document::Run(run) => Some(run),
+            _ => None,
+        }
+    }
+}
+
+impl Serialize for Document {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Document::Run(d) => d.serialize(serializer),
+            Document::Respond(d) => d.serialize(serializer),
+            Document::Lockbench(d) => d.serialize(serializer),
+            Document::Simulation(d) => d.serialize(serializer),
+            Document::Explain(d) => d.serialize(serializer),
+            Document::Load(d) => d.serialize(serializer),
+            Document::Other { value, .. } => value.serialize(serializer),
+        }
+    }
+}
+
+/// The kind of a document without a `schema` field, by its shape (files
+/// written before the field existed).
+fn legacy_schema(value: &Value) -> Option<&'static str> {
+    let has = |key: &str| value.get(key).is_some();
+    let is_lockbench = value.get("goal").is_some_and(Value::is_array)
+        && value
+            .get("results")
+            .and_then(Value::as_array)
+            .is_some_and(|r| {
+                !r.is_empty()
+                    && r.iter()
+                        .all(|v| v.get("variant").is_some_and(Value::is_string))
+            });
+    if is_lockbench {
+        Some("latlab.lockbench")
+    } else if has("table1") && has("causes") && has("threshold_ns") {
+        Some("latlab.explain")
+    } else if has("spec") && has("kinds") && has("interval_s") {
+        Some("latlab.load")
+    } else {
+        None
+    }
+}
+
+/// The JSON Schema of every kind of document ([`KINDS`]), by schema name:
+/// generated from the types, published as `docs/schema/<name>.json`.
+pub fn schemas() -> Vec<(&'static str, schemars::Schema)> {
+    let schema_of = |name: &'static str| -> schemars::Schema {
+        let mut schema = match name {
+            "latlab.run" => schemars::schema_for!(RunDocument),
+            "latlab.respond" => schemars::schema_for!(RespondResult),
+            "latlab.lockbench" => schemars::schema_for!(BenchReport),
+            "latlab.lockbench-simulation" => schemars::schema_for!(SimReport),
+            "latlab.explain" => schemars::schema_for!(ExplainDocument),
+            _ => schemars::schema_for!(LoadDocument),
+        };
+        schema.insert("title".into(), name.into());
+        schema
+    };
+    KINDS
+        .iter()
+        .map(|(name, _)| (*name, schema_of(name)))
+        .collect()
+}
