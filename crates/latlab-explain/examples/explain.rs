@@ -1,7 +1,8 @@
 //! `latlab explain` without the rest of latlab: explains one trace and
-//! prints the terminal report (or the JSON with `--json`). Handy to work on
-//! the analysis alone: `cargo run --release -p latlab-explain --example
-//! explain -- trace.dat [threshold] [--json]`.
+//! prints the ranked causes (or the whole JSON with `--json`; the terminal
+//! report is latlab-report's). Handy to work on the analysis alone:
+//! `cargo run --release -p latlab-explain --example explain -- trace.dat
+//! [threshold] [--json]`.
 
 use std::path::Path;
 
@@ -22,7 +23,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print!("{}", report.render_text());
+        println!(
+            "{} late of {} periods (over {} ns)",
+            report.late, report.periods, report.threshold_ns
+        );
+        for cause in &report.causes {
+            println!("{:5.1} %  {}", cause.share * 100.0, cause.description);
+        }
     }
     Ok(())
 }

@@ -10,11 +10,10 @@
 //! never slept, so there is no wake-up to time), or events were lost.
 
 use std::collections::HashMap;
-use std::fmt::Write;
 
 use serde::Serialize;
 
-use crate::report::{fmt_ns, PeriodRow};
+use crate::report::PeriodRow;
 
 /// Tolerance within which a sample's intended time (moved by the run's
 /// typical offset, see [`agreement`]) and a trace period's armed expiry are
@@ -155,53 +154,6 @@ pub fn agreement(samples: &[MeasuredSample], rows: &[PeriodRow]) -> Agreement {
     result
 }
 
-fn signed_us(ns: i64) -> String {
-    format!("{:+.1}", ns as f64 / 1e3)
-}
-
-impl Agreement {
-    /// The terminal block.
-    pub fn render_text(&self) -> String {
-        let mut o = String::new();
-        let _ = writeln!(
-            o,
-            "run vs trace, sample by sample: {} of {} samples matched to the trace's periods of \
-             the same expiry",
-            self.matched, self.samples
-        );
-        if let Some(d) = &self.difference {
-            let _ = writeln!(
-                o,
-                "  latlab minus trace (us): min {}  p50 {}  p99 {}  max {}; {} sample(s) below \
-                 the trace{}",
-                signed_us(d.min),
-                signed_us(d.p50),
-                signed_us(d.p99),
-                signed_us(d.max),
-                self.below_trace,
-                if self.below_trace > 0 {
-                    ": the measurement is wrong somewhere"
-                } else {
-                    ""
-                }
-            );
-        }
-        if self.unmatched > 0 {
-            let _ = writeln!(
-                o,
-                "  {} sample(s) without a trace period (the timer fired while the thread was still \
-                 running, or events were lost), worst {}",
-                self.unmatched,
-                fmt_ns(self.unmatched_max_ns.unwrap_or(0))
-            );
-        }
-        if self.uncertain > 0 {
-            let _ = writeln!(o, "  {} uncertain sample(s) not compared", self.uncertain);
-        }
-        o
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -258,16 +210,6 @@ mod tests {
         assert_eq!(a.unmatched_max_ns, Some(900_000));
         let d = a.difference.unwrap();
         assert_eq!((d.min, d.max), (-5_000, 8_000));
-        let text = a.render_text();
-        assert!(text.contains("4 of 6 samples matched"), "{text}");
-        assert!(
-            text.contains("1 sample(s) below the trace: the measurement is wrong"),
-            "{text}"
-        );
-        assert!(
-            text.contains("1 sample(s) without a trace period"),
-            "{text}"
-        );
     }
 
     #[test]

@@ -285,9 +285,7 @@ fn a_preempt_rt_kernel_is_known_and_the_advice_fits_it() {
         "{}",
         top.recommendation
     );
-    assert!(rt
-        .render_text()
-        .contains("kernel: PREEMPT_RT (the trace's uname)"));
+    assert_eq!(rt.kernel.evidence, "PREEMPT_RT (the trace's uname)");
 
     let inferred = build(None, true);
     assert!(inferred.kernel.preempt_rt);

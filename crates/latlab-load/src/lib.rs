@@ -82,6 +82,6 @@ mod workers;
 
 pub use error::LoadError;
 pub use process::{serve_stdio, LoadProcess};
-pub use report::{CommandReport, KindReport, LoadDocument, LoadReport};
+pub use report::{rate, si, CommandReport, KindReport, LoadDocument, LoadReport};
 pub use running::{LoadOptions, RunningLoad};
 pub use spec::{LoadKind, LoadSpec};

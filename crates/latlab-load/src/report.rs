@@ -93,139 +93,11 @@ impl LoadReport {
     pub fn kind(&self, name: &str) -> Option<&KindReport> {
         self.kinds.iter().find(|k| k.kind == name)
     }
-
-    /// One line for a summary that is about something else (e.g. a latency
-    /// run): `load full: cpu 2x 210.0 Mops/s, io 285.0 MB/s, net 562.5 MB/s
-    /// (1.820 µs/KiB), mem 54.127 kpages/s`.
-    pub fn summary_line(&self) -> String {
-        let mut parts: Vec<String> = self
-            .kinds
-            .iter()
-            .map(|k| {
-                let workers = if k.workers > 1 {
-                    format!("{}x ", k.workers)
-                } else {
-                    String::new()
-                };
-                let mut part = format!("{} {workers}{}", k.kind, rate(k.per_second, &k.unit));
-                if k.us_per_kib.is_some() && k.total > 0 {
-                    part.push_str(&format!(" ({:.3} µs/KiB)", 1024.0 * 1e6 / k.per_second));
-                }
-                part
-            })
-            .collect();
-        if let Some(c) = &self.external {
-            parts.push(format!("command {:.2} CPUs busy", c.cpus_busy));
-        }
-        if parts.is_empty() {
-            parts.push("nothing ran".to_owned());
-        }
-        format!("load {}: {}", self.spec, parts.join(", "))
-    }
-
-    /// A plain-text table: one line per kind (and the command), with
-    /// human units (MB/s for bytes, where 1 MB = 10^6 bytes).
-    pub fn table(&self) -> String {
-        let mut rows = vec![[
-            "load".to_owned(),
-            "workers".to_owned(),
-            "total".to_owned(),
-            "per second".to_owned(),
-            "min..max per interval".to_owned(),
-            "µs per KiB".to_owned(),
-        ]];
-        for k in &self.kinds {
-            let range = match (min(&k.series), max(&k.series)) {
-                (Some(lo), Some(hi)) => {
-                    format!("{}..{}", rate(lo, &k.unit), rate(hi, &k.unit))
-                }
-                _ => "-".to_owned(),
-            };
-            let per_kib = match &k.us_per_kib {
-                Some(_) if k.total > 0 => {
-                    format!("{:.3}", self.duration_s * 1e6 / (k.total as f64 / 1024.0))
-                }
-                _ => "-".to_owned(),
-            };
-            rows.push([
-                k.kind.clone(),
-                k.workers.to_string(),
-                amount(k.total as f64, &k.unit),
-                rate(k.per_second, &k.unit),
-                range,
-                per_kib,
-            ]);
-        }
-        if let Some(c) = &self.external {
-            let range = match (min(&c.series), max(&c.series)) {
-                (Some(lo), Some(hi)) => format!("{lo:.2}..{hi:.2} CPUs"),
-                _ => "-".to_owned(),
-            };
-            rows.push([
-                "command".to_owned(),
-                "1".to_owned(),
-                format!("{:.1} CPU-s", c.cpu_seconds),
-                format!("{:.2} CPUs busy", c.cpus_busy),
-                range,
-                "-".to_owned(),
-            ]);
-        }
-        let mut widths = [0usize; 6];
-        for row in &rows {
-            for (w, cell) in widths.iter_mut().zip(row) {
-                *w = (*w).max(cell.chars().count());
-            }
-        }
-        let mut out = format!(
-            "load {} for {:.1} s (intervals of {} s)\n",
-            self.spec, self.duration_s, self.interval_s
-        );
-        if let Some(cmd) = &self.command {
-            out.push_str(&format!("command: {cmd}\n"));
-        }
-        for row in rows {
-            let cells: Vec<String> = row
-                .iter()
-                .zip(widths)
-                .enumerate()
-                .map(|(i, (cell, w))| {
-                    let pad = w - cell.chars().count();
-                    if i == 0 {
-                        format!("{cell}{}", " ".repeat(pad))
-                    } else {
-                        format!("{}{cell}", " ".repeat(pad))
-                    }
-                })
-                .collect();
-            out.push_str(cells.join("  ").trim_end());
-            out.push('\n');
-        }
-        for warning in &self.warnings {
-            out.push_str(&format!("warning: {warning}\n"));
-        }
-        out
-    }
 }
 
-fn min(v: &[f64]) -> Option<f64> {
-    v.iter().copied().reduce(f64::min)
-}
-
-fn max(v: &[f64]) -> Option<f64> {
-    v.iter().copied().reduce(f64::max)
-}
-
-/// A count with an SI prefix: "1.23 G ops", "456 MB".
-fn amount(value: f64, unit: &str) -> String {
-    if unit == "bytes" {
-        return format!("{:.1} MB", value / 1e6);
-    }
-    let (scaled, prefix) = si(value);
-    format!("{scaled:.3} {prefix}{unit}")
-}
-
-/// A rate: "123.4 MB/s", "1.234 Gops/s".
-pub(crate) fn rate(value: f64, unit: &str) -> String {
+/// A rate in the unit's human form: "123.4 MB/s" (bytes, 1 MB = 10^6
+/// bytes), "1.234 Gops/s" (other units, with an SI prefix).
+pub fn rate(value: f64, unit: &str) -> String {
     if unit == "bytes" {
         return format!("{:.1} MB/s", value / 1e6);
     }
@@ -233,7 +105,8 @@ pub(crate) fn rate(value: f64, unit: &str) -> String {
     format!("{scaled:.3} {prefix}{unit}/s")
 }
 
-fn si(value: f64) -> (f64, &'static str) {
+/// `value` scaled to an SI prefix: (1.5, "G") for 1.5e9.
+pub fn si(value: f64) -> (f64, &'static str) {
     for (factor, prefix) in [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")] {
         if value.abs() >= factor {
             return (value / factor, prefix);
@@ -275,26 +148,6 @@ mod tests {
             external: None,
             warnings: vec!["io ran on a tmpfs".into()],
         }
-    }
-
-    #[test]
-    fn table_uses_human_units_and_transfer_time_per_kib() {
-        let table = sample().table();
-        assert!(table.contains("1.500 Gops/s"), "{table}");
-        assert!(table.contains("1.400 Gops/s..1.600 Gops/s"), "{table}");
-        assert!(table.contains("1024.0 MB/s"), "{table}");
-        // 2 s to move 2_000_000 KiB = 1 µs per KiB.
-        assert!(table.contains("1.000"), "{table}");
-        assert!(table.contains("warning: io ran on a tmpfs"), "{table}");
-    }
-
-    #[test]
-    fn summary_line_names_every_kind_with_its_rate() {
-        let line = sample().summary_line();
-        assert_eq!(
-            line,
-            "load cpu:1,net:1: cpu 1.500 Gops/s, net 1024.0 MB/s (1.000 µs/KiB)"
-        );
     }
 
     #[test]

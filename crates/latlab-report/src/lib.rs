@@ -13,9 +13,14 @@
 //! ```
 
 pub mod cyclictest;
+pub mod explain;
+pub mod formats;
 pub mod html;
+pub mod load;
+pub mod lockbench;
 pub mod respond;
 pub mod rt_tests;
+pub mod simulation;
 pub mod table;
 
 #[cfg(test)]

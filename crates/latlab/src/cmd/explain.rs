@@ -71,7 +71,7 @@ pub fn execute(args: ExplainArgs) -> anyhow::Result<ExitCode> {
         }
     }
     if !to_stdout_json {
-        print(&report.render_text());
+        print(&latlab_report::explain::text(&report));
     }
     Ok(ExitCode::SUCCESS)
 }

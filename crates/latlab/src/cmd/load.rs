@@ -123,7 +123,7 @@ pub fn execute(args: LoadArgs) -> anyhow::Result<ExitCode> {
     // The table first: if the JSON file cannot be written, the numbers are
     // still on the screen.
     let mut out = std::io::stdout().lock();
-    out.write_all(report.table().as_bytes())?;
+    out.write_all(latlab_report::load::table(&report).as_bytes())?;
     out.flush()?;
     if let Some(path) = &args.json {
         let json = serde_json::to_string_pretty(&latlab_load::LoadDocument::new(report))?;

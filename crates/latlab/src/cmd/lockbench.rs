@@ -18,6 +18,7 @@ use latlab_lock::shape::HoldShape;
 use latlab_lock::sim::{self, SimConfig};
 use latlab_lock::PredictorKind;
 use latlab_measure::units::parse_duration;
+use latlab_report::formats::TerminalText;
 use latlab_rt::sched;
 use latlab_rt::sysinfo::SystemInfo;
 use latlab_rt::{memory, privilege};
@@ -191,10 +192,6 @@ pub fn execute(args: LockbenchArgs) -> anyhow::Result<ExitCode> {
         Err(err) => return Err(err).context("lock benchmark"),
     };
     if !results.is_empty() {
-        print!("{}", bench::render_table(&cfg, &results));
-        if let Some(report) = &load_report {
-            print!("\nBackground load ({})\n{}", report.spec, report.table());
-        }
         let report = BenchReport {
             schema: document::BENCH_SCHEMA.into(),
             schema_version: document::BENCH_SCHEMA_VERSION,
@@ -207,6 +204,7 @@ pub fn execute(args: LockbenchArgs) -> anyhow::Result<ExitCode> {
             results: results.clone(),
             goal: bench::goal_checks(&results),
         };
+        print!("{}", report.terminal_text());
         if !args.no_history {
             let document = serde_json::to_value(&report).context("serializing the results")?;
             if let Some(id) = crate::cmd::history::record_document(&document, &args.history) {
@@ -331,9 +329,10 @@ fn simulate(args: &LockbenchArgs) -> anyhow::Result<ExitCode> {
         eprintln!("latlab: warning: {warning}");
     }
     let comparison = sim::compare(&cfg)?;
-    print!("{}", sim::render_table(&comparison));
+    let report = SimReport::new(comparison);
+    print!("{}", report.terminal_text());
     if let Some(path) = &args.json {
-        write_json(path, &SimReport::new(comparison))?;
+        write_json(path, &report)?;
     }
     Ok(ExitCode::SUCCESS)
 }

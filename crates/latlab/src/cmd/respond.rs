@@ -15,7 +15,7 @@ use anyhow::{bail, Context};
 use latlab_measure::requirements::Requirement;
 use latlab_measure::result::Verdict;
 use latlab_measure::units::{format_ns, parse_duration};
-use latlab_report::respond as summary;
+use latlab_report::formats::{CyclictestText, TerminalText};
 use latlab_respond::channel::Channel;
 use latlab_respond::gpio::GpioWiring;
 use latlab_respond::measure::{self, Gap, Observer, Progress, RespondConfig};
@@ -303,10 +303,7 @@ pub fn execute(args: RespondArgs) -> anyhow::Result<ExitCode> {
     } else {
         0
     };
-    print!("{}", summary::summary_table(&result));
-    if let Some(report) = &load_report {
-        print!("\nBackground load ({})\n{}", report.spec, report.table());
-    }
+    print!("{}", result.terminal_text());
     write_outputs(&args, &result, started)?;
     Ok(ExitCode::from(exit))
 }
@@ -320,7 +317,7 @@ fn write_outputs(args: &RespondArgs, result: &RespondResult, started: f64) -> an
         args.json.as_deref(),
     )?;
     if let Some(path) = &args.histogram_text {
-        files.other(write_file(path, summary::histogram_text(result).as_bytes()));
+        files.other(write_file(path, result.cyclictest_text().as_bytes()));
     }
     files.finish()
 }

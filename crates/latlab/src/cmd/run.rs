@@ -19,7 +19,8 @@ use latlab_measure::requirements::{self, Requirement};
 use latlab_measure::result::{RunContext, RunResult, RunSettings, Verdict};
 use latlab_measure::timer::TimerKind;
 use latlab_measure::units::{format_ns, parse_duration};
-use latlab_report::{cyclictest, rt_tests, table};
+use latlab_report::formats::{CyclictestText, RtTestsJson, TerminalText};
+use latlab_report::rt_tests;
 use latlab_rt::sched::{self, Policy};
 use latlab_rt::sysinfo::SystemInfo;
 use latlab_rt::{clock, dma, memory, privilege};
@@ -349,16 +350,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         Verdict::Suspect => EXIT_SUSPECT,
         Verdict::Pass | Verdict::None => 0,
     };
-    print!("{}", table::summary_table(&result));
-    if let Some(report) = &load_report {
-        print!("\nBackground load ({})\n{}", report.spec, report.table());
-    }
-    if let Some(report) = &explained {
-        print!("\n{}", report.render_text());
-    }
-    if let Some(agreement) = &agreement {
-        print!("\n{}", agreement.render_text());
-    }
+    print!("{}", result.terminal_text());
     if let (Some(report), None) = (&trace_report, &temporary_trace) {
         println!(
             "Trace: {} events ({} lost) written to {}{}; ring buffer: {}",
@@ -422,14 +414,10 @@ fn write_outputs(
         args.json.as_deref(),
     )?;
     if let Some(path) = &args.histogram_text {
-        files.other(write_file(
-            path,
-            cyclictest::histogram_text(result).as_bytes(),
-        ));
+        files.other(write_file(path, result.cyclictest_text().as_bytes()));
     }
     if let Some(path) = &args.rt_tests_json {
-        let text = rt_tests::rt_tests_json(
-            result,
+        let text = result.rt_tests_json(
             &rt_tests::rfc2822(started),
             &rt_tests::rfc2822(clock::unix_time_s()),
             i32::from(exit),

@@ -1,0 +1,160 @@
+//! One small trait per output format, implemented for the document kinds
+//! where that format makes sense:
+//!
+//! | format | trait | kinds |
+//! |---|---|---|
+//! | terminal text | [`TerminalText`] | every kind |
+//! | cyclictest `-h` text | [`CyclictestText`] | run, respond |
+//! | rt-tests `--json` | [`RtTestsJson`] | run |
+//! | HTML | [`HtmlSection`] | every kind (a page of several: [`crate::html::render`]) |
+
+use latlab_document::{
+    BenchReport, Document, ExplainDocument, LoadDocument, RespondResult, RunDocument, SimReport,
+};
+use latlab_measure::result::RunResult;
+
+use crate::html::svg::Plot;
+
+/// What a command prints at its end: the summary table or text.
+pub trait TerminalText {
+    /// The text, ending in a newline.
+    fn terminal_text(&self) -> String;
+}
+
+/// cyclictest's `-h` histogram text, for tools that plot it.
+pub trait CyclictestText {
+    /// The histogram text.
+    fn cyclictest_text(&self) -> String;
+}
+
+/// rt-tests' `--json` document.
+pub trait RtTestsJson {
+    /// The JSON text; `start` and `end` are RFC 2822 times
+    /// ([`crate::rt_tests::rfc2822`]), `exit_code` the command's.
+    fn rt_tests_json(&self, start: &str, end: &str, exit_code: i32) -> String;
+}
+
+/// A document's section of the HTML report.
+pub trait HtmlSection {
+    /// Appends the section (`<section id="{id}">...</section>`, plots
+    /// included) to `h`; `label` is its heading.
+    fn html_section(&self, h: &mut String, id: &str, label: &str);
+    /// The section's plots, with ids starting with `id`.
+    fn html_plots(&self, id: &str) -> Vec<Plot>;
+}
+
+impl TerminalText for RunDocument {
+    fn terminal_text(&self) -> String {
+        let mut out = crate::table::summary_table(&self.result);
+        if let Some(load) = &self.load {
+            out.push_str(&format!(
+                "\nBackground load ({})\n{}",
+                load.spec,
+                crate::load::table(load)
+            ));
+        }
+        if let Some(explain) = &self.explain {
+            out.push('\n');
+            out.push_str(&crate::explain::text(explain));
+        }
+        if let Some(agreement) = &self.trace_agreement {
+            out.push('\n');
+            out.push_str(&crate::explain::agreement_text(agreement));
+        }
+        out
+    }
+}
+
+impl TerminalText for RespondResult {
+    fn terminal_text(&self) -> String {
+        let mut out = crate::respond::summary_table(self);
+        if let Some(load) = &self.load {
+            out.push_str(&format!(
+                "\nBackground load ({})\n{}",
+                load.spec,
+                crate::load::table(load)
+            ));
+        }
+        out
+    }
+}
+
+impl TerminalText for BenchReport {
+    fn terminal_text(&self) -> String {
+        let mut out = crate::lockbench::table(&self.config, &self.results);
+        if let Some(load) = &self.load {
+            out.push_str(&format!(
+                "\nBackground load ({})\n{}",
+                load.spec,
+                crate::load::table(load)
+            ));
+        }
+        out
+    }
+}
+
+impl TerminalText for SimReport {
+    fn terminal_text(&self) -> String {
+        crate::simulation::table(&self.comparison)
+    }
+}
+
+impl TerminalText for ExplainDocument {
+    fn terminal_text(&self) -> String {
+        crate::explain::text(&self.report)
+    }
+}
+
+impl TerminalText for LoadDocument {
+    fn terminal_text(&self) -> String {
+        crate::load::table(&self.report)
+    }
+}
+
+impl TerminalText for Document {
+    /// The kind's text; a kind latlab does not know, as pretty JSON.
+    fn terminal_text(&self) -> String {
+        match self {
+            Document::Run(d) => d.terminal_text(),
+            Document::Respond(d) => d.terminal_text(),
+            Document::Lockbench(d) => d.terminal_text(),
+            Document::Simulation(d) => d.terminal_text(),
+            Document::Explain(d) => d.terminal_text(),
+            Document::Load(d) => d.terminal_text(),
+            Document::Other { value, .. } => {
+                serde_json::to_string_pretty(value).unwrap_or_default() + "\n"
+            }
+        }
+    }
+}
+
+impl CyclictestText for RunResult {
+    fn cyclictest_text(&self) -> String {
+        crate::cyclictest::histogram_text(self)
+    }
+}
+
+impl CyclictestText for RunDocument {
+    fn cyclictest_text(&self) -> String {
+        crate::cyclictest::histogram_text(&self.result)
+    }
+}
+
+impl CyclictestText for RespondResult {
+    /// Column 1 one-way, column 2 round-trip.
+    fn cyclictest_text(&self) -> String {
+        crate::respond::histogram_text(self)
+    }
+}
+
+impl RtTestsJson for RunResult {
+    fn rt_tests_json(&self, start: &str, end: &str, exit_code: i32) -> String {
+        crate::rt_tests::rt_tests_json(self, start, end, exit_code)
+    }
+}
+
+impl RtTestsJson for RunDocument {
+    fn rt_tests_json(&self, start: &str, end: &str, exit_code: i32) -> String {
+        crate::rt_tests::rt_tests_json(&self.result, start, end, exit_code)
+    }
+}
