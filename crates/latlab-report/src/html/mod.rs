@@ -28,6 +28,7 @@ use latlab_measure::result::Verdict;
 use latlab_measure::stats::Summary;
 use latlab_measure::units::format_ns;
 
+use crate::formats::HtmlSection;
 use plots::{color, load_kinds, percentile_markers};
 use svg::{escape, Plot};
 
@@ -102,20 +103,8 @@ pub fn load_name(run: &RunDocument) -> String {
 pub fn plots(entries: &[Entry]) -> Vec<Plot> {
     let mut out = compare_plots(entries);
     for (i, entry) in entries.iter().enumerate() {
-        match &entry.document {
-            Document::Run(run) => out.extend(run_plots(&format!("run{}", i + 1), run)),
-            Document::Lockbench(bench) => out.extend(lockbench::throughput_plot(
-                &format!("doc{}-throughput", i + 1),
-                bench,
-            )),
-            Document::Respond(respond) => {
-                out.extend(respond::plots(&format!("doc{}", i + 1), respond))
-            }
-            Document::Load(load) => out.extend(plots::load_plot(
-                &format!("doc{}-load", i + 1),
-                &load.report,
-            )),
-            Document::Simulation(_) | Document::Explain(_) | Document::Other { .. } => {}
+        if let Some(section) = section_of(&entry.document) {
+            out.extend(section.html_plots(&section_id(&entry.document, i)));
         }
     }
     out
@@ -264,66 +253,21 @@ pub fn render_with_intro(entries: &[Entry], title: &str, intro: &[String]) -> St
         render_comparison(&mut h, entries);
     }
     for (i, entry) in entries.iter().enumerate() {
-        match &entry.document {
-            Document::Run(run) => render_run(&mut h, &format!("run{}", i + 1), &entry.label, run),
-            Document::Lockbench(bench) => lockbench::render(
-                &mut h,
-                &format!("doc{}", i + 1),
-                &entry.label,
-                bench,
-                figures,
-            ),
-            Document::Respond(respond) => {
-                let id = format!("doc{}", i + 1);
-                respond::render(&mut h, &id, &entry.label, respond);
-                figures(&mut h, &respond::plots(&id, respond));
-                h.push_str("</section>\n");
-            }
-            Document::Simulation(simulation) => {
-                simulation::render(&mut h, &format!("doc{}", i + 1), &entry.label, simulation);
-            }
-            Document::Explain(explain) => {
-                let _ = writeln!(
-                    h,
-                    "<section class=\"run\" id=\"doc{}\"><h2>{}</h2><p>Trace <code>{}</code> ({}).</p>",
-                    i + 1,
-                    escape(&entry.label),
-                    escape(&explain.report.trace),
-                    escape(&explain.report.format)
-                );
-                render_explain(&mut h, &explain.report);
-                h.push_str("</section>\n");
-            }
-            Document::Load(load) => {
-                let id = format!("doc{}", i + 1);
-                let _ = writeln!(
-                    h,
-                    "<section class=\"run\" id=\"{id}\"><h2>{}</h2><p>Background load alone \
-                     (<code>latlab load</code>) for {:.1} s.</p>",
-                    escape(&entry.label),
-                    load.report.duration_s
-                );
-                render_load(&mut h, &load.report, &load_name_of(&load.report));
-                figures(
-                    &mut h,
-                    &plots::load_plot(&format!("{id}-load"), &load.report)
-                        .into_iter()
-                        .collect::<Vec<_>>(),
-                );
-                h.push_str("</section>\n");
-            }
-            Document::Other { schema, value } => {
-                let _ = writeln!(
-                    h,
-                    "<section class=\"other\" id=\"doc{}\"><h2>{}</h2>\
-                     <p>A <code>{}</code> result: this report does not draw this kind yet; its JSON follows.</p>\
-                     <details open><summary>JSON</summary><pre>{}</pre></details></section>",
-                    i + 1,
-                    escape(&entry.label),
-                    escape(schema),
-                    escape(&serde_json::to_string_pretty(value).unwrap_or_default())
-                );
-            }
+        if let Some(section) = section_of(&entry.document) {
+            section.html_section(&mut h, &section_id(&entry.document, i), &entry.label);
+            continue;
+        }
+        if let Document::Other { schema, value } = &entry.document {
+            let _ = writeln!(
+                h,
+                "<section class=\"other\" id=\"doc{}\"><h2>{}</h2>\
+                 <p>A <code>{}</code> result: this report does not draw this kind yet; its JSON follows.</p>\
+                 <details open><summary>JSON</summary><pre>{}</pre></details></section>",
+                i + 1,
+                escape(&entry.label),
+                escape(schema),
+                escape(&serde_json::to_string_pretty(value).unwrap_or_default())
+            );
         }
     }
     let _ = writeln!(
@@ -333,6 +277,110 @@ pub fn render_with_intro(entries: &[Entry], title: &str, intro: &[String]) -> St
         env!("CARGO_PKG_VERSION")
     );
     h
+}
+
+/// The section renderer of a document, for every kind but an unknown one.
+fn section_of(document: &Document) -> Option<&dyn HtmlSection> {
+    match document {
+        Document::Run(d) => Some(d.as_ref()),
+        Document::Respond(d) => Some(d.as_ref()),
+        Document::Lockbench(d) => Some(d.as_ref()),
+        Document::Simulation(d) => Some(d.as_ref()),
+        Document::Explain(d) => Some(d.as_ref()),
+        Document::Load(d) => Some(d.as_ref()),
+        Document::Other { .. } => None,
+    }
+}
+
+/// The id of entry `index`'s section: `run1` for a run, `doc2` otherwise.
+fn section_id(document: &Document, index: usize) -> String {
+    match document {
+        Document::Run(_) => format!("run{}", index + 1),
+        _ => format!("doc{}", index + 1),
+    }
+}
+
+impl HtmlSection for RunDocument {
+    fn html_section(&self, h: &mut String, id: &str, label: &str) {
+        render_run(h, id, label, self);
+    }
+
+    fn html_plots(&self, id: &str) -> Vec<Plot> {
+        run_plots(id, self)
+    }
+}
+
+impl HtmlSection for latlab_document::RespondResult {
+    fn html_section(&self, h: &mut String, id: &str, label: &str) {
+        respond::render(h, id, label, self);
+        figures(h, &respond::plots(id, self));
+        h.push_str("</section>\n");
+    }
+
+    fn html_plots(&self, id: &str) -> Vec<Plot> {
+        respond::plots(id, self)
+    }
+}
+
+impl HtmlSection for latlab_document::BenchReport {
+    fn html_section(&self, h: &mut String, id: &str, label: &str) {
+        lockbench::render(h, id, label, self, figures);
+    }
+
+    fn html_plots(&self, id: &str) -> Vec<Plot> {
+        lockbench::throughput_plot(&format!("{id}-throughput"), self)
+            .into_iter()
+            .collect()
+    }
+}
+
+impl HtmlSection for latlab_document::SimReport {
+    fn html_section(&self, h: &mut String, id: &str, label: &str) {
+        simulation::render(h, id, label, self);
+    }
+
+    fn html_plots(&self, _id: &str) -> Vec<Plot> {
+        Vec::new()
+    }
+}
+
+impl HtmlSection for latlab_document::ExplainDocument {
+    fn html_section(&self, h: &mut String, id: &str, label: &str) {
+        let _ = writeln!(
+            h,
+            "<section class=\"run\" id=\"{id}\"><h2>{}</h2><p>Trace <code>{}</code> ({}).</p>",
+            escape(label),
+            escape(&self.report.trace),
+            escape(&self.report.format)
+        );
+        render_explain(h, &self.report);
+        h.push_str("</section>\n");
+    }
+
+    fn html_plots(&self, _id: &str) -> Vec<Plot> {
+        Vec::new()
+    }
+}
+
+impl HtmlSection for latlab_document::LoadDocument {
+    fn html_section(&self, h: &mut String, id: &str, label: &str) {
+        let _ = writeln!(
+            h,
+            "<section class=\"run\" id=\"{id}\"><h2>{}</h2><p>Background load alone \
+             (<code>latlab load</code>) for {:.1} s.</p>",
+            escape(label),
+            self.report.duration_s
+        );
+        render_load(h, &self.report, &load_name_of(&self.report));
+        figures(h, &self.html_plots(id));
+        h.push_str("</section>\n");
+    }
+
+    fn html_plots(&self, id: &str) -> Vec<Plot> {
+        plots::load_plot(&format!("{id}-load"), &self.report)
+            .into_iter()
+            .collect()
+    }
 }
 
 fn figures(h: &mut String, plots: &[Plot]) {
