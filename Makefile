@@ -6,7 +6,7 @@
 #   make lab   the check matrix on every lab kernel under QEMU (lab/matrix.py; see lab/README.md)
 #   make lab-smoke  the CI subset: arm64 and rt-amd64, a few checks each
 #   make install    binary, man pages and completions under $(DESTDIR)$(PREFIX) (make uninstall)
-#   make cli-docs   regenerate docs/man and completions/ from the CLI
+#   make cli-docs   regenerate docs/man and completions/ from the CLI, and docs/schema/ from the result types
 CARGO ?= cargo
 DURATION ?= 30s
 LATLAB := $(or $(CARGO_TARGET_DIR),target)/release/latlab
@@ -81,9 +81,12 @@ uninstall:
 	  $(DESTDIR)$(DATADIR)/zsh/site-functions/_latlab \
 	  $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/latlab.fish
 
-# Rewrite the man pages and completions from the CLI definition (latlab
-# generate); a test fails when the committed ones are out of date.
+# Rewrite the man pages and completions from the CLI definition, and the
+# result documents' JSON Schemas from their types (latlab generate); a test
+# fails when the committed ones are out of date.
 cli-docs:
 	rm -f docs/man/*.1
 	$(CARGO) run --quiet --locked -p latlab -- generate man docs/man
 	$(CARGO) run --quiet --locked -p latlab -- generate completions completions
+	rm -f docs/schema/*.json
+	$(CARGO) run --quiet --locked -p latlab -- generate schemas docs/schema

@@ -1,8 +1,9 @@
 //! `latlab generate`: the man pages and shell completions, generated from the
 //! same clap definition that parses the command line, so they cannot drift
-//! from it. The repository keeps the output under `docs/man/` and
-//! `completions/` (`make cli-docs` rewrites them; a test fails when they are
-//! out of date), and `make install` installs them.
+//! from it, and the result documents' JSON Schemas, generated from their
+//! types. The repository keeps the output under `docs/man/`, `completions/`
+//! and `docs/schema/` (`make cli-docs` rewrites them; a test fails when they
+//! are out of date), and `make install` installs the pages and completions.
 //!
 //! The subcommand is hidden and not part of [`crate::cli::Cli`]: it is added
 //! to the parser only in `main`, so the pages and completions do not mention
@@ -27,6 +28,12 @@ pub enum Generate {
     },
     /// Completion scripts into DIR: latlab.bash, _latlab (zsh), latlab.fish.
     Completions {
+        /// The directory to write into (created if missing).
+        dir: PathBuf,
+    },
+    /// The JSON Schema of every result document into DIR, one
+    /// `<schema name>.json` each (latlab.run.json, ...).
+    Schemas {
         /// The directory to write into (created if missing).
         dir: PathBuf,
     },
@@ -58,6 +65,7 @@ pub fn execute(matches: &clap::ArgMatches) -> anyhow::Result<()> {
     match what {
         Generate::Man { dir } => write_man_pages(&dir),
         Generate::Completions { dir } => write_completions(&dir),
+        Generate::Schemas { dir } => write_schemas(&dir),
     }
 }
 
@@ -84,6 +92,19 @@ fn write_completions(dir: &Path) -> anyhow::Result<()> {
         clap_complete::generate(shell, &mut command, "latlab", &mut script);
         let path = dir.join(file_name);
         std::fs::write(&path, script).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Writes the JSON Schema of every result document kind into `dir`, as
+/// `<schema name>.json`, generated from the document types
+/// ([`latlab_document::schemas`]).
+fn write_schemas(dir: &Path) -> anyhow::Result<()> {
+    create_dir(dir)?;
+    for (name, schema) in latlab_document::schemas() {
+        let text = serde_json::to_string_pretty(&schema).context("serializing a schema")? + "\n";
+        let path = dir.join(format!("{name}.json"));
+        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
 }

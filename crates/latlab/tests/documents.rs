@@ -1,0 +1,409 @@
+//! Result documents: files written by an earlier latlab (the fixtures under
+//! `tests/fixtures/results/`, written by the latlab of main 1db26ea, schema
+//! version 1 of every kind) and its history database still load into the
+//! typed documents, write back the same JSON, and render in every format;
+//! the committed JSON Schemas under `docs/schema/` are current and each
+//! fixture validates against its schema; and no domain crate depends on
+//! latlab-report.
+
+mod common;
+use common::{latlab, require};
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use latlab_document::{Document, KINDS};
+use latlab_report::formats::{CyclictestText, RtTestsJson, TerminalText};
+use latlab_report::html::{self, Entry};
+use serde_json::Value;
+
+/// The workspace root.
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results")
+}
+
+/// Every JSON fixture with the schema it must read as.
+const FIXTURES: [(&str, &str); 8] = [
+    ("run-plain.json", "latlab.run"),
+    ("run-load.json", "latlab.run"),
+    ("run-explain.json", "latlab.run"),
+    ("respond-pty.json", "latlab.respond"),
+    ("lockbench.json", "latlab.lockbench"),
+    ("lockbench-sim.json", "latlab.lockbench-simulation"),
+    ("explain.json", "latlab.explain"),
+    ("load.json", "latlab.load"),
+];
+
+fn read_json(name: &str) -> Value {
+    let path = fixtures().join(name);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// The kind's name of a document variant (not its `schema` field), so a
+/// document read as the wrong variant cannot pass.
+fn variant(document: &Document) -> &'static str {
+    match document {
+        Document::Run(_) => "latlab.run",
+        Document::Respond(_) => "latlab.respond",
+        Document::Lockbench(_) => "latlab.lockbench",
+        Document::Simulation(_) => "latlab.lockbench-simulation",
+        Document::Explain(_) => "latlab.explain",
+        Document::Load(_) => "latlab.load",
+        Document::Other { .. } => "other",
+    }
+}
+
+#[test]
+fn every_fixture_reads_as_its_kind_and_writes_back_the_same_json() {
+    // Every kind has a fixture.
+    for (kind, _) in KINDS {
+        assert!(
+            FIXTURES.iter().any(|(_, k)| *k == kind),
+            "no fixture of {kind}"
+        );
+    }
+    for (name, kind) in FIXTURES {
+        let original = read_json(name);
+        let document = Document::from_value(original.clone())
+            .unwrap_or_else(|e| panic!("{name} does not read as a typed document: {e}"));
+        assert_eq!(variant(&document), kind, "{name}");
+        let mut expected = original;
+        if original_lacks_schema(&expected) {
+            // `latlab explain --json` and `latlab load --json` wrote no
+            // schema fields before; the typed documents add them.
+            expected["schema"] = kind.into();
+            expected["schema_version"] = 1.into();
+        }
+        let written = document.to_value().unwrap();
+        assert!(
+            written == expected,
+            "{name}: the typed document writes different JSON; first difference at {}",
+            first_difference(&expected, &written, String::new())
+        );
+    }
+}
+
+fn original_lacks_schema(value: &Value) -> bool {
+    value.get("schema").is_none()
+}
+
+/// The JSON path of the first place `a` and `b` differ.
+fn first_difference(a: &Value, b: &Value, path: String) -> String {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            for key in x.keys().chain(y.keys()) {
+                match (x.get(key), y.get(key)) {
+                    (Some(p), Some(q)) if p == q => {}
+                    (Some(p), Some(q)) => return first_difference(p, q, format!("{path}.{key}")),
+                    (p, q) => return format!("{path}.{key}: {p:?} vs {q:?}"),
+                }
+            }
+            path
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .find(|(_, (p, q))| p != q)
+            .map(|(i, (p, q))| first_difference(p, q, format!("{path}[{i}]")))
+            .unwrap_or(path),
+        _ => format!("{path}: {a} vs {b}"),
+    }
+}
+
+#[test]
+fn every_fixture_renders_in_every_format_that_fits_its_kind() {
+    let mut entries = Vec::new();
+    for (name, kind) in FIXTURES {
+        let document = Document::from_value(read_json(name)).unwrap();
+        let text = document.terminal_text();
+        assert!(text.len() > 100, "{name}: terminal text too short:\n{text}");
+        assert!(!text.contains("NaN"), "{name}:\n{text}");
+        match &document {
+            Document::Run(run) => {
+                assert!(text.contains("latency"), "{name}:\n{text}");
+                assert!(run.cyclictest_text().contains("# Max Latencies"), "{name}");
+                let rt = run.rt_tests_json("start", "end", 0);
+                let rt: Value = serde_json::from_str(&rt).unwrap();
+                assert_eq!(rt["num_threads"], run.threads.len(), "{name}");
+                if run.load.is_some() {
+                    assert!(text.contains("Background load (cpu:1)"), "{name}:\n{text}");
+                }
+                if run.explain.is_some() {
+                    assert!(text.contains("causes, ranked"), "{name}:\n{text}");
+                    assert!(text.contains("run vs trace, sample by sample"), "{name}");
+                }
+            }
+            Document::Respond(respond) => {
+                assert!(text.contains("latlab respond: pty"), "{name}:\n{text}");
+                assert!(respond.cyclictest_text().contains("# Max Latencies"));
+            }
+            Document::Lockbench(_) => assert!(text.contains("latlab lockbench"), "{text}"),
+            Document::Simulation(_) => assert!(text.contains("paper"), "{text}"),
+            Document::Explain(_) => assert!(text.contains("causes, ranked"), "{text}"),
+            Document::Load(_) => assert!(text.contains("load cpu:1,io:1 for"), "{text}"),
+            Document::Other { .. } => panic!("{name} read as an unknown kind"),
+        }
+        let page = html::render(
+            &[Entry {
+                label: name.into(),
+                document: document.clone(),
+            }],
+            name,
+        );
+        assert!(
+            !page.contains("its JSON follows"),
+            "{name} ({kind}) is drawn as raw JSON"
+        );
+        assert!(!page.contains("NaN") && !page.contains("inf"), "{name}");
+        entries.push(Entry {
+            label: name.into(),
+            document,
+        });
+    }
+    // All of them in one report: the three runs are compared.
+    let page = html::render(&entries, "every kind");
+    assert!(page.contains("<h2>Comparison</h2>"));
+    assert_eq!(page.matches("<section ").count(), FIXTURES.len() + 1);
+}
+
+#[test]
+fn the_old_versions_own_outputs_are_reproduced_from_its_result_file() {
+    // `run-plain.json` was written together with its cyclictest histogram
+    // and rt-tests JSON: rendered from the typed document they are the same.
+    let document = Document::from_value(read_json("run-plain.json")).unwrap();
+    let run = document.as_run().unwrap();
+    let hist = std::fs::read_to_string(fixtures().join("run-plain.hist")).unwrap();
+    assert_eq!(run.cyclictest_text(), hist);
+    let old = read_json("run-plain.rt.json");
+    let fresh = run.rt_tests_json(
+        old["start_time"].as_str().unwrap(),
+        old["end_time"].as_str().unwrap(),
+        0,
+    );
+    assert_eq!(serde_json::from_str::<Value>(&fresh).unwrap(), old);
+}
+
+#[test]
+fn an_existing_history_database_loads_and_renders() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("history.sqlite");
+    std::fs::copy(fixtures().join("history.sqlite"), &db).unwrap();
+    let history = latlab_history::History::open(&db).unwrap();
+    let entries = history.list(None).unwrap();
+    let kinds: Vec<&str> = entries.iter().map(|e| e.schema.as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "latlab.run",
+            "latlab.respond",
+            "latlab.lockbench",
+            "latlab.run"
+        ]
+    );
+    let mut report = Vec::new();
+    for entry in &entries {
+        let stored = history.get(entry.id).unwrap();
+        let document = Document::from_value(stored.clone()).unwrap();
+        assert_eq!(variant(&document), entry.schema, "id {}", entry.id);
+        assert_eq!(document.to_value().unwrap(), stored, "id {}", entry.id);
+        assert!(document.terminal_text().len() > 100);
+        report.push(Entry {
+            label: format!("id {}", entry.id),
+            document,
+        });
+    }
+    let page = html::render(&report, "history");
+    assert!(!page.contains("its JSON follows"));
+    // And through the commands: history lists them, compare draws them.
+    let listed = latlab()
+        .args(["history", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(listed.status.success(), "{listed:?}");
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        listed.contains(" respond ") && listed.contains(" lockbench ") && listed.contains("cpu:1"),
+        "{listed}"
+    );
+    let out = dir.path().join("compare.html");
+    let compared = latlab()
+        .args(["compare", "1", "2", "3", "4", "--db"])
+        .arg(&db)
+        .arg("--output")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(compared.status.success(), "{compared:?}");
+    let page = std::fs::read_to_string(&out).unwrap();
+    assert!(page.contains("Lock benchmark") && page.contains("<h2>Comparison</h2>"));
+}
+
+/// Runs `latlab generate schemas` into a temporary directory.
+fn fresh_schemas() -> (tempfile::TempDir, BTreeMap<String, Vec<u8>>) {
+    let dir = tempfile::tempdir().unwrap();
+    let output = latlab()
+        .args(["generate", "schemas"])
+        .arg(dir.path())
+        .output()
+        .expect("latlab runs");
+    assert!(
+        output.status.success(),
+        "latlab generate schemas: {output:?}"
+    );
+    let files = files_in(dir.path());
+    (dir, files)
+}
+
+fn files_in(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "json"))
+        .map(|path| {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read(&path).unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn committed_schemas_are_current_and_one_per_kind() {
+    let (_dir, fresh) = fresh_schemas();
+    let expected: Vec<String> = KINDS.iter().map(|(k, _)| format!("{k}.json")).collect();
+    assert_eq!(fresh.keys().cloned().collect::<Vec<_>>(), {
+        let mut e = expected.clone();
+        e.sort();
+        e
+    });
+    let committed = files_in(&repo_root().join("docs/schema"));
+    let mut problems = Vec::new();
+    for (name, bytes) in &fresh {
+        match committed.get(name) {
+            None => problems.push(format!("{name} missing")),
+            Some(old) if old != bytes => problems.push(format!("{name} differs")),
+            Some(_) => {}
+        }
+    }
+    for name in committed.keys().filter(|n| !fresh.contains_key(*n)) {
+        problems.push(format!("{name} is no longer generated"));
+    }
+    assert!(
+        problems.is_empty(),
+        "docs/schema is out of date with the result types ({}): run `make cli-docs` and commit the result",
+        problems.join(", ")
+    );
+}
+
+/// Python's `jsonschema` (a real validator), if there is one.
+fn python_jsonschema() -> bool {
+    Command::new("python3")
+        .args(["-c", "import jsonschema"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Validates `document` against `schema` with Python's jsonschema: the
+/// validator's error messages, empty when it is valid.
+fn validate(schema: &Path, document: &Value) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("document.json");
+    std::fs::write(&path, document.to_string()).unwrap();
+    let script = "import json, sys, jsonschema\n\
+                  schema = json.load(open(sys.argv[1]))\n\
+                  cls = jsonschema.validators.validator_for(schema)\n\
+                  cls.check_schema(schema)\n\
+                  for e in cls(schema).iter_errors(json.load(open(sys.argv[2]))):\n\
+                  \x20   print(list(e.absolute_path), e.message[:200])\n";
+    let output = Command::new("python3")
+        .args(["-c", script])
+        .arg(schema)
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "the validator failed: {output:?}");
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[test]
+fn every_fixture_validates_against_its_published_schema() {
+    if !require(
+        "Python's jsonschema",
+        python_jsonschema(),
+        "pip install jsonschema (or apt-get install python3-jsonschema)",
+    ) {
+        return;
+    }
+    let schema_dir = repo_root().join("docs/schema");
+    for (name, kind) in FIXTURES {
+        let schema = schema_dir.join(format!("{kind}.json"));
+        let errors = validate(&schema, &read_json(name));
+        assert!(errors.is_empty(), "{name} against {kind}.json:\n{errors}");
+    }
+    // The validator does reject what is wrong: a latency as text, a
+    // missing measurement, an unknown verdict.
+    let mut bad = read_json("run-plain.json");
+    bad["overall"]["latency"]["max"] = "12 us".into();
+    bad.as_object_mut().unwrap().remove("threads");
+    bad["verdict"] = "maybe".into();
+    let errors = validate(&schema_dir.join("latlab.run.json"), &bad);
+    for expected in [
+        "'12 us' is not of type",
+        "'threads' is a required property",
+        "'maybe'",
+    ] {
+        assert!(errors.contains(expected), "{expected:?} not in:\n{errors}");
+    }
+}
+
+#[test]
+fn no_domain_crate_depends_on_the_report() {
+    let output = Command::new(env!("CARGO"))
+        .args([
+            "metadata",
+            "--no-deps",
+            "--offline",
+            "--format-version",
+            "1",
+        ])
+        .current_dir(repo_root())
+        .output()
+        .expect("cargo metadata runs");
+    assert!(output.status.success(), "{output:?}");
+    let metadata: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let members: Vec<&str> = metadata["workspace_members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let mut offenders = Vec::new();
+    let mut checked = 0;
+    for package in metadata["packages"].as_array().unwrap() {
+        let id = package["id"].as_str().unwrap();
+        let name = package["name"].as_str().unwrap();
+        if !members.contains(&id) || name == "latlab" || name == "latlab-report" {
+            continue;
+        }
+        checked += 1;
+        for dependency in package["dependencies"].as_array().unwrap() {
+            // Normal and build dependencies count; a test-only one does not.
+            if dependency["name"] == "latlab-report" && dependency["kind"] != "dev" {
+                offenders.push(name.to_string());
+            }
+        }
+    }
+    assert!(checked >= 11, "only {checked} workspace crates seen");
+    assert!(
+        offenders.is_empty(),
+        "{offenders:?} depend on latlab-report: renderers belong in latlab-report, which depends on the domain crates, not the other way round"
+    );
+}
