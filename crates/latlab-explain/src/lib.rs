@@ -15,7 +15,8 @@
 //!   late windows with recommendations.
 //!
 //! [`explain`] runs all three on any [`Source`]; [`explain_file`] opens any
-//! trace latlab reads. [`Report::render_text`] prints the terminal report.
+//! trace latlab reads. The [`Report`] is data (its terminal text and HTML
+//! are rendered by latlab-report).
 //!
 //! # Example
 //!
@@ -50,7 +51,7 @@
 //! let report = explain(&Records::from(recs), names, &opts)?;
 //! assert_eq!(report.late, 1);
 //! assert_eq!(report.causes[0].cause.category(), "softirq");
-//! assert!(report.render_text().contains("NET_RX"));
+//! assert!(report.causes[0].description.contains("NET_RX"));
 //! # Ok::<(), latlab_explain::ExplainError>(())
 //! ```
 #![warn(missing_docs)]

@@ -66,7 +66,7 @@
 //! let report = load.stop()?;
 //! let cpu = report.kind("cpu").expect("cpu was requested");
 //! assert!(cpu.total > 0);
-//! println!("{}", report.table());
+//! println!("cpu: {:.0} ops/s", cpu.per_second); // the tables are latlab-report's
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 

@@ -194,7 +194,7 @@ fn read_messages(reader: impl BufRead, mailbox: &Mailbox) {
 /// // ... measure, calling load.check() now and then ...
 /// load.check()?;
 /// let report = load.stop()?;
-/// println!("{}", report.summary_line());
+/// println!("{} for {:.1} s", report.spec, report.duration_s);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug)]
