@@ -1,5 +1,6 @@
 # latlab: the targets the README names.
-#   make run   build (as you) and run the default 30 s characterization (as root, via sudo if needed)
+#   make run   build (as you), then the characterization (as root, via sudo if needed): DURATION idle and
+#              DURATION under every load, explained; which requirement classes this machine meets, and a report
 #   make test  format check, clippy -D warnings, all tests
 #   make dist  static binaries for boards in dist/ (x86_64, aarch64, armv7, riscv64; see scripts/dist.sh)
 #   make dist-check  run each of them (qemu-user for the foreign ones)
@@ -20,7 +21,7 @@ build:
 	$(CARGO) build --release --locked
 
 run: build
-	$(SUDO) $(LATLAB) run --duration $(DURATION)
+	$(SUDO) $(LATLAB) scenario characterize --duration $(DURATION)
 
 fmt:
 	$(CARGO) fmt --all -- --check

@@ -903,7 +903,7 @@ _latlab() {
             return 0
             ;;
         latlab__subcmd__scenario)
-            opts="-h -V --quick --out --cpus --help --version emblix moblin montavista ktas delayed-locking"
+            opts="-h -V --quick --out --cpus --duration --help --version characterize emblix moblin montavista ktas delayed-locking"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -914,6 +914,10 @@ _latlab() {
                     return 0
                     ;;
                 --cpus)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --duration)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

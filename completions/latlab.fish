@@ -52,7 +52,7 @@ complete -c latlab -n "__fish_latlab_using_subcommand run" -l rtc-device -d 'RTC
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l period-tolerance -d 'Accepted period deviation, e.g. `5%`; giving it makes it a requirement (all periods, or `5%@99.9` for 99.9 % of them). [default: 5%, reported only]' -r
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l max-latency -d 'Requirement: no sample above this latency (e.g. `1ms`, `40us`)' -r
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l percentile -d 'Requirement: a percentile at or below a limit, e.g. `99.9:40us` (repeatable)' -r
-complete -c latlab -n "__fish_latlab_using_subcommand run" -l profile -d 'Requirements from a paper: emblix-class2 (< 1 ms), emblix-class3 (< 100 us), moblin-ivi (40 us; and every period within +-5 % where there are periods)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l profile -d 'Requirements from a paper: emblix-class1 (< 100 ms), emblix-class2 (< 1 ms), emblix-class3 (< 100 us), moblin-ivi (40 us; and every period within +-5 % where there are periods)' -r
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l samples -d 'Log every sample (16 bytes each) to FILE for offline analysis' -r -F
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l json -d 'Also write the result JSON to FILE' -r -F
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l histogram-text -d 'Write a histogram in cyclictest\'s -h text format to FILE' -r -F
@@ -172,6 +172,7 @@ complete -c latlab -n "__fish_latlab_using_subcommand compare" -s h -l help -d '
 complete -c latlab -n "__fish_latlab_using_subcommand compare" -s V -l version -d 'Print version'
 complete -c latlab -n "__fish_latlab_using_subcommand scenario" -l out -d 'Directory for the steps\' JSON results and the report [default: latlab-scenarios/<name>]' -r -F
 complete -c latlab -n "__fish_latlab_using_subcommand scenario" -l cpus -d 'CPUs to measure on (passed to `latlab run --cpus`)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand scenario" -l duration -d 'Length of each measurement step (e.g. `30s`, `10m`) [default: characterize 30s, emblix and moblin 60s, montavista 10m; ktas counts periods and delayed-locking has its own lengths, so neither takes it]' -r
 complete -c latlab -n "__fish_latlab_using_subcommand scenario" -l quick -d 'A smoke run: a few seconds per step instead of the paper\'s lengths'
 complete -c latlab -n "__fish_latlab_using_subcommand scenario" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c latlab -n "__fish_latlab_using_subcommand scenario" -s V -l version -d 'Print version'
@@ -191,7 +192,7 @@ complete -c latlab -n "__fish_latlab_using_subcommand respond" -l responder-cpu 
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l stimulus-cpu -d 'CPU of the stimulus [default: the first usable CPU]' -r
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l max-latency -d 'Requirement: no sample above this latency (e.g. `1ms`, `40us`)' -r
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l percentile -d 'Requirement: a percentile at or below a limit, e.g. `99.9:40us` (repeatable)' -r
-complete -c latlab -n "__fish_latlab_using_subcommand respond" -l profile -d 'Requirements from a paper: emblix-class2 (< 1 ms), emblix-class3 (< 100 us), moblin-ivi (40 us; and every period within +-5 % where there are periods)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l profile -d 'Requirements from a paper: emblix-class1 (< 100 ms), emblix-class2 (< 1 ms), emblix-class3 (< 100 us), moblin-ivi (40 us; and every period within +-5 % where there are periods)' -r
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l check-on -d 'Which latency the requirements are checked on: round-trip (what the paper\'s board timed), one-way, or both' -r
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l json -d 'Also write the result JSON (schema latlab.respond) to FILE' -r -F
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l histogram-text -d 'Write a histogram in cyclictest\'s -h text format to FILE (column 1 one-way, column 2 round-trip)' -r -F

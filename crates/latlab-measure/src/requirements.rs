@@ -37,8 +37,12 @@ pub enum Requirement {
     },
 }
 
-/// The named profiles: (name, description).
-pub const PROFILES: [(&str, &str); 3] = [
+/// The named profiles: (name, description), loosest first.
+pub const PROFILES: [(&str, &str); 4] = [
+    (
+        "emblix-class1",
+        "Emblix class 1 (100 ms, e.g. multimedia and network devices): worst case below 100 ms",
+    ),
     (
         "emblix-class2",
         "Emblix class 2 (< 1 ms, e.g. music instruments): worst case below 1 ms",
@@ -56,6 +60,9 @@ pub const PROFILES: [(&str, &str); 3] = [
 /// The requirements of a named profile.
 pub fn profile(name: &str) -> Result<Vec<Requirement>, String> {
     Ok(match name {
+        "emblix-class1" => vec![Requirement::MaxLatency {
+            limit_ns: 100_000_000,
+        }],
         "emblix-class2" => vec![Requirement::MaxLatency {
             limit_ns: 1_000_000,
         }],

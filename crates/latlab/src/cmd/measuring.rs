@@ -18,7 +18,8 @@ pub struct RequirementFlags {
     /// Requirement: a percentile at or below a limit, e.g. `99.9:40us` (repeatable).
     #[arg(long, value_name = "P:DURATION", value_parser = requirements::parse_percentile)]
     pub percentile: Vec<Requirement>,
-    /// Requirements from a paper: emblix-class2 (< 1 ms), emblix-class3 (< 100 us),
+    /// Requirements from a paper: emblix-class1 (< 100 ms), emblix-class2 (< 1 ms),
+    /// emblix-class3 (< 100 us),
     /// moblin-ivi (40 us; and every period within +-5 % where there are periods).
     #[arg(long, value_name = "NAME", value_parser = requirements::profile)]
     pub profile: Vec<Vec<Requirement>>,

@@ -2,6 +2,7 @@
 //! configuration, runs, and returns the process exit code.
 
 pub mod background;
+pub mod characterize;
 pub mod compare;
 pub mod dump;
 pub mod explain;

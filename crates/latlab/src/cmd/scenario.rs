@@ -8,11 +8,15 @@ use std::process::{Command, ExitCode};
 use anyhow::{bail, Context};
 use latlab_report::html::Document;
 
+use crate::cmd::characterize;
 use crate::cmd::report::{read_document, write_report, OutputArgs};
 
 /// The experiments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Name {
+    /// Start here: does this machine meet a deadline, and if not why? Idle and under every
+    /// load, the loaded wake-ups explained, the papers' requirement classes met or missed.
+    Characterize,
     /// Emblix: 1 ms periodic SCHED_FIFO task, disk load vs none.
     Emblix,
     /// Moblin: 2 ms periodic-task accuracy, light vs full load.
@@ -41,6 +45,12 @@ pub struct ScenarioArgs {
     /// CPUs to measure on (passed to `latlab run --cpus`).
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
+    /// Length of each measurement step (e.g. `30s`, `10m`) [default: characterize 30s,
+    /// emblix and moblin 60s, montavista 10m; ktas counts periods and delayed-locking
+    /// has its own lengths, so neither takes it].
+    #[arg(long, value_name = "DURATION", conflicts_with = "quick",
+          value_parser = latlab_measure::units::parse_duration)]
+    pub duration: Option<u64>,
 }
 
 /// One step: a label and the latlab arguments (without `--json`).
@@ -63,13 +73,11 @@ fn args(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
 }
 
-fn plan(name: Name, quick: bool, cpus: Option<&str>) -> Plan {
-    let secs = |full: &str| {
-        if quick {
-            "3s".to_string()
-        } else {
-            full.to_string()
-        }
+fn plan(name: Name, quick: bool, cpus: Option<&str>, duration: Option<u64>) -> Plan {
+    let secs = |full: &str| match (quick, duration) {
+        (true, _) => "3s".to_string(),
+        (false, Some(ns)) => format!("{}ms", ns.div_ceil(1_000_000)),
+        (false, None) => full.to_string(),
     };
     let run = |extra: &[&str]| {
         let mut a = args(&["run", "--no-save"]);
@@ -94,6 +102,34 @@ fn plan(name: Name, quick: bool, cpus: Option<&str>) -> Plan {
         a
     };
     match name {
+        Name::Characterize => {
+            let d = secs("30s");
+            Plan {
+                title: "does this machine meet a deadline, and if not, why?".into(),
+                intro: Vec::new(),
+                steps: vec![
+                    Step {
+                        label: "idle",
+                        file: "idle",
+                        args: run(&["--duration", &d]),
+                    },
+                    Step {
+                        label: "loaded",
+                        file: "loaded",
+                        args: run(&[
+                            "--duration",
+                            &d,
+                            "--load",
+                            characterize::FULL_LOAD,
+                            "--explain",
+                            "--trace-threshold",
+                            characterize::EXPLAIN_THRESHOLD,
+                        ]),
+                    },
+                ],
+                share_under_10us: false,
+            }
+        }
         Name::Emblix => {
             let d = secs("60s");
             Plan {
@@ -313,7 +349,13 @@ pub fn execute(args: ScenarioArgs) -> anyhow::Result<ExitCode> {
     let name = clap::ValueEnum::to_possible_value(&args.name)
         .map(|v| v.get_name().to_string())
         .unwrap_or_default();
-    let plan = plan(args.name, args.quick, args.cpus.as_deref());
+    if args.duration.is_some() && matches!(args.name, Name::Ktas | Name::DelayedLocking) {
+        bail!(
+            "--duration does not apply to scenario {name}: ktas runs a count of periods \
+             (10,000) and delayed-locking its own benchmark lengths; use --quick for a short run"
+        );
+    }
+    let plan = plan(args.name, args.quick, args.cpus.as_deref(), args.duration);
     let dir = args
         .out
         .clone()
@@ -376,13 +418,34 @@ pub fn execute(args: ScenarioArgs) -> anyhow::Result<ExitCode> {
         title: format!("latlab scenario {name}: {}", plan.title),
         png: None,
     };
+    let characterization = match (args.name, documents.as_slice()) {
+        (Name::Characterize, [Document::Run(idle), Document::Run(loaded)]) => {
+            Some(characterize::Characterization::of(idle, loaded)?)
+        }
+        _ => None,
+    };
     let mut intro = plan.intro.clone();
+    if let Some(c) = &characterization {
+        intro.extend(c.paragraphs());
+    }
     if args.quick {
         intro.push(
             "Quick smoke run (--quick): a few seconds per step, not the paper's lengths.".into(),
         );
     }
     write_report(documents, &out, &intro)?;
+    if let Some(c) = &characterization {
+        let text = c.render_text();
+        print!("{text}");
+        let summary = dir.join("summary.txt");
+        std::fs::write(&summary, &text)
+            .with_context(|| format!("writing the summary to {}", summary.display()))?;
+        println!(
+            "\nreport: {} (opens offline in any browser); this summary: {}",
+            out.output.display(),
+            summary.display()
+        );
+    }
     if suspect {
         eprintln!(
             "a step's measurement is suspect: wake-ups came before their intended time (exit code 3)"

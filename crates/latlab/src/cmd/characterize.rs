@@ -1,0 +1,633 @@
+//! The answer of `latlab scenario characterize` (what `make run` runs):
+//! from an idle run and a loaded, explained run, which requirement classes
+//! of the papers this machine meets, and what stands in the way.
+//!
+//! Built from the two steps' result documents only, so the same summary
+//! comes out of the files a run left behind.
+
+use std::fmt::Write as _;
+
+use anyhow::{bail, Context};
+use latlab_measure::requirements::{self, PROFILES};
+use latlab_measure::result::RunResult;
+use latlab_measure::units::format_ns;
+use serde::Deserialize;
+
+/// Late means at or over this in the loaded run's explanation: the
+/// strictest class checked (Moblin's 40 µs), so every wake-up that stands in
+/// the way of any class is explained.
+pub const EXPLAIN_THRESHOLD: &str = "40us";
+
+/// The load of the loaded step: every kind latlab has (all run at
+/// SCHED_OTHER, write only under temporary directories, talk only over
+/// loopback): cpu per CPU, io, net, mem (`full`), and udp, syscall, ipc.
+pub const FULL_LOAD: &str = "full,udp,syscall,ipc";
+
+/// MontaVista's preemption-latency figures ("Embedded Linux is Ready for
+/// Real-Time", 2002; 300 MHz Celeron, RTC at 2 kHz, 730 M samples, Lmbench
+/// and Netperf as the load): (share of samples under 10 µs, worst case ns),
+/// unloaded and loaded.
+pub const MONTAVISTA: [(f64, u64); 2] = [(0.9947, 84_000), (0.9084, 14_600_000)];
+
+/// One requirement class, idle and loaded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClassRow {
+    /// The profile name (`emblix-class2`), usable as `--profile`.
+    pub profile: &'static str,
+    /// What it asks for, in words (from [`PROFILES`]).
+    pub description: &'static str,
+    /// Met in the idle run, and the verdict line.
+    pub idle: (bool, String),
+    /// Met in the loaded run, and the verdict line.
+    pub loaded: (bool, String),
+}
+
+impl ClassRow {
+    /// `Emblix class 2 (< 1 ms)`: the class and its limit.
+    pub fn title(&self) -> &'static str {
+        match self.profile {
+            "emblix-class1" => "Emblix class 1 (< 100 ms)",
+            "emblix-class2" => "Emblix class 2 (< 1 ms)",
+            "emblix-class3" => "Emblix class 3 (< 100 us)",
+            "moblin-ivi" => "Moblin IVI (40 us, periods +-5 %)",
+            _ => self
+                .description
+                .split_once(':')
+                .map_or(self.description, |(t, _)| t),
+        }
+    }
+}
+
+/// The figures of one run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunFigures {
+    /// `idle`, `loaded`.
+    pub label: &'static str,
+    /// Samples over every CPU.
+    pub samples: u64,
+    /// Median, ns.
+    pub p50: u64,
+    /// 99th percentile, ns.
+    pub p99: u64,
+    /// 99.99th percentile, ns.
+    pub p99_99: u64,
+    /// Worst case, ns.
+    pub max: u64,
+    /// The CPU that saw it.
+    pub max_cpu: usize,
+    /// Share of samples at or below 10 µs (MontaVista's figure).
+    pub share_10us: f64,
+}
+
+/// One cause of the loaded run's late wake-ups, as explained.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Cause {
+    /// What happened.
+    pub description: String,
+    /// Late windows it took part in.
+    pub late_windows: u64,
+    /// Its share of all late-window latency (0-1).
+    pub share: f64,
+    /// What to do about it.
+    pub recommendation: String,
+}
+
+/// The part of the loaded run's explanation the answer uses (the run
+/// document holds `latlab explain --json`'s report).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Explained {
+    /// Periods of the measurement threads in the trace.
+    pub periods: u64,
+    /// Those at or over the threshold.
+    pub late: u64,
+    /// The threshold, ns.
+    pub threshold_ns: u64,
+    /// Causes, ranked.
+    pub causes: Vec<Cause>,
+    /// Warnings about the trace (lost events, ...).
+    pub notes: Vec<String>,
+}
+
+/// The whole answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Characterization {
+    /// Host, machine, CPU, kernel, preemption model.
+    pub machine: String,
+    /// What was measured, in words.
+    pub setup: String,
+    /// Idle, then loaded.
+    pub runs: [RunFigures; 2],
+    /// The classes, loosest first.
+    pub classes: Vec<ClassRow>,
+    /// The loaded run's explanation (`None` when the trace could not be
+    /// explained: the run's warnings say why).
+    pub explained: Option<Explained>,
+    /// What else stands in the way: the runs' warnings, the preemption
+    /// model, steal time, the trace's notes.
+    pub pitfalls: Vec<String>,
+}
+
+impl Characterization {
+    /// The answer from the idle and the loaded run.
+    pub fn of(idle: &RunResult, loaded: &RunResult) -> anyhow::Result<Characterization> {
+        if idle.threads.is_empty() || loaded.threads.is_empty() {
+            bail!("a characterization step measured no thread (see its output above)");
+        }
+        let classes = PROFILES
+            .iter()
+            .map(|&(profile, description)| {
+                let requirements = requirements::profile(profile).map_err(anyhow::Error::msg)?;
+                let outcome = |run: &RunResult| {
+                    let outcomes = requirements::evaluate(&requirements, &run.threads);
+                    let met = outcomes.iter().all(|o| o.passed);
+                    let line = outcomes
+                        .iter()
+                        .filter(|o| o.passed == met)
+                        .flat_map(|o| o.details.iter())
+                        .next()
+                        .cloned()
+                        .unwrap_or_default();
+                    (met, line)
+                };
+                Ok(ClassRow {
+                    profile,
+                    description,
+                    idle: outcome(idle),
+                    loaded: outcome(loaded),
+                })
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let explained = loaded
+            .explain
+            .as_ref()
+            .map(|value| {
+                Explained::deserialize(value).context("reading the loaded run's explanation")
+            })
+            .transpose()?;
+        let system = &loaded.system;
+        let preemption = system.preemption_model.as_deref().unwrap_or("unknown");
+        let machine = format!(
+            "{} ({}, {}{} CPUs{}), kernel {} (preemption: {preemption})",
+            system.hostname,
+            system.machine,
+            system
+                .cpu_model
+                .as_deref()
+                .map(|m| format!("{m}, "))
+                .unwrap_or_default(),
+            system.online_cpus,
+            system
+                .virtualization
+                .as_deref()
+                .map(|v| format!(", virtual machine: {v}"))
+                .unwrap_or_default(),
+            system.kernel_release,
+        );
+        let s = &loaded.settings;
+        let setup = format!(
+            "one {} thread at priority {} per CPU ({}), woken by {} every {}; \
+             {:.0} s idle, then {:.0} s under load {} with the kernel trace recorded and \
+             the wake-ups at or over {} explained",
+            policy_name(s.policy),
+            s.priority,
+            s.cpus
+                .iter()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+            s.timer,
+            format_ns(s.interval_ns),
+            idle.elapsed_s,
+            loaded.elapsed_s,
+            load_spec(loaded),
+            explained
+                .as_ref()
+                .map_or_else(|| EXPLAIN_THRESHOLD.into(), |e| format_ns(e.threshold_ns)),
+        );
+        let mut pitfalls: Vec<String> = Vec::new();
+        for warning in idle.warnings.iter().chain(&loaded.warnings) {
+            if !pitfalls.contains(warning) {
+                pitfalls.push(warning.clone());
+            }
+        }
+        if matches!(preemption, "none" | "voluntary") {
+            pitfalls.push(format!(
+                "the kernel runs preemption model {preemption:?}: kernel code runs to its next \
+                 preemption point while a real-time task waits; boot with preempt=full \
+                 (PREEMPT_DYNAMIC kernels) or use a PREEMPT_RT kernel"
+            ));
+        }
+        let steal: Vec<String> = loaded
+            .settings
+            .steal_ns
+            .iter()
+            .filter(|(_, ns)| *ns > 0)
+            .map(|(cpu, ns)| format!("cpu{cpu} {}", format_ns(*ns)))
+            .collect();
+        if !steal.is_empty() {
+            pitfalls.push(format!(
+                "the hypervisor stole time from the vCPUs during the loaded run ({}): \
+                 no kernel setting can remove that",
+                steal.join(", ")
+            ));
+        }
+        if let Some(e) = &explained {
+            pitfalls.extend(e.notes.iter().map(|n| format!("trace: {n}")));
+        }
+        Ok(Characterization {
+            machine,
+            setup,
+            runs: [figures("idle", idle), figures("loaded", loaded)],
+            classes,
+            explained,
+            pitfalls,
+        })
+    }
+
+    /// The answer in one or two sentences.
+    pub fn answer(&self) -> String {
+        let best = |loaded: bool| {
+            self.classes
+                .iter()
+                .rev()
+                .find(|c| if loaded { c.loaded.0 } else { c.idle.0 })
+        };
+        let first_missed = self.classes.iter().find(|c| !c.loaded.0);
+        let [idle, loaded] = &self.runs;
+        let mut text = match (best(true), first_missed) {
+            (_, None) => format!(
+                "This machine met every class checked, idle and under load, down to {} \
+                 (worst case {} idle, {} loaded).",
+                self.classes.last().map_or("", |c| c.title()),
+                format_ns(idle.max),
+                format_ns(loaded.max)
+            ),
+            (Some(met), Some(missed)) => format!(
+                "Under load this machine met {} at best; it missed {} (worst case {} on CPU{}).",
+                met.title(),
+                missed.title(),
+                format_ns(loaded.max),
+                loaded.max_cpu
+            ),
+            (None, Some(missed)) => format!(
+                "Under load this machine met no class checked; it missed {} (worst case {} on \
+                 CPU{}).",
+                missed.title(),
+                format_ns(loaded.max),
+                loaded.max_cpu
+            ),
+        };
+        if first_missed.is_some() {
+            match best(false) {
+                Some(c) => {
+                    let _ = write!(
+                        text,
+                        " Idle it met {} (worst case {}).",
+                        c.title(),
+                        format_ns(idle.max)
+                    );
+                }
+                None => {
+                    let _ = write!(
+                        text,
+                        " Idle it met no class either (worst case {}).",
+                        format_ns(idle.max)
+                    );
+                }
+            }
+        }
+        text
+    }
+
+    /// The terminal summary.
+    pub fn render_text(&self) -> String {
+        let mut t = String::new();
+        let _ = writeln!(t, "\n== latlab characterization: {}", self.machine);
+        let _ = writeln!(t, "measured: {}\n", self.setup);
+        let [idle, loaded] = &self.runs;
+        let _ = writeln!(t, "{:<24} {:>12} {:>12}", "", idle.label, loaded.label);
+        let row = |t: &mut String, name: &str, a: String, b: String| {
+            let _ = writeln!(t, "{name:<24} {a:>12} {b:>12}");
+        };
+        row(
+            &mut t,
+            "samples",
+            idle.samples.to_string(),
+            loaded.samples.to_string(),
+        );
+        for (name, get) in [
+            ("p50", (|r: &RunFigures| r.p50) as fn(&RunFigures) -> u64),
+            ("p99", |r| r.p99),
+            ("p99.99", |r| r.p99_99),
+            ("max", |r| r.max),
+        ] {
+            row(&mut t, name, format_ns(get(idle)), format_ns(get(loaded)));
+        }
+        row(
+            &mut t,
+            "at or below 10 us",
+            percent(idle.share_10us),
+            percent(loaded.share_10us),
+        );
+        let _ = writeln!(
+            t,
+            "\nrequirement classes (these runs show the worst case seen, not the worst possible):"
+        );
+        for class in &self.classes {
+            let _ = writeln!(
+                t,
+                "  {:<36} idle {:<7} loaded {}",
+                class.title(),
+                met(class.idle.0),
+                met(class.loaded.0)
+            );
+        }
+        let share_line = |t: &mut String, name: &str, shares: [(f64, u64); 2]| {
+            let _ = writeln!(
+                t,
+                "  {name:<36} idle {} at or below 10 us, worst {}; loaded {}, worst {}",
+                percent(shares[0].0),
+                format_ns(shares[0].1),
+                percent(shares[1].0),
+                format_ns(shares[1].1)
+            );
+        };
+        share_line(&mut t, "MontaVista 2002 (300 MHz Celeron)", MONTAVISTA);
+        share_line(
+            &mut t,
+            "  this machine",
+            [(idle.share_10us, idle.max), (loaded.share_10us, loaded.max)],
+        );
+        let _ = writeln!(t, "\n{}", self.answer());
+        match &self.explained {
+            Some(e) if e.late == 0 => {
+                let _ = writeln!(
+                    t,
+                    "\nnothing stands in the way: no wake-up of the loaded run reached {}",
+                    format_ns(e.threshold_ns)
+                );
+            }
+            Some(e) => {
+                let _ = writeln!(
+                    t,
+                    "\nwhat stands in the way: {} of {} loaded periods woke {} or more late; \
+                     from the kernel trace, the top causes:",
+                    e.late,
+                    e.periods,
+                    format_ns(e.threshold_ns)
+                );
+                for (i, cause) in e.causes.iter().take(3).enumerate() {
+                    let _ = writeln!(
+                        t,
+                        "  {}. {}\n     {:.0} % of the late latency, in {} late windows\n     -> {}",
+                        i + 1,
+                        cause.description,
+                        cause.share * 100.0,
+                        cause.late_windows,
+                        cause.recommendation
+                    );
+                }
+            }
+            None => {
+                let _ = writeln!(
+                    t,
+                    "\nthe loaded run's trace could not be explained (its warning is above)"
+                );
+            }
+        }
+        if !self.pitfalls.is_empty() {
+            let _ = writeln!(t, "\npitfalls found:");
+            for p in &self.pitfalls {
+                let _ = writeln!(t, "  - {p}");
+            }
+        }
+        t
+    }
+
+    /// The report's opening paragraphs: the answer, each class, the
+    /// causes and the pitfalls.
+    pub fn paragraphs(&self) -> Vec<String> {
+        let mut p = vec![
+            format!("Does this machine meet a deadline? {}", self.answer()),
+            format!("Machine: {}. Measured: {}.", self.machine, self.setup),
+        ];
+        for class in &self.classes {
+            p.push(format!(
+                "{}: idle {} ({}); loaded {} ({}). Check it over a longer run with \
+                 `latlab run --load {FULL_LOAD} --duration 1h --profile {}`.",
+                class.description,
+                met(class.idle.0),
+                class.idle.1,
+                met(class.loaded.0),
+                class.loaded.1,
+                class.profile
+            ));
+        }
+        let [idle, loaded] = &self.runs;
+        p.push(format!(
+            "MontaVista (2002, 300 MHz Celeron): {} of the samples at or below 10 µs and a worst \
+             case of {} unloaded, {} and {} loaded. This machine: {} and {} idle, {} and {} \
+             loaded.",
+            percent(MONTAVISTA[0].0),
+            format_ns(MONTAVISTA[0].1),
+            percent(MONTAVISTA[1].0),
+            format_ns(MONTAVISTA[1].1),
+            percent(idle.share_10us),
+            format_ns(idle.max),
+            percent(loaded.share_10us),
+            format_ns(loaded.max)
+        ));
+        if let Some(e) = &self.explained {
+            if e.late == 0 {
+                p.push(format!(
+                    "Nothing stands in the way: no wake-up of the loaded run reached {}.",
+                    format_ns(e.threshold_ns)
+                ));
+            } else {
+                p.push(format!(
+                    "What stands in the way: {} of {} periods of the loaded run woke {} or more \
+                     late. The kernel trace names these causes first (the loaded run's \
+                     explanation below has them all):",
+                    e.late,
+                    e.periods,
+                    format_ns(e.threshold_ns)
+                ));
+                for (i, cause) in e.causes.iter().take(3).enumerate() {
+                    p.push(format!(
+                        "{}. {}: {:.0} % of the late latency, in {} late windows. Fix: {}",
+                        i + 1,
+                        cause.description,
+                        cause.share * 100.0,
+                        cause.late_windows,
+                        cause.recommendation
+                    ));
+                }
+            }
+        }
+        for pitfall in &self.pitfalls {
+            p.push(format!("Pitfall: {pitfall}."));
+        }
+        p
+    }
+}
+
+fn figures(label: &'static str, run: &RunResult) -> RunFigures {
+    let latency = &run.overall.latency;
+    let histogram = &run.overall.histogram;
+    RunFigures {
+        label,
+        samples: latency.count,
+        p50: latency.p50,
+        p99: latency.p99,
+        p99_99: latency.p99_99,
+        max: latency.max,
+        max_cpu: run
+            .threads
+            .iter()
+            .max_by_key(|t| t.latency.max)
+            .map_or(0, |t| t.cpu),
+        share_10us: histogram.count_at_or_below(10_000) as f64 / histogram.count().max(1) as f64,
+    }
+}
+
+/// The load the run had, as its command line gave it.
+fn load_spec(run: &RunResult) -> String {
+    run.command_line
+        .iter()
+        .skip_while(|a| *a != "--load")
+        .nth(1)
+        .cloned()
+        .unwrap_or_else(|| "none".into())
+}
+
+fn policy_name(policy: latlab_rt::sched::Policy) -> &'static str {
+    match policy {
+        latlab_rt::sched::Policy::Other => "SCHED_OTHER",
+        latlab_rt::sched::Policy::Fifo => "SCHED_FIFO",
+        latlab_rt::sched::Policy::Rr => "SCHED_RR",
+    }
+}
+
+fn met(yes: bool) -> &'static str {
+    if yes {
+        "met"
+    } else {
+        "MISSED"
+    }
+}
+
+fn percent(share: f64) -> String {
+    format!("{:.2} %", share * 100.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_figures(label: &'static str, max: u64) -> RunFigures {
+        RunFigures {
+            label,
+            samples: 1000,
+            p50: 10_000,
+            p99: 20_000,
+            p99_99: max,
+            max,
+            max_cpu: 1,
+            share_10us: 0.5,
+        }
+    }
+
+    /// Classes met idle / loaded, loosest first, as `Characterization::of` builds them.
+    fn characterization(met: [(bool, bool); 4], explained: Option<Explained>) -> Characterization {
+        Characterization {
+            machine: "m".into(),
+            setup: "s".into(),
+            runs: [
+                run_figures("idle", 30_000),
+                run_figures("loaded", 2_500_000),
+            ],
+            classes: PROFILES
+                .iter()
+                .zip(met)
+                .map(|(&(profile, description), (idle, loaded))| ClassRow {
+                    profile,
+                    description,
+                    idle: (idle, format!("idle {profile}")),
+                    loaded: (loaded, format!("loaded {profile}")),
+                })
+                .collect(),
+            explained,
+            pitfalls: vec!["running in a virtual machine".into()],
+        }
+    }
+
+    #[test]
+    fn answer_names_the_strictest_class_met_and_the_first_missed() {
+        let c = characterization(
+            [(true, true), (true, true), (true, false), (true, false)],
+            None,
+        );
+        assert_eq!(
+            c.answer(),
+            "Under load this machine met Emblix class 2 (< 1 ms) at best; it missed Emblix \
+             class 3 (< 100 us) (worst case 2.50 ms on CPU1). Idle it met Moblin IVI (40 us, \
+             periods +-5 %) (worst case 30.0 us)."
+        );
+        let all = characterization([(true, true); 4], None);
+        assert!(
+            all.answer()
+                .starts_with("This machine met every class checked"),
+            "{}",
+            all.answer()
+        );
+        let none = characterization([(false, false); 4], None);
+        assert!(
+            none.answer().contains("met no class checked")
+                && none.answer().contains("Idle it met no class either"),
+            "{}",
+            none.answer()
+        );
+    }
+
+    #[test]
+    fn summary_lists_every_class_the_causes_and_the_pitfalls() {
+        let explained = Explained {
+            periods: 6000,
+            late: 42,
+            threshold_ns: 40_000,
+            causes: (1..=4)
+                .map(|i| Cause {
+                    description: format!("cause {i}"),
+                    late_windows: 10,
+                    share: 0.25,
+                    recommendation: format!("fix {i}"),
+                })
+                .collect(),
+            notes: vec!["3 events lost".into()],
+        };
+        let c = characterization(
+            [(true, true), (true, true), (false, false), (false, false)],
+            Some(explained),
+        );
+        let text = c.render_text();
+        for class in &c.classes {
+            assert!(text.contains(class.title()), "{text}");
+        }
+        assert!(
+            text.contains("42 of 6000 loaded periods woke 40.0 us or more late"),
+            "{text}"
+        );
+        assert!(
+            text.contains("3. cause 3") && !text.contains("cause 4"),
+            "top three: {text}"
+        );
+        assert!(text.contains("-> fix 1"), "{text}");
+        assert!(text.contains("  - running in a virtual machine"), "{text}");
+        let paragraphs = c.paragraphs();
+        assert!(paragraphs[0].starts_with("Does this machine meet a deadline? Under load"));
+        assert!(paragraphs
+            .iter()
+            .any(|p| p.starts_with("Emblix class 3") && p.contains("--profile emblix-class3")));
+        assert!(paragraphs.iter().any(|p| p.contains("Fix: fix 2")));
+    }
+}
