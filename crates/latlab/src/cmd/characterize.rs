@@ -140,13 +140,17 @@ impl Characterization {
                 let outcome = |run: &RunResult| {
                     let outcomes = requirements::evaluate(&requirements, &run.threads);
                     let met = outcomes.iter().all(|o| o.passed);
-                    let line = outcomes
+                    // Met: the first PASS line; missed: every FAIL line (one per thread).
+                    let lines: Vec<&str> = outcomes
                         .iter()
                         .filter(|o| o.passed == met)
-                        .flat_map(|o| o.details.iter())
-                        .next()
-                        .cloned()
-                        .unwrap_or_default();
+                        .flat_map(|o| o.details.iter().map(String::as_str))
+                        .collect();
+                    let line = if met {
+                        lines.first().copied().unwrap_or_default().to_string()
+                    } else {
+                        lines.join("; ")
+                    };
                     (met, line)
                 };
                 Ok(ClassRow {
