@@ -76,6 +76,7 @@ fn args(list: &[&str]) -> Vec<String> {
 fn plan(name: Name, quick: bool, cpus: Option<&str>, duration: Option<u64>) -> Plan {
     let secs = |full: &str| match (quick, duration) {
         (true, _) => "3s".to_string(),
+        (false, Some(ns)) if ns % 1_000_000_000 == 0 => format!("{}s", ns / 1_000_000_000),
         (false, Some(ns)) => format!("{}ms", ns.div_ceil(1_000_000)),
         (false, None) => full.to_string(),
     };
