@@ -7,11 +7,11 @@
 
 use std::fmt::Write as _;
 
-use anyhow::{bail, Context};
+use anyhow::bail;
+use latlab_document::RunDocument;
 use latlab_measure::requirements::{self, PROFILES};
 use latlab_measure::result::RunResult;
 use latlab_measure::units::format_ns;
-use serde::Deserialize;
 
 /// Late means at or over this in the loaded run's explanation: the
 /// strictest class checked (Moblin's 40 µs), so every wake-up that stands in
@@ -80,7 +80,7 @@ pub struct RunFigures {
 }
 
 /// One cause of the loaded run's late wake-ups, as explained.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Cause {
     /// What happened.
     pub description: String,
@@ -94,7 +94,7 @@ pub struct Cause {
 
 /// The part of the loaded run's explanation the answer uses (the run
 /// document holds `latlab explain --json`'s report).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Explained {
     /// Periods of the measurement threads in the trace.
     pub periods: u64,
@@ -129,7 +129,7 @@ pub struct Characterization {
 
 impl Characterization {
     /// The answer from the idle and the loaded run.
-    pub fn of(idle: &RunResult, loaded: &RunResult) -> anyhow::Result<Characterization> {
+    pub fn of(idle: &RunDocument, loaded: &RunDocument) -> anyhow::Result<Characterization> {
         if idle.threads.is_empty() || loaded.threads.is_empty() {
             bail!("a characterization step measured no thread (see its output above)");
         }
@@ -161,13 +161,22 @@ impl Characterization {
                 })
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
-        let explained = loaded
-            .explain
-            .as_ref()
-            .map(|value| {
-                Explained::deserialize(value).context("reading the loaded run's explanation")
-            })
-            .transpose()?;
+        let explained = loaded.explain.as_ref().map(|report| Explained {
+            periods: report.periods,
+            late: report.late,
+            threshold_ns: report.threshold_ns,
+            causes: report
+                .causes
+                .iter()
+                .map(|c| Cause {
+                    description: c.description.clone(),
+                    late_windows: c.late_windows,
+                    share: c.share,
+                    recommendation: c.recommendation.clone(),
+                })
+                .collect(),
+            notes: report.notes.clone(),
+        });
         let system = &loaded.system;
         let preemption = system.preemption_model.as_deref().unwrap_or("unknown");
         let machine = format!(
