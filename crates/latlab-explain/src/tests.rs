@@ -655,18 +655,6 @@ fn remote_wakeup_uses_the_task_cpu_for_the_wait_after_the_wakeup() {
     assert_eq!(ipi.late, 1);
 }
 
-/// A deterministic pseudo-random sequence (xorshift) for the trace below.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
-
 /// Two tasks on two CPUs with timers, remote wake-ups, interrupts,
 /// softirqs, other tasks, equal timestamps and a CPU whose clock steps back
 /// now and then: one pass must cut exactly the windows two passes cut.
@@ -674,7 +662,7 @@ impl Rng {
 fn one_pass_windows_equal_two_pass_windows_on_a_messy_trace() {
     let mut names = Names::new();
     let mut recs = Vec::new();
-    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let mut rng = latlab_rt::rng::Rng::new(0x2545_f491_4f6c_dd1d);
     let mut ev = |names: &mut Names, ts: u64, cpu: u32, kind: Kind, n: &str| {
         recs.push(Rec {
             ts,

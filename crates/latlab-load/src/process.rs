@@ -39,9 +39,10 @@ use std::time::{Duration, Instant};
 use latlab_rt::wait::{Condvar, Event};
 use serde::{Deserialize, Serialize};
 
-use crate::running::{online_cpus, validate, READY_TIMEOUT};
+use crate::running::{validate, READY_TIMEOUT};
 use crate::sched::{make_background, set_affinity};
 use crate::{LoadError, LoadOptions, LoadReport, LoadSpec, RunningLoad};
+use latlab_rt::sched::online_cpus;
 
 /// Environment variable through which the child learns its parent's pid.
 const PARENT_ENV: &str = "LATLAB_LOAD_PARENT";

@@ -6,6 +6,7 @@ use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use latlab_rt::sched::online_cpus;
 use latlab_rt::wait::Event;
 
 use crate::command::{group_cpu_seconds, poll_pid, Ended, ExternalCommand};
@@ -569,15 +570,6 @@ impl Drop for RunningLoad {
         let _ = self.shutdown();
         let _ = self.finish_cleanup();
     }
-}
-
-/// Every online CPU (the kernel intersects it with the cgroup's cpuset when
-/// a thread is pinned to it).
-pub(crate) fn online_cpus() -> Vec<usize> {
-    std::fs::read_to_string("/sys/devices/system/cpu/online")
-        .ok()
-        .and_then(|text| latlab_rt::sched::parse_cpu_list(text.trim()).ok())
-        .unwrap_or_else(latlab_rt::sched::usable_cpus)
 }
 
 /// `f_type` of tmpfs (linux/magic.h).

@@ -8,38 +8,9 @@ use serde::Serialize;
 
 use crate::LockError;
 
-/// SplitMix64: a tiny, fast, seedable generator; the same seed gives the same sequence on
-/// every platform, which makes the simulator and the benchmark's work pattern repeatable.
-#[derive(Debug, Clone)]
-pub struct Rng {
-    state: u64,
-}
-
-impl Rng {
-    /// A generator seeded with `seed`.
-    pub fn new(seed: u64) -> Self {
-        Self { state: seed }
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A uniform integer in `lo..=hi` (`lo` when `hi <= lo`).
-    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        if hi <= lo {
-            return lo;
-        }
-        let span = hi - lo + 1;
-        // Multiply-shift: unbiased enough for spans far below 2^64.
-        lo + ((u128::from(self.next_u64()) * u128::from(span)) >> 64) as u64
-    }
-}
+/// The seedable generator that makes the simulator and the benchmark's work
+/// pattern repeatable (SplitMix64; one home in latlab-rt).
+pub use latlab_rt::rng::Rng;
 
 /// One cluster of hold times: `weight` parts of the samples fall uniformly in
 /// `lo_ns..=hi_ns`.

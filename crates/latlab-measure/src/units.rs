@@ -1,35 +1,8 @@
 //! Durations as people write them (`1ms`, `40us`, `30s`) and as latlab prints them.
 
-/// Parses a duration such as `30s`, `1ms`, `40us`, `40µs`, `500ns`, `2m`, `1h`
-/// or a plain number of seconds. Returns nanoseconds.
-pub fn parse_duration(text: &str) -> Result<u64, String> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("invalid duration {text:?} (expected e.g. 30s, 1ms, 40us)"))?;
-    let scale = match unit.trim() {
-        "ns" => 1.0,
-        "us" | "µs" => 1e3,
-        "ms" => 1e6,
-        "" | "s" => 1e9,
-        "m" | "min" => 60e9,
-        "h" => 3600e9,
-        other => {
-            return Err(format!(
-                "unknown unit {other:?} in {text:?} (use ns, us, ms, s, m or h)"
-            ))
-        }
-    };
-    let ns = value * scale;
-    if !ns.is_finite() || ns > u64::MAX as f64 {
-        return Err(format!("duration {text:?} is too large"));
-    }
-    Ok(ns.round() as u64)
-}
+/// Parses a duration such as `30s`, `1ms`, `40us` (nanoseconds); see
+/// [`latlab_rt::duration::parse_ns`], the one parser every command uses.
+pub use latlab_rt::duration::parse_ns as parse_duration;
 
 /// Parses a percentage such as `5%`, `0.05` or `5` (read as percent when > 1).
 /// Returns a fraction.
@@ -80,21 +53,6 @@ pub fn format_ns(ns: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn durations_parse() {
-        assert_eq!(parse_duration("30s"), Ok(30_000_000_000));
-        assert_eq!(parse_duration("1ms"), Ok(1_000_000));
-        assert_eq!(parse_duration("40us"), Ok(40_000));
-        assert_eq!(parse_duration("40µs"), Ok(40_000));
-        assert_eq!(parse_duration("2.5ms"), Ok(2_500_000));
-        assert_eq!(parse_duration("10"), Ok(10_000_000_000));
-        assert_eq!(parse_duration("2m"), Ok(120_000_000_000));
-        assert!(parse_duration("ten").is_err());
-        assert!(parse_duration("5 parsecs")
-            .unwrap_err()
-            .contains("unknown unit"));
-    }
 
     #[test]
     fn fractions_parse() {

@@ -38,6 +38,8 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::time::Duration;
 
+use latlab_rt::clock::{monotonic_ns, sleep_until};
+
 const USAGE: &str = "usage: pacing_probe [-n N] [-g US] [-s PRIO] [-r PRIO] [-c CPU] \
 [-k] [-t] [-L] [-w] [-b] [-P] [-T KB]\n\
 (see the comment at the top of crates/latlab-respond/examples/pacing_probe.rs)";
@@ -161,22 +163,10 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
     Ok(o)
 }
 
-/// CLOCK_MONOTONIC in ns (the pacing always uses it).
-fn mono_ns() -> u64 {
-    let mut ts = MaybeUninit::<libc::timespec>::uninit();
-    // SAFETY: clock_gettime writes a timespec to a valid pointer; it cannot
-    // fail for CLOCK_MONOTONIC, so ts is initialised afterwards.
-    let ts = unsafe {
-        libc::clock_gettime(libc::CLOCK_MONOTONIC, ts.as_mut_ptr());
-        ts.assume_init()
-    };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
 /// The timestamps of the measurement: CLOCK_MONOTONIC, or gettimeofday with -t.
 fn stamp_ns(use_tod: bool) -> u64 {
     if !use_tod {
-        return mono_ns();
+        return monotonic_ns();
     }
     let mut tv = MaybeUninit::<libc::timeval>::uninit();
     // SAFETY: gettimeofday writes a timeval to a valid pointer (the time zone
@@ -264,20 +254,6 @@ fn sleep_ns(ns: u64) {
     let ts = latlab_rt::clock::to_timespec(ns);
     // SAFETY: ts is a valid timespec; the remainder pointer may be null.
     unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) };
-}
-
-/// Sleeps to the absolute CLOCK_MONOTONIC deadline `at_ns`.
-fn sleep_until(at_ns: u64) {
-    let ts = latlab_rt::clock::to_timespec(at_ns);
-    // SAFETY: ts is a valid timespec; the remainder pointer may be null.
-    unsafe {
-        libc::clock_nanosleep(
-            libc::CLOCK_MONOTONIC,
-            libc::TIMER_ABSTIME,
-            &ts,
-            std::ptr::null_mut(),
-        )
-    };
 }
 
 /// The responder, in the forked child: only async-signal-safe calls (no
@@ -404,12 +380,12 @@ fn run(o: &Options) -> Result<(), String> {
 
     let (mut lost, evict_len) = (0u32, o.evict_kb * 1024);
     let evict = &mut evict.spare_capacity_mut()[..evict_len];
-    let mut next = mono_ns();
+    let mut next = monotonic_ns();
     for i in 0..o.events {
         if !o.ping_pong {
             next += o.gap_us as u64 * 1000;
             if o.busy {
-                while mono_ns() < next {}
+                while monotonic_ns() < next {}
             } else {
                 sleep_until(next);
             }

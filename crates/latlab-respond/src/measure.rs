@@ -31,7 +31,8 @@ use latlab_measure::series::{SecondSeries, SeriesPoint};
 use latlab_measure::stats::Stats;
 use latlab_measure::units::{format_ns, parse_duration};
 use latlab_measure::worst::{WorstSample, WorstSamples};
-use latlab_rt::clock::monotonic_ns;
+use latlab_rt::clock::{monotonic_ns, sleep_until};
+use latlab_rt::rng::Rng;
 use latlab_rt::sched::{self, Policy};
 
 use crate::channel::{self, Channel, Receiver, Sender, Waited};
@@ -503,38 +504,14 @@ impl Drop for ThreadState {
     }
 }
 
-/// A small xorshift generator for random gaps (quality is not critical;
-/// independence from the timer tick is).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
-    }
-
-    fn gap(&mut self, gap: &Gap) -> u64 {
-        match *gap {
+impl Gap {
+    /// The next gap in ns: the fixed one, or one drawn uniformly from the
+    /// random range (independent of the timer tick).
+    fn next_ns(&self, rng: &mut Rng) -> u64 {
+        match *self {
             Gap::Fixed { ns } => ns,
-            Gap::Random { min_ns, max_ns } => min_ns + self.next() % (max_ns - min_ns + 1),
+            Gap::Random { min_ns, max_ns } => rng.range(min_ns, max_ns),
         }
-    }
-}
-
-fn sleep_until(deadline_ns: u64) {
-    let ts = latlab_rt::clock::to_timespec(deadline_ns);
-    // SAFETY: a valid timespec; an EINTR simply returns early.
-    unsafe {
-        libc::clock_nanosleep(
-            libc::CLOCK_MONOTONIC,
-            libc::TIMER_ABSTIME,
-            &ts,
-            std::ptr::null_mut(),
-        );
     }
 }
 
@@ -664,7 +641,7 @@ pub fn measure(
         WorstSamples::new(WORST_KEPT),
         SecondSeries::new(per_second),
     );
-    let mut rng = Rng(monotonic_ns() ^ (u64::from(pid as u32) << 32) | 1);
+    let mut rng = Rng::from_clock();
     let (mut sent, mut answered, mut lost) = (0u64, 0u64, 0u64);
     let mut need_drain = false;
     let mut interrupted = false;
@@ -762,7 +739,7 @@ pub fn measure(
             }
         }
         let now = monotonic_ns();
-        next = next.saturating_add(rng.gap(&config.gap)).max(now);
+        next = next.saturating_add(config.gap.next_ns(&mut rng)).max(now);
         if now - last_progress >= 250_000_000 {
             last_progress = now;
             let progress = Progress {
@@ -858,8 +835,8 @@ mod tests {
             min_ns: 100,
             max_ns: 200,
         };
-        let mut rng = Rng(0x1234_5678_9abc_def1);
-        let gaps: Vec<u64> = (0..1000).map(|_| rng.gap(&gap)).collect();
+        let mut rng = Rng::new(0x1234_5678_9abc_def1);
+        let gaps: Vec<u64> = (0..1000).map(|_| gap.next_ns(&mut rng)).collect();
         assert!(gaps.iter().all(|g| (100..=200).contains(g)));
         let distinct: std::collections::BTreeSet<_> = gaps.iter().collect();
         assert!(distinct.len() > 50, "{} distinct gaps", distinct.len());

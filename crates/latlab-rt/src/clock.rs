@@ -32,7 +32,9 @@ pub fn zeroed_timespec() -> libc::timespec {
 }
 
 /// Sleeps until the absolute CLOCK_MONOTONIC time `deadline_ns` (returns at
-/// once if it has passed); a signal resumes the sleep.
+/// once if it has passed). A signal resumes the sleep, unless it asked the
+/// process to stop ([`crate::stop::requested`]): then it returns early so
+/// that the caller's loop can wind down.
 pub fn sleep_until(deadline_ns: u64) {
     let ts = to_timespec(deadline_ns);
     loop {
@@ -45,7 +47,7 @@ pub fn sleep_until(deadline_ns: u64) {
                 std::ptr::null_mut(),
             )
         };
-        if rc != libc::EINTR {
+        if rc != libc::EINTR || crate::stop::requested() {
             return;
         }
     }
@@ -103,6 +105,35 @@ mod tests {
         assert_eq!(format_utc(951_782_400.0), "2000-02-29T00:00:00Z");
         assert_eq!(format_utc(1_795_312_479.0), "2026-11-22T01:54:39Z");
         assert_eq!(format_stamp(1_795_312_479.0), "20261122-015439");
+    }
+
+    #[test]
+    fn sleep_until_resumes_after_a_signal_that_does_not_ask_to_stop() {
+        extern "C" fn ignore(_: libc::c_int) {}
+        // SAFETY: the handler does nothing.
+        unsafe { crate::signal::set_handler(libc::SIGUSR2, ignore, 0) }.unwrap();
+        // SAFETY: pthread_self has no preconditions.
+        let me = unsafe { libc::pthread_self() } as usize;
+        let interrupter = std::thread::spawn(move || {
+            for _ in 0..5 {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                // SAFETY: signalling a thread that is alive (it joins us below).
+                unsafe { libc::pthread_kill(me as libc::pthread_t, libc::SIGUSR2) };
+            }
+        });
+        let start = monotonic_ns();
+        sleep_until(start + 200_000_000);
+        let slept = monotonic_ns() - start;
+        interrupter.join().unwrap();
+        assert!(slept >= 200_000_000, "returned after {slept} ns");
+    }
+
+    #[test]
+    fn past_deadlines_return_at_once() {
+        let start = monotonic_ns();
+        sleep_until(start.saturating_sub(1_000_000));
+        sleep_until(0);
+        assert!(monotonic_ns() - start < 1_000_000_000);
     }
 
     #[test]

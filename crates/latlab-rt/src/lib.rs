@@ -2,13 +2,16 @@
 //!
 //! - [`autogroup`]: running again in a scheduler autogroup of our own at a chosen nice;
 //! - [`jobcontrol`]: Ctrl-Z and `fg` for the process groups we start;
-//! - [`sched`]: scheduling policy, priority and CPU affinity of a thread;
+//! - [`sched`]: scheduling policy, priority and CPU affinity of a thread, CPU
+//!   lists and the online CPUs;
 //! - [`memory`]: `mlockall` and stack prefaulting;
 //! - [`dma`]: holding `/dev/cpu_dma_latency` so CPUs stay out of deep idle;
 //! - [`privilege`]: probing what this process may do, with errors that name the fix;
 //! - [`stop`]: a Ctrl-C / SIGTERM flag shared by every long-running command;
 //! - [`signal`]: installing a signal handler;
-//! - [`clock`]: CLOCK_MONOTONIC in nanoseconds;
+//! - [`clock`]: CLOCK_MONOTONIC in nanoseconds, and sleeping to a deadline on it;
+//! - [`duration`]: durations as people write them (`30s`, `1ms`, `40us`);
+//! - [`rng`]: a tiny seedable random generator;
 //! - [`wait`]: timed waits between threads (an event, a condition variable)
 //!   that keep their nanoseconds on 32-bit targets, where std's do not;
 //! - [`sysinfo`]: the facts about the machine that every result records.
@@ -21,9 +24,11 @@
 pub mod autogroup;
 pub mod clock;
 pub mod dma;
+pub mod duration;
 pub mod jobcontrol;
 pub mod memory;
 pub mod privilege;
+pub mod rng;
 pub mod sched;
 pub mod signal;
 pub mod stop;

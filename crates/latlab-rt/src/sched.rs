@@ -169,20 +169,35 @@ pub fn current_affinity() -> Vec<usize> {
 /// The CPUs that are online and that this process may use.
 pub fn usable_cpus() -> Vec<usize> {
     let allowed = current_affinity();
-    match std::fs::read_to_string("/sys/devices/system/cpu/online")
-        .ok()
-        .and_then(|text| parse_cpu_list(text.trim()).ok())
-    {
+    match kernel_online_cpus() {
         Some(online) => allowed.into_iter().filter(|c| online.contains(c)).collect(),
         None => allowed,
     }
 }
 
-/// Parses a kernel-style CPU list such as `0-3,6,8-9`.
+/// Every online CPU (`/sys/devices/system/cpu/online`), whatever this
+/// process's affinity; the CPUs this process may use when that file cannot
+/// be read.
+pub fn online_cpus() -> Vec<usize> {
+    kernel_online_cpus().unwrap_or_else(usable_cpus)
+}
+
+fn kernel_online_cpus() -> Option<Vec<usize>> {
+    std::fs::read_to_string("/sys/devices/system/cpu/online")
+        .ok()
+        .and_then(|text| parse_cpu_list(text.trim()).ok())
+}
+
+/// The highest CPU number a CPU list may name.
+pub const MAX_CPU: usize = 4095;
+
+/// Parses a kernel-style CPU list such as `0-3,6,8-9` into sorted, distinct
+/// CPUs. An entry that is not a CPU or a `low-high` range is an error that
+/// names it.
 pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>, RtError> {
-    let bad = |reason: &str| RtError::CpuList {
-        text: text.to_string(),
-        reason: reason.to_string(),
+    let bad = |reason: String| RtError::CpuList {
+        text: text.trim().to_string(),
+        reason,
     };
     let mut cpus = Vec::new();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
@@ -190,18 +205,21 @@ pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>, RtError> {
             Some((a, b)) => (a.trim(), b.trim()),
             None => (part, part),
         };
-        let first: usize = first.parse().map_err(|_| bad("not a number"))?;
-        let last: usize = last.parse().map_err(|_| bad("not a number"))?;
+        let number = |n: &str| -> Result<usize, RtError> {
+            n.parse()
+                .map_err(|_| bad(format!("{part:?} is not a CPU number or a low-high range")))
+        };
+        let (first, last) = (number(first)?, number(last)?);
         if last < first {
-            return Err(bad("range goes backwards"));
+            return Err(bad(format!("range {part:?} goes backwards")));
         }
-        if last >= 4096 {
-            return Err(bad("CPU number too large"));
+        if last > MAX_CPU {
+            return Err(bad(format!("{part:?}: CPU numbers go up to {MAX_CPU}")));
         }
         cpus.extend(first..=last);
     }
     if cpus.is_empty() {
-        return Err(bad("no CPU given"));
+        return Err(bad("no CPU given".into()));
     }
     cpus.sort_unstable();
     cpus.dedup();
@@ -223,6 +241,27 @@ mod tests {
         assert!(parse_cpu_list("3-1").is_err());
         assert!(parse_cpu_list("x").is_err());
         assert!(parse_cpu_list("").is_err());
+        assert_eq!(parse_cpu_list("0-1\n").unwrap(), vec![0, 1]);
+        assert!(parse_cpu_list("4096").is_err());
+    }
+
+    #[test]
+    fn a_bad_cpu_list_entry_is_named_in_the_error() {
+        let err = parse_cpu_list("0,2,x,4").unwrap_err().to_string();
+        assert!(err.contains("\"x\" is not a CPU number"), "{err}");
+        let err = parse_cpu_list("0,5-3").unwrap_err().to_string();
+        assert!(err.contains("\"5-3\" goes backwards"), "{err}");
+        let err = parse_cpu_list("1-a").unwrap_err().to_string();
+        assert!(err.contains("\"1-a\""), "{err}");
+    }
+
+    #[test]
+    fn online_cpus_cover_the_usable_ones() {
+        let online = online_cpus();
+        assert!(!online.is_empty());
+        for cpu in usable_cpus() {
+            assert!(online.contains(&cpu), "CPU {cpu} usable but not online");
+        }
     }
 
     #[test]

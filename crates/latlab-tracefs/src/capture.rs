@@ -17,7 +17,8 @@ use crate::instance::{remove_stale_instances, Instance};
 use crate::marker::{TraceFreezer, TraceMarker};
 use crate::reader::{open_pipe_raw, read_remaining, CpuReader, Growth, StopSignal};
 use crate::ringbuf::{self, RingBuffer, Sizing};
-use crate::tracefs::{online_cpus, read_file, read_text, Tracefs};
+use crate::tracefs::{read_file, read_text, Tracefs};
+use latlab_rt::sched::online_cpus;
 
 /// The clock latlab asks for: CLOCK_MONOTONIC, the measurement threads' clock.
 pub const TRACE_CLOCK: &str = "mono";

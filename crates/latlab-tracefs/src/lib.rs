@@ -54,4 +54,4 @@ pub use instance::{
 };
 pub use marker::{TraceFreezer, TraceMarker};
 pub use ringbuf::{RingBuffer, Sizing};
-pub use tracefs::{online_cpus, parse_cpu_list, Tracefs, DEFAULT_MOUNT};
+pub use tracefs::{Tracefs, DEFAULT_MOUNT};

@@ -191,49 +191,9 @@ pub(crate) fn write_file(path: &Path, value: &str) -> Result<()> {
         .map_err(|e| TracefsError::io("write", path, e))
 }
 
-/// The CPUs listed in a kernel cpu-list file such as `/sys/devices/system/cpu/online`.
-pub fn parse_cpu_list(text: &str) -> Vec<usize> {
-    let mut cpus = Vec::new();
-    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
-        match part.split_once('-') {
-            Some((a, b)) => {
-                if let (Ok(a), Ok(b)) = (a.trim().parse::<usize>(), b.trim().parse::<usize>()) {
-                    cpus.extend(a..=b);
-                }
-            }
-            None => {
-                if let Ok(c) = part.trim().parse() {
-                    cpus.push(c);
-                }
-            }
-        }
-    }
-    cpus
-}
-
-/// The online CPUs.
-pub fn online_cpus() -> Vec<usize> {
-    match fs::read_to_string("/sys/devices/system/cpu/online") {
-        Ok(t) => parse_cpu_list(&t),
-        Err(_) => {
-            let n = std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1);
-            (0..n).collect()
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cpu_lists() {
-        assert_eq!(parse_cpu_list("0-1\n"), vec![0, 1]);
-        assert_eq!(parse_cpu_list("0,2-4,7"), vec![0, 2, 3, 4, 7]);
-        assert_eq!(parse_cpu_list(""), Vec::<usize>::new());
-    }
 
     #[test]
     fn mount_paths_unescape() {

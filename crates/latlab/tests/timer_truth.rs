@@ -43,6 +43,8 @@ use std::time::{Duration, Instant};
 use latlab_explain::detect::{Detector, Period, PeriodSource};
 use latlab_explain::model::{Kind, Names};
 use latlab_explain::{Source, Trace};
+use latlab_rt::clock::{monotonic_ns, sleep_until};
+use latlab_rt::rng::Rng;
 use serde_json::Value;
 
 /// The hog and latlab's measurement thread share CPU 0: one test at a time.
@@ -379,35 +381,6 @@ fn wait_bounded(child: &mut Child, limit: Duration) -> ExitStatus {
     }
 }
 
-/// CLOCK_MONOTONIC, ns.
-fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes into the timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-/// Sleeps until `ns` on CLOCK_MONOTONIC (absolute, so never longer).
-fn sleep_until(ns: u64) {
-    let ts = libc::timespec {
-        tv_sec: (ns / 1_000_000_000) as libc::time_t,
-        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
-    };
-    // SAFETY: a valid timespec; no remaining-time pointer with TIMER_ABSTIME.
-    while unsafe {
-        libc::clock_nanosleep(
-            libc::CLOCK_MONOTONIC,
-            libc::TIMER_ABSTIME,
-            &ts,
-            std::ptr::null_mut(),
-        )
-    } == libc::EINTR
-    {}
-}
-
 /// Busy-spins until `ns` on CLOCK_MONOTONIC.
 fn spin_until(ns: u64) {
     while monotonic_ns() < ns {
@@ -431,21 +404,6 @@ fn pin_to(cpu: usize) -> bool {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_SET(cpu, &mut set);
         libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
-    }
-}
-
-/// A small deterministic pseudo-random sequence: the hog's phases and
-/// lengths are the same from run to run.
-struct Lcg(u64);
-
-impl Lcg {
-    /// A number in `0..n`.
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (self.0 >> 33) % n.max(1)
     }
 }
 
@@ -485,7 +443,7 @@ impl Hog {
             let stop = Arc::clone(&stop);
             std::thread::Builder::new()
                 .name("timer-truth-hog".into())
-                .spawn(move || hog(pid, targeted, Lcg(seed), &stop))
+                .spawn(move || hog(pid, targeted, Rng::new(seed), &stop))
                 .unwrap()
         };
         Hog {
@@ -534,7 +492,7 @@ const SWEEP_STEPS: u64 = 65;
 /// 10-40 µs after it (a missed period). Without a phase, bursts of 0.9-1.5
 /// intervals start at pseudo-random moments. A burst never exceeds two
 /// intervals.
-fn hog(pid: u32, targeted: bool, mut rng: Lcg, stop: &AtomicBool) -> HogReport {
+fn hog(pid: u32, targeted: bool, mut rng: Rng, stop: &AtomicBool) -> HogReport {
     let deadline = Instant::now() + HOG_LIFETIME;
     let mut report = HogReport::default();
     assert!(pin_to(CPU), "pin the hog to CPU {CPU}");

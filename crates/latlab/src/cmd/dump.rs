@@ -89,27 +89,13 @@ impl Filter {
     }
 }
 
+/// The CPUs `--cpu` keeps, as a table indexed by CPU number.
 fn parse_cpu_list(spec: &str) -> anyhow::Result<Vec<bool>> {
-    let mut v = vec![false; 4096];
-    for part in spec.split(',').filter(|p| !p.is_empty()) {
-        let (a, b) = match part.split_once('-') {
-            Some((a, b)) => (a, b),
-            None => (part, part),
-        };
-        let a: usize = a
-            .trim()
-            .parse()
-            .with_context(|| format!("--cpu {spec:?}: bad CPU {a:?}"))?;
-        let b: usize = b
-            .trim()
-            .parse()
-            .with_context(|| format!("--cpu {spec:?}: bad CPU {b:?}"))?;
-        if a > b || b >= v.len() {
-            bail!("--cpu {spec:?}: bad range {part:?} (CPUs 0-4095, low-high)");
-        }
-        v[a..=b].iter_mut().for_each(|x| *x = true);
+    let mut keep = vec![false; latlab_rt::sched::MAX_CPU + 1];
+    for cpu in latlab_rt::sched::parse_cpu_list(spec).with_context(|| format!("--cpu {spec:?}"))? {
+        keep[cpu] = true;
     }
-    Ok(v)
+    Ok(keep)
 }
 
 /// Runs `latlab dump`.

@@ -30,7 +30,7 @@ pub struct RecordArgs {
     pub buffer_size: Option<u32>,
     /// Record for this long (e.g. 500ms, 10s, 2m); without a command and
     /// without --duration, record until Ctrl-C.
-    #[arg(short, long, value_parser = parse_duration)]
+    #[arg(short, long, value_parser = latlab_rt::duration::parse_positive)]
     pub duration: Option<Duration>,
     /// Keep events only in the ring buffer and write them when SIGUSR1
     /// arrives (to FILE-1.dat, FILE-2.dat, ...) and at the end (to FILE).
@@ -48,35 +48,6 @@ pub struct RecordArgs {
     /// The command to trace (after `--`).
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
-}
-
-/// Parses `500ms`, `10s`, `2m`, `1h`, `250us`; a bare number is seconds.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("`{s}` is not a duration like 10s or 500ms"))?;
-    let secs = match unit {
-        "" | "s" => v,
-        "ms" => v / 1e3,
-        "us" => v / 1e6,
-        "ns" => v / 1e9,
-        "m" | "min" => v * 60.0,
-        "h" => v * 3600.0,
-        _ => {
-            return Err(format!(
-                "unknown unit `{unit}` in `{s}` (use ns, us, ms, s, m, h)"
-            ))
-        }
-    };
-    if !secs.is_finite() || secs <= 0.0 {
-        return Err(format!("duration `{s}` must be positive"));
-    }
-    Ok(Duration::from_secs_f64(secs))
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -313,17 +284,6 @@ fn print_summary(r: &CaptureReport, interrupted: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("10s").unwrap(), Duration::from_secs(10));
-        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
-        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
-        assert_eq!(parse_duration("1.5").unwrap(), Duration::from_millis(1500));
-        assert!(parse_duration("0s").is_err());
-        assert!(parse_duration("10x").is_err());
-        assert!(parse_duration("s").is_err());
-    }
 
     #[test]
     fn snapshot_names() {
