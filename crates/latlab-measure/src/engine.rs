@@ -79,26 +79,10 @@ pub struct Progress {
     pub threads: Vec<(usize, u64, u64)>,
 }
 
-/// Follows a measurement from the calling thread: told when the threads
-/// are ready, then about every 100 ms. An error from either stops the
-/// measurement and is returned by [`measure`].
-pub trait Monitor {
-    /// Every thread is pinned and at its priority (e.g. start a background
-    /// load here). Returns how long to wait before the first period, so a
-    /// load started here can settle (its start-up is not steady state).
-    fn ready(&mut self) -> Result<Duration, String> {
-        Ok(Duration::ZERO)
-    }
-    /// Progress so far (e.g. draw a live view, check a load is alive).
-    fn progress(&mut self, _progress: &Progress) -> Result<(), String> {
-        Ok(())
-    }
-}
-
-/// A monitor that does nothing.
-pub struct Silent;
-
-impl Monitor for Silent {}
+/// Follows a measurement from the calling thread (see
+/// [`latlab_rt::monitor::Monitor`]): told when the threads are ready, then
+/// about every 100 ms with the [`Progress`].
+pub use latlab_rt::monitor::{Monitor, Silent};
 
 /// What one measurement thread measured.
 #[derive(Debug, Clone)]
@@ -241,7 +225,7 @@ impl Recorder {
 /// stays at its own, normal priority).
 pub fn measure(
     config: &MeasureConfig,
-    monitor: &mut dyn Monitor,
+    monitor: &mut dyn Monitor<Progress>,
 ) -> Result<MeasureOutput, MeasureError> {
     validate(config)?;
     if config.timer == TimerKind::Itimer {

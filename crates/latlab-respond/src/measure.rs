@@ -170,23 +170,10 @@ pub struct Progress {
     pub max_round_trip_ns: u64,
 }
 
-/// Hooks into a measurement: start a load when the responder is ready,
-/// show progress, stop early with an error.
-pub trait Observer {
-    /// The responder is ready; returns how long to wait before the first
-    /// event (e.g. for a background load to settle).
-    fn ready(&mut self) -> Result<Duration, String> {
-        Ok(Duration::ZERO)
-    }
-    /// Called about four times a second, outside the timed section.
-    fn progress(&mut self, _progress: &Progress) -> Result<(), String> {
-        Ok(())
-    }
-}
-
-/// An observer that does nothing.
-pub struct Quiet;
-impl Observer for Quiet {}
+/// Hooks into a measurement (see [`latlab_rt::monitor::Monitor`]): start a
+/// load when the responder is ready, show progress about four times a
+/// second, stop early with an error. [`Quiet`] does nothing.
+pub use latlab_rt::monitor::{Monitor, Silent as Quiet};
 
 /// One latency: all samples, the worst, the per-second series.
 #[derive(Debug, Clone)]
@@ -519,7 +506,7 @@ impl Gap {
 /// (see [`latlab_rt::stop`]); the figures cover what ran.
 pub fn measure(
     config: &RespondConfig,
-    observer: &mut dyn Observer,
+    observer: &mut dyn Monitor<Progress>,
 ) -> Result<RespondOutput, RespondError> {
     let mut wires = channel::build(&config.channel, config.gpio.as_ref())?;
     let shared_page = SharedPage::new(config.responder_cpu)?;

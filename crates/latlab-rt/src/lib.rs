@@ -7,6 +7,7 @@
 //! - [`memory`]: `mlockall` and stack prefaulting;
 //! - [`dma`]: holding `/dev/cpu_dma_latency` so CPUs stay out of deep idle;
 //! - [`privilege`]: probing what this process may do, with errors that name the fix;
+//! - [`monitor`]: the hook trait that follows a measurement from the calling thread;
 //! - [`stop`]: a Ctrl-C / SIGTERM flag shared by every long-running command;
 //! - [`signal`]: installing a signal handler;
 //! - [`clock`]: CLOCK_MONOTONIC in nanoseconds, and sleeping to a deadline on it;
@@ -27,6 +28,7 @@ pub mod dma;
 pub mod duration;
 pub mod jobcontrol;
 pub mod memory;
+pub mod monitor;
 pub mod privilege;
 pub mod rng;
 pub mod sched;

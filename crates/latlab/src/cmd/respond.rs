@@ -18,7 +18,7 @@ use latlab_measure::units::{format_ns, parse_duration};
 use latlab_report::formats::{CyclictestText, TerminalText};
 use latlab_respond::channel::Channel;
 use latlab_respond::gpio::GpioWiring;
-use latlab_respond::measure::{self, Gap, Observer, Progress, RespondConfig};
+use latlab_respond::measure::{self, Gap, Monitor, Progress, RespondConfig};
 use latlab_respond::result::{CheckOn, RespondContext, RespondResult, RespondSettings};
 use latlab_rt::sched::{self, Policy};
 use latlab_rt::sysinfo::SystemInfo;
@@ -328,7 +328,7 @@ struct RespondMonitor<'a> {
     load: BackgroundLoad<'a>,
 }
 
-impl Observer for RespondMonitor<'_> {
+impl Monitor<Progress> for RespondMonitor<'_> {
     fn ready(&mut self) -> Result<Duration, String> {
         self.load.start()
     }

@@ -571,7 +571,7 @@ struct RunMonitor<'a> {
     load: BackgroundLoad<'a>,
 }
 
-impl Monitor for RunMonitor<'_> {
+impl Monitor<Progress> for RunMonitor<'_> {
     fn ready(&mut self) -> Result<Duration, String> {
         self.load.start()
     }
