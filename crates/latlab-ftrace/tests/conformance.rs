@@ -11,15 +11,7 @@ use latlab_ftrace::text::{parse_fields, parse_ftrace_line};
 use latlab_ftrace::{DatFile, EventView};
 
 fn have_trace_cmd() -> bool {
-    let ok = Command::new("trace-cmd").arg("--version").output().is_ok();
-    if !ok {
-        let msg = "trace-cmd is not installed: install it with `apt-get install trace-cmd`";
-        if std::env::var("LATLAB_REQUIRE_PRIVILEGE").as_deref() == Ok("1") {
-            panic!("{msg} (required because LATLAB_REQUIRE_PRIVILEGE=1)");
-        }
-        eprintln!("SKIP: {msg}");
-    }
-    ok
+    latlab_testkit::have_tool("trace-cmd", "trace-cmd")
 }
 
 fn parse_num(v: &str) -> Option<i128> {

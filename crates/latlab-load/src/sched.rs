@@ -78,7 +78,7 @@ mod tests {
         let fifo = latlab_rt::sched::setscheduler(0, libc::SCHED_FIFO, &param) == 0;
         if !fifo {
             assert!(
-                std::env::var_os("LATLAB_REQUIRE_PRIVILEGE").is_none(),
+                !latlab_testkit::require_privilege(),
                 "SCHED_FIFO refused: run as root or grant CAP_SYS_NICE"
             );
             eprintln!("note: SCHED_FIFO refused (run as root or grant CAP_SYS_NICE); testing from SCHED_OTHER only");

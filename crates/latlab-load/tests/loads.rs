@@ -135,7 +135,7 @@ fn every_kind_yields_throughput_at_sched_other() {
     latlab_rt::sched::setscheduler(0, libc::SCHED_OTHER, &back);
     if !fifo {
         eprintln!("note: SCHED_FIFO refused (run as root or grant CAP_SYS_NICE): workers were started from SCHED_OTHER only");
-        assert!(std::env::var_os("LATLAB_REQUIRE_PRIVILEGE").is_none());
+        assert!(!latlab_testkit::require_privilege());
     }
 }
 
@@ -376,13 +376,12 @@ fn loads_work_in_a_memory_locked_process_as_under_latlab_run() {
     let _serial = serial();
     // `latlab run` locks all current and future pages; the loads must still work.
     // Without root a small RLIMIT_MEMLOCK would fail the mem load's mappings.
-    // SAFETY: geteuid has no preconditions; mlockall/munlockall affect only
-    // this test process.
-    if unsafe { libc::geteuid() } != 0
+    // SAFETY: mlockall/munlockall affect only this test process.
+    if !latlab_testkit::skip::is_root()
         || unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) } != 0
     {
         eprintln!("note: needs root for mlockall without a memlock limit (run as root); skipped");
-        assert!(std::env::var_os("LATLAB_REQUIRE_PRIVILEGE").is_none());
+        assert!(!latlab_testkit::require_privilege());
         return;
     }
     let root = tempfile::tempdir().unwrap();

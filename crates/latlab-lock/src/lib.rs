@@ -160,12 +160,10 @@ pub(crate) mod test_support {
     /// Skips a test that needs a privilege this process lacks, printing the reason and
     /// the fix, or fails it when `LATLAB_REQUIRE_PRIVILEGE=1`.
     pub(crate) fn skip_or_fail(what: &str) {
-        let msg = format!(
-            "{what} needs root or CAP_SYS_NICE: run the tests as root (or setcap cap_sys_nice+ep on the test binary)"
+        latlab_testkit::require(
+            &format!("{what}: root or CAP_SYS_NICE"),
+            false,
+            "run the tests as root (or setcap cap_sys_nice+ep on the test binary)",
         );
-        if std::env::var("LATLAB_REQUIRE_PRIVILEGE").as_deref() == Ok("1") {
-            panic!("LATLAB_REQUIRE_PRIVILEGE=1 but {msg}");
-        }
-        eprintln!("skipped: {msg}");
     }
 }

@@ -1,69 +1,18 @@
-//! Captures on the real tracefs of this machine. Needs root; skips (with the
-//! reason) otherwise, unless LATLAB_REQUIRE_PRIVILEGE=1 turns that into a failure.
+//! Captures on the real tracefs of this machine, found as latlab finds it
+//! (`/sys/kernel/tracing` or debugfs's `tracing/`). Needs root; skips (with
+//! the reason) otherwise, unless LATLAB_REQUIRE_PRIVILEGE=1 turns that into a
+//! failure.
 
 use std::path::Path;
 use std::process::Command;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use latlab_tracefs::{
-    instance_owner, latlab_instances, Capture, CaptureOptions, Sizing, Tracefs, TracefsError,
-};
+use latlab_testkit::{have_tool, require_tracefs, TracefsState};
+use latlab_tracefs::{Capture, CaptureOptions, Sizing, TracefsError};
 
 /// Captures run one at a time: the machine has few CPUs and we compare counts.
 static SERIAL: Mutex<()> = Mutex::new(());
-
-fn require(what: &str, ok: bool, fix: &str) -> bool {
-    if ok {
-        return true;
-    }
-    if std::env::var("LATLAB_REQUIRE_PRIVILEGE").as_deref() == Ok("1") {
-        panic!("{what} is required (LATLAB_REQUIRE_PRIVILEGE=1): {fix}");
-    }
-    eprintln!("SKIP: {what} missing: {fix}");
-    false
-}
-
-fn privileged() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    require(
-        "root (tracefs access)",
-        root,
-        "run the tests as root (sudo -E cargo test)",
-    )
-}
-
-fn have_trace_cmd() -> bool {
-    let ok = Command::new("trace-cmd").arg("--version").output().is_ok();
-    require("trace-cmd", ok, "apt-get install trace-cmd")
-}
-
-fn top_level_set_event() -> String {
-    let tracefs = Tracefs::discover().expect("tracefs");
-    std::fs::read_to_string(tracefs.path("set_event")).expect("read set_event")
-}
-
-/// After each test: no instance of this process remains and the top-level
-/// event list is what it was before (empty unless another tool uses it).
-fn assert_clean(before_set_event: &str) {
-    let tracefs = Tracefs::discover().expect("tracefs");
-    let me = std::process::id();
-    let mine: Vec<String> = latlab_instances(&tracefs)
-        .unwrap()
-        .into_iter()
-        .filter(|n| instance_owner(n) == Some(me))
-        .collect();
-    assert!(mine.is_empty(), "instances left behind: {mine:?}");
-    let after = top_level_set_event();
-    assert_eq!(after, before_set_event, "top-level events changed");
-    if before_set_event.trim().is_empty() {
-        assert!(
-            after.trim().is_empty(),
-            "events enabled at top level: {after}"
-        );
-    }
-}
 
 /// Runs `trace-cmd report` and returns (events, stderr). Lines that are not
 /// events (`cpus=`, `CPU:n [N EVENTS DROPPED]`) are not counted.
@@ -112,12 +61,11 @@ fn opts(events: &[&str]) -> CaptureOptions {
 #[test]
 fn instance_is_created_configured_and_removed() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    if !privileged() {
+    let Some(tracefs) = require_tracefs("tracefs capture") else {
         return;
-    }
-    let before = top_level_set_event();
+    };
+    let before = TracefsState::now(&tracefs);
     let capture = Capture::start(&opts(&["sched"])).unwrap();
-    let tracefs = Tracefs::discover().unwrap();
     let dir = tracefs.path("instances").join(capture.instance_name());
     assert!(dir.is_dir(), "instance {} missing", dir.display());
     assert_eq!(
@@ -139,16 +87,16 @@ fn instance_is_created_configured_and_removed() {
     let report = capture.stop(&out.path().join("t.dat")).unwrap();
     assert!(!dir.exists(), "instance {} not removed", dir.display());
     assert!(report.file_bytes > 0);
-    assert_clean(&before);
+    before.assert_clean(std::process::id());
 }
 
 #[test]
 fn error_in_start_leaves_no_instance() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    if !privileged() {
+    let Some(tracefs) = require_tracefs("tracefs capture") else {
         return;
-    }
-    let before = top_level_set_event();
+    };
+    let before = TracefsState::now(&tracefs);
     match Capture::start(&opts(&["nosuchsystem:nosuchevent"])) {
         Err(TracefsError::NoEvents { missing, available }) => {
             assert!(missing.contains("nosuchevent"));
@@ -160,31 +108,34 @@ fn error_in_start_leaves_no_instance() {
         }
         other => panic!("expected NoEvents, got {other:?}"),
     }
-    assert_clean(&before);
+    before.assert_clean(std::process::id());
 }
 
 #[test]
 fn error_in_stop_leaves_no_instance() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    if !privileged() {
+    let Some(tracefs) = require_tracefs("tracefs capture") else {
         return;
-    }
-    let before = top_level_set_event();
+    };
+    let before = TracefsState::now(&tracefs);
     let capture = Capture::start(&opts(&["sched"])).unwrap();
     let err = capture
         .stop(Path::new("/nonexistent-dir-latlab/t.dat"))
         .unwrap_err();
     assert!(err.to_string().contains("/nonexistent-dir-latlab"), "{err}");
-    assert_clean(&before);
+    before.assert_clean(std::process::id());
 }
 
 #[test]
 fn recording_matches_trace_cmd_and_carries_markers() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    if !privileged() || !have_trace_cmd() {
+    let Some(tracefs) = require_tracefs("tracefs capture") else {
+        return;
+    };
+    if !have_tool("trace-cmd", "trace-cmd") {
         return;
     }
-    let before = top_level_set_event();
+    let before = TracefsState::now(&tracefs);
     let capture = Capture::start(&opts(&["sched", "timer"])).unwrap();
     let marker = capture.marker();
     let m2 = marker.clone();
@@ -231,16 +182,19 @@ fn recording_matches_trace_cmd_and_carries_markers() {
         report.lost_events, 0,
         "events lost in a 0.2 s recording: {report:?}"
     );
-    assert_clean(&before);
+    before.assert_clean(std::process::id());
 }
 
 #[test]
 fn flight_recorder_snapshots_keep_the_ring_buffer() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    if !privileged() || !have_trace_cmd() {
+    let Some(tracefs) = require_tracefs("tracefs capture") else {
+        return;
+    };
+    if !have_tool("trace-cmd", "trace-cmd") {
         return;
     }
-    let before = top_level_set_event();
+    let before = TracefsState::now(&tracefs);
     let mut o = opts(&["sched", "timer"]);
     o.flight_recorder = true;
     // Big enough that a burst of scheduler events cannot push the first
@@ -275,16 +229,16 @@ fn flight_recorder_snapshots_keep_the_ring_buffer() {
     assert_eq!(events2.len() as u64, r2.total_events);
     assert!(events2.iter().any(|l| l.contains("second window")));
     assert!(!events2.iter().any(|l| l.contains("latlab: cycle=")));
-    assert_clean(&before);
+    before.assert_clean(std::process::id());
 }
 
 #[test]
 fn streaming_capture_refuses_snapshots() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    if !privileged() {
+    let Some(tracefs) = require_tracefs("tracefs capture") else {
         return;
-    }
-    let before = top_level_set_event();
+    };
+    let before = TracefsState::now(&tracefs);
     let mut capture = Capture::start(&opts(&["sched"])).unwrap();
     let dir = tempfile::tempdir().unwrap();
     assert!(matches!(
@@ -292,17 +246,16 @@ fn streaming_capture_refuses_snapshots() {
         Err(TracefsError::WrongMode(_))
     ));
     drop(capture);
-    assert_clean(&before);
+    before.assert_clean(std::process::id());
 }
 
 #[test]
 fn stale_instances_of_dead_processes_are_removed_live_ones_kept() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    if !privileged() {
+    let Some(tracefs) = require_tracefs("tracefs capture") else {
         return;
-    }
-    let before = top_level_set_event();
-    let tracefs = Tracefs::discover().unwrap();
+    };
+    let before = TracefsState::now(&tracefs);
     // A pid that just died.
     let mut child = Command::new("true").spawn().unwrap();
     let dead = child.id();
@@ -325,16 +278,19 @@ fn stale_instances_of_dead_processes_are_removed_live_ones_kept() {
         .iter()
         .any(|n| n.contains(&format!("latlab-{dead}-7"))));
     drop(capture);
-    assert_clean(&before);
+    before.assert_clean(std::process::id());
 }
 
 #[test]
 fn freezer_stops_tracing_so_the_snapshot_ends_at_the_trigger() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    if !privileged() || !have_trace_cmd() {
+    let Some(tracefs) = require_tracefs("tracefs capture") else {
+        return;
+    };
+    if !have_tool("trace-cmd", "trace-cmd") {
         return;
     }
-    let before = top_level_set_event();
+    let before = TracefsState::now(&tracefs);
     let mut o = opts(&["sched"]);
     o.flight_recorder = true;
     let mut capture = Capture::start(&o).unwrap();
@@ -385,7 +341,7 @@ fn freezer_stops_tracing_so_the_snapshot_ends_at_the_trigger() {
     let freezer = capture.freezer();
     capture.stop(&dir.path().join("end.dat")).unwrap();
     freezer.freeze().unwrap(); // harmless after stop
-    assert_clean(&before);
+    before.assert_clean(std::process::id());
 }
 
 /// Without a size, a streaming capture sizes the buffers from the available
@@ -394,12 +350,11 @@ fn freezer_stops_tracing_so_the_snapshot_ends_at_the_trigger() {
 #[test]
 fn ring_buffer_is_sized_from_memory_and_reported() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    if !privileged() {
+    let Some(tracefs) = require_tracefs("tracefs capture") else {
         return;
-    }
-    let before = top_level_set_event();
+    };
+    let before = TracefsState::now(&tracefs);
     let capture = Capture::start(&opts(&["sched"])).unwrap();
-    let tracefs = Tracefs::discover().unwrap();
     let dir = tracefs.path("instances").join(capture.instance_name());
     let set: u64 = std::fs::read_to_string(dir.join("buffer_size_kb"))
         .unwrap()
@@ -435,7 +390,7 @@ fn ring_buffer_is_sized_from_memory_and_reported() {
     let fr = Capture::start(&o).unwrap();
     assert_eq!(fr.ring_buffer().sizing, Sizing::Kernel);
     drop(fr);
-    assert_clean(&before);
+    before.assert_clean(std::process::id());
 }
 
 /// A CPU whose buffer a drain finds more than half full gets a buffer twice
@@ -443,10 +398,10 @@ fn ring_buffer_is_sized_from_memory_and_reported() {
 #[test]
 fn a_filling_buffer_grows_and_keeps_the_burst() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    if !privileged() {
+    let Some(tracefs) = require_tracefs("tracefs capture") else {
         return;
-    }
-    let before = top_level_set_event();
+    };
+    let before = TracefsState::now(&tracefs);
     let mut o = opts(&["sched"]);
     o.buffer_size_kb = Some(64);
     o.grow_to_kb = Some(1024);
@@ -489,5 +444,5 @@ fn a_filling_buffer_grows_and_keeps_the_burst() {
         report.total_events + report.lost_events >= written,
         "{written} markers, {report:?}"
     );
-    assert_clean(&before);
+    before.assert_clean(std::process::id());
 }

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use assert_cmd::cargo::CommandCargoExt;
+use latlab_testkit::tracing::ScratchInstance;
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -20,27 +21,9 @@ fn fixtures() -> PathBuf {
     repo_root().join("crates/latlab-ftrace/tests/fixtures")
 }
 
-fn require_privilege() -> bool {
-    std::env::var("LATLAB_REQUIRE_PRIVILEGE").as_deref() == Ok("1")
-}
-
 /// Skips (prints why and how to fix) unless LATLAB_REQUIRE_PRIVILEGE=1, then fails.
 fn missing_tool(tool: &str, package: &str) -> bool {
-    let ok = Command::new(tool)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok();
-    if ok {
-        return false;
-    }
-    let msg = format!("{tool} is not installed: install it with `apt-get install {package}`");
-    if require_privilege() {
-        panic!("{msg} (required because LATLAB_REQUIRE_PRIVILEGE=1)");
-    }
-    eprintln!("SKIP: {msg}");
-    true
+    !latlab_testkit::have_tool(tool, package)
 }
 
 fn latlab(args: &[&str]) -> std::process::Output {
@@ -404,65 +387,32 @@ fn report_text_reads_back_to_the_same_lines() {
     );
 }
 
-/// A private tracefs instance, removed (events off first) when dropped.
-struct Instance(PathBuf);
-impl Drop for Instance {
-    fn drop(&mut self) {
-        let _ = std::fs::write(self.0.join("tracing_on"), "0");
-        let _ = std::fs::write(self.0.join("events/enable"), "0");
-        let _ = std::fs::remove_dir(&self.0);
-    }
-}
-
-fn tracefs() -> Option<PathBuf> {
-    for p in ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"] {
-        if Path::new(p).join("instances").is_dir() {
-            return Some(PathBuf::from(p));
-        }
-    }
-    if unsafe_is_root() {
-        let _ = Command::new("mount")
-            .args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"])
-            .status();
-        if Path::new("/sys/kernel/tracing/instances").is_dir() {
-            return Some(PathBuf::from("/sys/kernel/tracing"));
-        }
-    }
-    None
-}
-
-fn unsafe_is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .map(|o| o.stdout.starts_with(b"0\n"))
-        .unwrap_or(false)
-}
-
 #[test]
 fn live_tracefs_trace_text_is_read() {
-    let Some(root) = tracefs().filter(|_| unsafe_is_root()) else {
-        let msg = "needs root and tracefs: run as root (tracefs is mounted at /sys/kernel/tracing)";
-        if require_privilege() {
-            panic!("{msg} (required because LATLAB_REQUIRE_PRIVILEGE=1)");
-        }
-        eprintln!("SKIP: {msg}");
+    let Some(tracefs) = latlab_testkit::require_tracefs("dump of a live trace") else {
         return;
     };
-    let inst = Instance(root.join(format!("instances/latlab-dump-test-{}", std::process::id())));
-    let _ = std::fs::remove_dir(&inst.0);
-    std::fs::create_dir(&inst.0).expect("create tracefs instance");
+    let root = tracefs.root();
+    let inst = ScratchInstance::create(
+        &tracefs,
+        &format!("latlab-dump-test-{}", std::process::id()),
+    )
+    .expect("create tracefs instance");
     for e in ["sched/sched_switch", "sched/sched_waking"] {
-        std::fs::write(inst.0.join("events").join(e).join("enable"), "1").unwrap();
+        std::fs::write(inst.path().join("events").join(e).join("enable"), "1").unwrap();
     }
-    std::fs::write(inst.0.join("tracing_on"), "1").unwrap();
+    std::fs::write(inst.path().join("tracing_on"), "1").unwrap();
     for i in 0..5 {
-        std::fs::write(inst.0.join("trace_marker"), format!("latlab test {i}\n")).unwrap();
+        std::fs::write(
+            inst.path().join("trace_marker"),
+            format!("latlab test {i}\n"),
+        )
+        .unwrap();
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
-    std::fs::write(inst.0.join("tracing_on"), "0").unwrap();
-    std::fs::write(inst.0.join("events/enable"), "0").unwrap();
-    let text = std::fs::read_to_string(inst.0.join("trace")).unwrap();
+    std::fs::write(inst.path().join("tracing_on"), "0").unwrap();
+    std::fs::write(inst.path().join("events/enable"), "0").unwrap();
+    let text = std::fs::read_to_string(inst.path().join("trace")).unwrap();
     drop(inst);
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("trace.txt");
@@ -496,14 +446,10 @@ fn instances(root: &Path) -> Vec<String> {
 
 #[test]
 fn files_latlab_records_dump_like_trace_cmd_report() {
-    let Some(root) = tracefs().filter(|_| unsafe_is_root()) else {
-        let msg = "needs root and tracefs: run as root (tracefs is mounted at /sys/kernel/tracing)";
-        if require_privilege() {
-            panic!("{msg} (required because LATLAB_REQUIRE_PRIVILEGE=1)");
-        }
-        eprintln!("SKIP: {msg}");
+    let Some(tracefs) = latlab_testkit::require_tracefs("dump of a live trace") else {
         return;
     };
+    let root = tracefs.root();
     if missing_tool("trace-cmd", "trace-cmd") {
         return;
     }
@@ -529,7 +475,7 @@ fn files_latlab_records_dump_like_trace_cmd_report() {
         .map(|w| w.trim_end_matches([',', ';']).to_string());
     if let Some(inst) = inst {
         assert!(
-            !instances(&root).contains(&inst),
+            !instances(root).contains(&inst),
             "instance {inst} left behind"
         );
     }

@@ -16,13 +16,7 @@ use serde_json::Value;
 static SERIAL: Mutex<()> = Mutex::new(());
 
 fn privileged() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    require(
-        "root (tracefs access, SCHED_FIFO)",
-        root,
-        "run the tests as root (sudo -E cargo test)",
-    )
+    latlab_testkit::root("latlab explain on a live recording")
 }
 
 fn explain_json(trace: &Path, extra: &[&str]) -> Value {

@@ -1,58 +1,19 @@
-//! `latlab record` driven as a real binary on the real tracefs. Needs root;
-//! skips (with the reason) otherwise, unless LATLAB_REQUIRE_PRIVILEGE=1.
+//! `latlab record` driven as a real binary on the real tracefs, found as
+//! latlab finds it (`/sys/kernel/tracing` or debugfs's `tracing/`). Needs
+//! root; skips (with the reason) otherwise, unless LATLAB_REQUIRE_PRIVILEGE=1.
 
 mod common;
 use common::{latlab, require};
+use latlab_testkit::tracing::instance_dir;
+use latlab_testkit::{have_tool, require_tracefs, TracefsState};
+use latlab_tracefs::Tracefs;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 static SERIAL: Mutex<()> = Mutex::new(());
-
-const TRACEFS: &str = "/sys/kernel/tracing";
-
-fn privileged() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    require(
-        "root (tracefs access)",
-        root,
-        "run the tests as root (sudo -E cargo test)",
-    )
-}
-
-fn have_trace_cmd() -> bool {
-    let ok = Command::new("trace-cmd").arg("--version").output().is_ok();
-    require("trace-cmd", ok, "apt-get install trace-cmd")
-}
-
-fn set_event() -> String {
-    std::fs::read_to_string(Path::new(TRACEFS).join("set_event")).unwrap_or_default()
-}
-
-/// No instance of the given latlab process remains; top-level events unchanged.
-fn assert_clean(pid: u32, before: &str) {
-    let prefix = format!("latlab-{pid}");
-    let left: Vec<String> = std::fs::read_dir(Path::new(TRACEFS).join("instances"))
-        .map(|d| {
-            d.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n == &prefix || n.starts_with(&format!("{prefix}-")))
-                .collect()
-        })
-        .unwrap_or_default();
-    assert!(left.is_empty(), "instances left behind: {left:?}");
-    let after = set_event();
-    assert_eq!(after, before, "top-level events changed");
-    if before.trim().is_empty() {
-        assert!(
-            after.trim().is_empty(),
-            "events enabled at top level: {after}"
-        );
-    }
-}
 
 fn report_events(path: &Path) -> Vec<String> {
     let out = Command::new("trace-cmd")
@@ -80,10 +41,8 @@ fn json_report(stdout: &[u8]) -> serde_json::Value {
         .unwrap_or_else(|e| panic!("bad JSON ({e}): {}", String::from_utf8_lossy(stdout)))
 }
 
-fn wait_for_instance(pid: u32) -> bool {
-    let dir = PathBuf::from(TRACEFS)
-        .join("instances")
-        .join(format!("latlab-{pid}"));
+fn wait_for_instance(tracefs: &Tracefs, pid: u32) -> bool {
+    let dir = instance_dir(tracefs, &format!("latlab-{pid}"));
     let t0 = Instant::now();
     while t0.elapsed() < Duration::from_secs(20) {
         if dir.join("tracing_on").exists()
@@ -98,10 +57,14 @@ fn wait_for_instance(pid: u32) -> bool {
 
 /// Waits until the recording child is tracing, lets it record for `settle`, sends it
 /// SIGINT and returns its output once it has stopped (within 30 s) with success.
-fn interrupt_while_recording(child: std::process::Child, settle: Duration) -> std::process::Output {
+fn interrupt_while_recording(
+    tracefs: &Tracefs,
+    child: std::process::Child,
+    settle: Duration,
+) -> std::process::Output {
     let pid = child.id();
     assert!(
-        wait_for_instance(pid),
+        wait_for_instance(tracefs, pid),
         "instance latlab-{pid} never appeared"
     );
     std::thread::sleep(settle);
@@ -124,10 +87,13 @@ fn interrupt_while_recording(child: std::process::Child, settle: Duration) -> st
 #[test]
 fn record_of_sleep_has_sched_switch_and_matches_trace_cmd() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    if !privileged() || !have_trace_cmd() {
+    let Some(tracefs) = require_tracefs("latlab record") else {
+        return;
+    };
+    if !have_tool("trace-cmd", "trace-cmd") {
         return;
     }
-    let before = set_event();
+    let before = TracefsState::now(&tracefs);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("sleep.dat");
     let child = latlab()
@@ -164,16 +130,19 @@ fn record_of_sleep_has_sched_switch_and_matches_trace_cmd() {
         .map(|e| e.file_name())
         .collect();
     assert_eq!(leftovers.len(), 1, "temporary files left: {leftovers:?}");
-    assert_clean(pid, &before);
+    before.assert_clean(pid);
 }
 
 #[test]
 fn sigint_still_writes_a_valid_file_and_removes_the_instance() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    if !privileged() || !have_trace_cmd() {
+    let Some(tracefs) = require_tracefs("latlab record") else {
+        return;
+    };
+    if !have_tool("trace-cmd", "trace-cmd") {
         return;
     }
-    let before = set_event();
+    let before = TracefsState::now(&tracefs);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("int.dat");
     let child = latlab()
@@ -193,7 +162,7 @@ fn sigint_still_writes_a_valid_file_and_removes_the_instance() {
         .spawn()
         .unwrap();
     let pid = child.id();
-    let res = interrupt_while_recording(child, Duration::from_millis(300));
+    let res = interrupt_while_recording(&tracefs, child, Duration::from_millis(300));
     let report = json_report(&res.stdout);
     let events = report_events(&out);
     assert!(!events.is_empty());
@@ -201,16 +170,19 @@ fn sigint_still_writes_a_valid_file_and_removes_the_instance() {
         events.len() as u64,
         report["total_events"].as_u64().unwrap()
     );
-    assert_clean(pid, &before);
+    before.assert_clean(pid);
 }
 
 #[test]
 fn flight_recorder_saves_on_sigusr1_and_at_the_end() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    if !privileged() || !have_trace_cmd() {
+    let Some(tracefs) = require_tracefs("latlab record") else {
+        return;
+    };
+    if !have_tool("trace-cmd", "trace-cmd") {
         return;
     }
-    let before = set_event();
+    let before = TracefsState::now(&tracefs);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("fr.dat");
     let child = latlab()
@@ -233,7 +205,7 @@ fn flight_recorder_saves_on_sigusr1_and_at_the_end() {
         .unwrap();
     let pid = child.id();
     assert!(
-        wait_for_instance(pid),
+        wait_for_instance(&tracefs, pid),
         "instance latlab-{pid} never appeared"
     );
     common::wait_until_catches(pid, libc::SIGUSR1, Duration::from_millis(200));
@@ -256,16 +228,16 @@ fn flight_recorder_saves_on_sigusr1_and_at_the_end() {
     assert!(report_events(&out)
         .iter()
         .any(|l| l.contains("sched_switch:")));
-    assert_clean(pid, &before);
+    before.assert_clean(pid);
 }
 
 #[test]
 fn a_command_that_cannot_start_is_an_error_and_leaves_no_instance() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    if !privileged() {
+    let Some(tracefs) = require_tracefs("latlab record") else {
         return;
-    }
-    let before = set_event();
+    };
+    let before = TracefsState::now(&tracefs);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("x.dat");
     let child = latlab()
@@ -282,16 +254,16 @@ fn a_command_that_cannot_start_is_an_error_and_leaves_no_instance() {
     let stderr = String::from_utf8_lossy(&res.stderr);
     assert!(stderr.contains("/nonexistent/latlab-test-cmd"), "{stderr}");
     assert!(!out.exists());
-    assert_clean(pid, &before);
+    before.assert_clean(pid);
 }
 
 #[test]
 fn a_full_disk_is_an_error_naming_the_fix_and_leaves_nothing() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    if !privileged() {
+    let Some(tracefs) = require_tracefs("latlab record") else {
         return;
-    }
-    let before = set_event();
+    };
+    let before = TracefsState::now(&tracefs);
     let full = common::FullDisk::mount(0);
     let out = full.path("x.dat");
     let child = latlab()
@@ -313,7 +285,7 @@ fn a_full_disk_is_an_error_naming_the_fix_and_leaves_nothing() {
         "{stderr}"
     );
     assert!(!out.exists(), "a partial trace left behind");
-    assert_clean(pid, &before);
+    before.assert_clean(pid);
 }
 
 #[test]
@@ -334,8 +306,7 @@ fn unknown_event_set_is_rejected_with_the_fix() {
 fn without_privilege_the_error_names_the_fix() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     // Dropping privileges needs root; as a normal user the plain run shows the same error.
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
+    let root = latlab_testkit::skip::is_root();
     let mut cmd = if root {
         let have = Command::new("setpriv").arg("--version").output().is_ok();
         if !require("setpriv (to drop root)", have, "apt-get install util-linux") {
@@ -375,10 +346,13 @@ fn without_privilege_the_error_names_the_fix() {
 #[test]
 fn sigint_to_latlab_alone_is_passed_to_the_command_and_the_file_is_written() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    if !privileged() || !have_trace_cmd() {
+    let Some(tracefs) = require_tracefs("latlab record") else {
+        return;
+    };
+    if !have_tool("trace-cmd", "trace-cmd") {
         return;
     }
-    let before = set_event();
+    let before = TracefsState::now(&tracefs);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("cmd.dat");
     let child = latlab()
@@ -398,7 +372,7 @@ fn sigint_to_latlab_alone_is_passed_to_the_command_and_the_file_is_written() {
         .unwrap();
     let pid = child.id();
     // The traced command must be stopped too, or latlab would not return.
-    let res = interrupt_while_recording(child, Duration::from_millis(200));
+    let res = interrupt_while_recording(&tracefs, child, Duration::from_millis(200));
     let stderr = String::from_utf8_lossy(&res.stderr);
     assert!(
         stderr.contains("skipped: nosys:noevent"),
@@ -411,16 +385,16 @@ fn sigint_to_latlab_alone_is_passed_to_the_command_and_the_file_is_written() {
         events.len() as u64,
         report["total_events"].as_u64().unwrap()
     );
-    assert_clean(pid, &before);
+    before.assert_clean(pid);
 }
 
 #[test]
 fn duration_ends_the_traced_command() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    if !privileged() {
+    let Some(tracefs) = require_tracefs("latlab record") else {
         return;
-    }
-    let before = set_event();
+    };
+    let before = TracefsState::now(&tracefs);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("dur.dat");
     let t0 = Instant::now();
@@ -452,7 +426,7 @@ fn duration_ends_the_traced_command() {
         String::from_utf8_lossy(&res.stderr)
     );
     assert!(std::fs::metadata(&out).unwrap().len() > 0);
-    assert_clean(pid, &before);
+    before.assert_clean(pid);
 }
 
 #[test]
@@ -482,10 +456,10 @@ fn an_unwritable_output_fails_before_recording() {
 #[test]
 fn leftovers_of_a_killed_recording_are_removed_by_the_next_one() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    if !privileged() {
+    let Some(tracefs) = require_tracefs("latlab record") else {
         return;
-    }
-    let before = set_event();
+    };
+    let before = TracefsState::now(&tracefs);
     let dir = tempfile::tempdir().unwrap();
     let mut victim = latlab()
         .args([
@@ -504,7 +478,7 @@ fn leftovers_of_a_killed_recording_are_removed_by_the_next_one() {
         .unwrap();
     let dead = victim.id();
     assert!(
-        wait_for_instance(dead),
+        wait_for_instance(&tracefs, dead),
         "instance latlab-{dead} never appeared"
     );
     // The instance appears before the capture's temp dir: wait for both, or
@@ -522,9 +496,7 @@ fn leftovers_of_a_killed_recording_are_removed_by_the_next_one() {
     }
     victim.kill().unwrap(); // SIGKILL: no cleanup can run
     victim.wait().unwrap();
-    let stale = Path::new(TRACEFS)
-        .join("instances")
-        .join(format!("latlab-{dead}"));
+    let stale = instance_dir(&tracefs, &format!("latlab-{dead}"));
     assert!(stale.exists(), "expected a leftover instance after SIGKILL");
     assert!(
         temp_dir_exists(),
@@ -561,5 +533,5 @@ fn leftovers_of_a_killed_recording_are_removed_by_the_next_one() {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     assert_eq!(names, vec!["next.dat".to_string()], "leftovers: {names:?}");
-    assert_clean(dead, &before);
+    before.assert_clean(dead);
 }

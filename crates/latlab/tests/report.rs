@@ -55,14 +55,11 @@ fn chromium() -> Option<PathBuf> {
 /// Chromium, or a skip with the reason (a failure when CI demands it).
 fn chromium_or_skip(test: &str) -> Option<PathBuf> {
     let found = chromium();
-    if found.is_none() {
-        let reason =
-            format!("{test}: skipped: no chromium on the PATH (apt-get install -y chromium)");
-        if std::env::var("LATLAB_REQUIRE_PRIVILEGE").as_deref() == Ok("1") {
-            panic!("{reason}; LATLAB_REQUIRE_PRIVILEGE=1 makes this a failure");
-        }
-        eprintln!("{reason}");
-    }
+    latlab_testkit::require(
+        &format!("{test}: chromium on the PATH"),
+        found.is_some(),
+        "apt-get install -y chromium",
+    );
     found
 }
 
@@ -359,14 +356,7 @@ fn history_stores_lists_and_compares_by_id_in_the_default_place() {
 
 #[test]
 fn scenario_emblix_quick_runs_both_steps_and_writes_the_comparison() {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        let reason =
-            "scenario_emblix_quick: skipped: needs root for SCHED_FIFO (run `sudo -E cargo test`)";
-        if std::env::var("LATLAB_REQUIRE_PRIVILEGE").as_deref() == Ok("1") {
-            panic!("{reason}; LATLAB_REQUIRE_PRIVILEGE=1 makes this a failure");
-        }
-        eprintln!("{reason}");
+    if !latlab_testkit::root("scenario_emblix_quick") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -503,9 +503,11 @@ fn failing_load_command_stops_the_run_with_a_clear_error() {
     );
 }
 
-/// True when the tracefs instance of process `pid` is gone.
+/// True when process `pid` has no tracefs instance left (tracefs found as
+/// latlab finds it).
 fn instance_removed(pid: u32) -> bool {
-    !Path::new(&format!("/sys/kernel/tracing/instances/latlab-{pid}")).exists()
+    let tracefs = latlab_tracefs::Tracefs::discover().expect("tracefs");
+    latlab_testkit::tracing::instances_of(&tracefs, pid).is_empty()
 }
 
 fn marker_lines(trace: &Path) -> usize {
