@@ -137,6 +137,8 @@ complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l load-temp-di
 complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l db -d 'The history database (default: $XDG_DATA_HOME/latlab/history.sqlite, else ~/.local/share/latlab/history.sqlite)' -r -F
 complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l simulate -d 'Run the deterministic uniprocessor-kernel simulation of the paper instead of real threads'
 complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l no-idle-spinner -d 'No SCHED_IDLE spinner: let the CPU go idle when every background thread waits (on a VM the hypervisor may then take milliseconds to wake the real-time task)'
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l no-dma-latency -d 'Do not hold /dev/cpu_dma_latency at 0 during the benchmark (lets CPUs enter deep idle states)'
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l allow-unprivileged -d 'Run even without memory locking (the real-time task still needs SCHED_FIFO: the benchmark is about it)'
 complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l require-goal -d 'Exit with status 2 unless delayed-quantile meets the goal of issue 6: worst lock latency at most 25 % of plain\'s and below pi\'s, background work loss at most 20 % (needs plain, pi and delayed-quantile among the variants)'
 complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l load-in-process -d 'Run the built-in loads as threads of latlab itself instead of a child process (hidden: only to compare the two, see bench/load-vs-none.sh)'
 complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l no-history -d 'Do not store the results in the history database'

@@ -19,6 +19,23 @@ pub enum RtError {
         /// The OS error.
         source: std::io::Error,
     },
+    /// The kernel refused the real-time policy of a command that cannot
+    /// measure without it.
+    #[error(
+        "{policy} priority {priority} refused ({source}): run as root, or grant CAP_SYS_NICE \
+         (sudo setcap cap_sys_nice,cap_ipc_lock+ep $(which latlab)), or raise RLIMIT_RTPRIO \
+         (`ulimit -r {priority}` / rtprio in /etc/security/limits.conf); {why}"
+    )]
+    RealtimeRequired {
+        /// Policy name.
+        policy: &'static str,
+        /// Requested priority.
+        priority: i32,
+        /// Why this command cannot go on without it.
+        why: &'static str,
+        /// The OS error.
+        source: std::io::Error,
+    },
     /// mlockall failed.
     #[error(
         "mlockall refused ({source}): run as root, or grant CAP_IPC_LOCK, or raise \

@@ -8,6 +8,8 @@
 //! - [`dma`]: holding `/dev/cpu_dma_latency` so CPUs stay out of deep idle;
 //! - [`privilege`]: probing what this process may do, with errors that name the fix;
 //! - [`monitor`]: the hook trait that follows a measurement from the calling thread;
+//! - [`session`]: the one real-time session every measuring command enters
+//!   (privilege probe, mlock, cpu_dma_latency, warnings, steal time, stop signals);
 //! - [`stop`]: a Ctrl-C / SIGTERM flag shared by every long-running command;
 //! - [`signal`]: installing a signal handler;
 //! - [`clock`]: CLOCK_MONOTONIC in nanoseconds, and sleeping to a deadline on it;
@@ -32,6 +34,7 @@ pub mod monitor;
 pub mod privilege;
 pub mod rng;
 pub mod sched;
+pub mod session;
 pub mod signal;
 pub mod stop;
 pub mod sysinfo;

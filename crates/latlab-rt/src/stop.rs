@@ -16,13 +16,36 @@ extern "C" fn on_signal(signal: libc::c_int) {
     STOP.store(true, Ordering::SeqCst);
 }
 
-/// Installs the SIGINT and SIGTERM handlers. Blocking system calls in any
-/// thread return EINTR when the signal lands there (no SA_RESTART).
+/// How a second Ctrl-C is taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signals {
+    /// The first Ctrl-C or SIGTERM asks to stop; a second one kills the
+    /// process the usual way (the handler is one-shot). Blocking system calls
+    /// in any thread return EINTR when the signal lands there (no SA_RESTART),
+    /// so sleeping real-time threads see the request at once.
+    SecondKills,
+    /// Every Ctrl-C or SIGTERM only asks to stop, and interrupted system
+    /// calls go on (SA_RESTART): for a command that must always clean up
+    /// what it set up in the kernel (`latlab record` and its tracefs
+    /// instance) and polls [`requested`].
+    AlwaysCleanUp,
+}
+
+/// Installs the SIGINT and SIGTERM handlers (the one-shot kind,
+/// [`Signals::SecondKills`]).
 pub fn install() -> Result<(), RtError> {
+    install_with(Signals::SecondKills)
+}
+
+/// Installs the SIGINT and SIGTERM handlers of the given kind.
+pub fn install_with(kind: Signals) -> Result<(), RtError> {
+    let flags = match kind {
+        Signals::SecondKills => libc::SA_RESETHAND,
+        Signals::AlwaysCleanUp => libc::SA_RESTART,
+    };
     for signal in [libc::SIGINT, libc::SIGTERM] {
         // SAFETY: the handler only stores to atomics, which is async-signal-safe.
-        unsafe { crate::signal::set_handler(signal, on_signal, libc::SA_RESETHAND) }
-            .map_err(RtError::Signal)?;
+        unsafe { crate::signal::set_handler(signal, on_signal, flags) }.map_err(RtError::Signal)?;
     }
     Ok(())
 }

@@ -20,8 +20,8 @@ use latlab_lock::PredictorKind;
 use latlab_measure::units::parse_duration;
 use latlab_report::formats::TerminalText;
 use latlab_rt::sched;
+use latlab_rt::session::{print_warnings, RtSession, SessionOptions};
 use latlab_rt::sysinfo::SystemInfo;
-use latlab_rt::{memory, privilege};
 
 /// Arguments of `latlab lockbench`.
 #[derive(Debug, clap::Args)]
@@ -99,6 +99,14 @@ pub struct LockbenchArgs {
     /// VM the hypervisor may then take milliseconds to wake the real-time task).
     #[arg(long)]
     pub no_idle_spinner: bool,
+    /// Do not hold /dev/cpu_dma_latency at 0 during the benchmark (lets CPUs enter deep idle
+    /// states).
+    #[arg(long)]
+    pub no_dma_latency: bool,
+    /// Run even without memory locking (the real-time task still needs SCHED_FIFO: the
+    /// benchmark is about it).
+    #[arg(long)]
+    pub allow_unprivileged: bool,
     /// Exit with status 2 unless delayed-quantile meets the goal of issue 6: worst lock
     /// latency at most 25 % of plain's and below pi's, background work loss at most 20 %
     /// (needs plain, pi and delayed-quantile among the variants).
@@ -163,18 +171,17 @@ pub fn execute(args: LockbenchArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    latlab_rt::stop::install()?;
-    if let Err(err) = privilege::probe_policy(sched::Policy::Fifo, i32::from(cfg.rt_priority)) {
-        bail!("the real-time task needs SCHED_FIFO: {err}");
-    }
+    let mut session = RtSession::enter(&SessionOptions {
+        allow_unprivileged: args.allow_unprivileged,
+        hold_dma_latency: !args.no_dma_latency,
+        realtime_fallback: None,
+        realtime_required_why: "the benchmark's real-time task needs SCHED_FIFO",
+        ..SessionOptions::measurement(sched::Policy::Fifo, i32::from(cfg.rt_priority))
+    })?;
     let system = SystemInfo::gather();
-    for warning in system.pitfalls() {
-        eprintln!("latlab: warning: {warning}");
-    }
-    let mlocked = memory::lock_all().is_ok();
-    if !mlocked {
-        eprintln!("latlab: warning: memory not locked; page faults may show up as latency");
-    }
+    let mut warnings = system.pitfalls();
+    warnings.extend_from_slice(session.warnings());
+    print_warnings(&warnings);
     let started = latlab_rt::clock::unix_time_s();
     let load = match args.load.spec() {
         Some(spec) => Some(args.load.start(&spec)?),
@@ -184,9 +191,7 @@ pub fn execute(args: LockbenchArgs) -> anyhow::Result<ExitCode> {
         eprintln!("latlab lockbench: {what}")
     });
     let load_report = load.map(super::background::stop).transpose()?;
-    if mlocked {
-        memory::unlock_all();
-    }
+    session.unlock_memory();
     let results = match outcome {
         Ok(results) => results,
         Err(err) => return Err(err).context("lock benchmark"),

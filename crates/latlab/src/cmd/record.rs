@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use latlab_rt::session::{RtSession, SessionOptions};
 use latlab_tracefs::{Capture, CaptureOptions, CaptureReport, EVENT_SETS};
 
 /// Arguments of `latlab record`.
@@ -50,20 +51,15 @@ pub struct RecordArgs {
     pub command: Vec<String>,
 }
 
-static STOP: AtomicBool = AtomicBool::new(false);
 static SNAPSHOT: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_stop(_sig: libc::c_int) {
-    STOP.store(true, Ordering::SeqCst);
-}
 
 extern "C" fn on_snapshot(_sig: libc::c_int) {
     SNAPSHOT.store(true, Ordering::SeqCst);
 }
 
-fn install(sig: libc::c_int, handler: extern "C" fn(libc::c_int)) -> anyhow::Result<()> {
-    // SAFETY: the handlers only store to atomics (async-signal-safe).
-    unsafe { latlab_rt::signal::set_handler(sig, handler, libc::SA_RESTART) }
+fn install_snapshot_signal() -> anyhow::Result<()> {
+    // SAFETY: the handler only stores to an atomic (async-signal-safe).
+    unsafe { latlab_rt::signal::set_handler(libc::SIGUSR1, on_snapshot, libc::SA_RESTART) }
         .context("installing a signal handler")
 }
 
@@ -110,9 +106,10 @@ pub fn execute(args: RecordArgs) -> anyhow::Result<ExitCode> {
         kallsyms: !args.no_kallsyms,
     };
     check_writable(&args.output)?;
-    install(libc::SIGINT, on_stop)?;
-    install(libc::SIGTERM, on_stop)?;
-    install(libc::SIGUSR1, on_snapshot)?;
+    // Every Ctrl-C only asks to stop: the capture's tracefs instance must
+    // always be removed again.
+    let session = RtSession::enter(&SessionOptions::recording())?;
+    install_snapshot_signal()?;
 
     let mut capture = Capture::start(&opts).context("starting the capture")?;
     for note in capture.notes() {
@@ -145,7 +142,7 @@ pub fn execute(args: RecordArgs) -> anyhow::Result<ExitCode> {
                 break;
             }
         }
-        if STOP.load(Ordering::SeqCst) {
+        if session.stop_requested() {
             match (child.as_mut(), forwarded) {
                 // Ctrl-C reaches the command too; a `kill -INT` of latlab alone is passed on.
                 (Some(c), None) => {
@@ -185,7 +182,7 @@ pub fn execute(args: RecordArgs) -> anyhow::Result<ExitCode> {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    let interrupted = STOP.load(Ordering::SeqCst);
+    let interrupted = session.stop_requested();
     let report = capture
         .stop(&args.output)
         .with_context(|| format!("writing {}", args.output.display()))?;

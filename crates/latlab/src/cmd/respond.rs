@@ -20,9 +20,10 @@ use latlab_respond::channel::Channel;
 use latlab_respond::gpio::GpioWiring;
 use latlab_respond::measure::{self, Gap, Monitor, Progress, RespondConfig};
 use latlab_respond::result::{CheckOn, RespondContext, RespondResult, RespondSettings};
+use latlab_rt::clock;
 use latlab_rt::sched::{self, Policy};
+use latlab_rt::session::{print_warnings, RtSession, SessionOptions};
 use latlab_rt::sysinfo::SystemInfo;
-use latlab_rt::{clock, dma, memory, privilege};
 
 use super::background::{BackgroundLoad, LoadFlags};
 use super::measuring::{write_file, OutputFiles, RequirementFlags, SaveFlags};
@@ -192,54 +193,19 @@ fn resolve(args: &RespondArgs) -> anyhow::Result<Resolved> {
 /// Runs the measurement.
 pub fn execute(args: RespondArgs) -> anyhow::Result<ExitCode> {
     let mut run = resolve(&args)?;
-    latlab_rt::stop::install()?;
     let system = SystemInfo::gather();
+    let mut session = RtSession::enter(&SessionOptions {
+        allow_unprivileged: args.allow_unprivileged,
+        hold_dma_latency: !args.no_dma_latency,
+        realtime_fallback: Some("responder and stimulus run SCHED_OTHER"),
+        ..SessionOptions::measurement(run.config.policy, run.config.priority)
+    })?;
+    run.config.policy = session.policy();
+    run.config.lock_memory = session.mlocked();
     let mut warnings = system.pitfalls();
     warnings.append(&mut run.warnings);
-    let mut unprivileged = false;
-
-    if let Err(err) = privilege::probe_policy(run.config.policy, run.config.priority) {
-        if !args.allow_unprivileged {
-            return Err(err.into());
-        }
-        warnings.push(format!(
-            "no real-time priority ({err}); responder and stimulus run SCHED_OTHER: results \
-             are NOT representative of a real-time task"
-        ));
-        run.config.policy = Policy::Other;
-        unprivileged = true;
-    }
-    let mlocked = match memory::lock_all() {
-        Ok(()) => true,
-        Err(err) if args.allow_unprivileged => {
-            warnings.push(format!("memory not locked ({err})"));
-            run.config.lock_memory = false;
-            unprivileged = true;
-            false
-        }
-        Err(err) => return Err(err.into()),
-    };
-    let mut dma_us = None;
-    let _dma_guard = if args.no_dma_latency {
-        None
-    } else {
-        match dma::DmaLatencyGuard::hold(0) {
-            Ok(guard) => {
-                dma_us = Some(guard.microseconds);
-                Some(guard)
-            }
-            Err(err) => {
-                warnings.push(format!(
-                    "cannot hold /dev/cpu_dma_latency at 0 ({err}): deep idle states may add \
-                     exit latency"
-                ));
-                None
-            }
-        }
-    };
-    for warning in &warnings {
-        eprintln!("latlab: warning: {warning}");
-    }
+    warnings.extend_from_slice(session.warnings());
+    print_warnings(&warnings);
 
     let started = clock::unix_time_s();
     let mut monitor = RespondMonitor {
@@ -249,16 +215,14 @@ pub fn execute(args: RespondArgs) -> anyhow::Result<ExitCode> {
         },
         load: BackgroundLoad::new(&args.load),
     };
-    let steal_before = latlab_rt::sysinfo::steal_ns_per_cpu();
+    session.measurement_starts();
     let measured = measure::measure(&run.config, &mut monitor);
-    let steal_after = latlab_rt::sysinfo::steal_ns_per_cpu();
+    let steal_ns = session.steal_ns(&[run.config.stimulus_cpu, run.config.responder_cpu]);
     monitor.live.finish();
     let load_report = monitor.load.stop();
     let output = measured?;
     let load_report = load_report?;
-    if mlocked {
-        memory::unlock_all();
-    }
+    session.unlock_memory();
 
     let settings = RespondSettings {
         channel: run.config.channel.name().into(),
@@ -273,19 +237,9 @@ pub fn execute(args: RespondArgs) -> anyhow::Result<ExitCode> {
         policy: run.config.policy,
         priority: run.config.priority,
         timeout_ns: run.config.timeout_ns,
-        cpu_dma_latency_us: dma_us,
-        unprivileged,
-        steal_ns: steal_after
-            .iter()
-            .filter(|(cpu, _)| [run.config.stimulus_cpu, run.config.responder_cpu].contains(cpu))
-            .map(|&(cpu, after)| {
-                let before = steal_before
-                    .iter()
-                    .find(|(c, _)| *c == cpu)
-                    .map_or(after, |&(_, b)| b);
-                (cpu, after.saturating_sub(before))
-            })
-            .collect(),
+        cpu_dma_latency_us: session.dma_latency_us(),
+        unprivileged: session.unprivileged(),
+        steal_ns,
     };
     let context = RespondContext {
         command_line: std::env::args().collect(),

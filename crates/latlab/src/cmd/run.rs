@@ -21,9 +21,10 @@ use latlab_measure::timer::TimerKind;
 use latlab_measure::units::{format_ns, parse_duration};
 use latlab_report::formats::{CyclictestText, RtTestsJson, TerminalText};
 use latlab_report::rt_tests;
+use latlab_rt::clock;
 use latlab_rt::sched::{self, Policy};
+use latlab_rt::session::{print_warnings, RtSession, SessionOptions};
 use latlab_rt::sysinfo::SystemInfo;
-use latlab_rt::{clock, dma, memory, privilege};
 use latlab_tracefs::{Capture, CaptureOptions, CaptureReport};
 
 use super::background::{BackgroundLoad, LoadFlags};
@@ -219,50 +220,20 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         // readers, loads) exists, so only the measurement thread takes it.
         latlab_measure::timer::block_signal(libc::SIGALRM);
     }
-    latlab_rt::stop::install()?;
     let system = SystemInfo::gather();
+    // Privileges: refused ones are errors naming the fix, unless told to go on without.
+    let mut session = RtSession::enter(&SessionOptions {
+        allow_unprivileged: args.allow_unprivileged,
+        hold_dma_latency: !args.no_dma_latency,
+        ..SessionOptions::measurement(run.measure.policy, run.measure.priority)
+    })?;
+    run.measure.policy = session.policy();
+    run.settings.unprivileged = session.unprivileged();
+    run.settings.mlocked = session.mlocked();
+    run.settings.cpu_dma_latency_us = session.dma_latency_us();
     let mut warnings = system.pitfalls();
-
-    // Privileges: refuse with the fix named, unless told to go on without.
-    if let Err(err) = privilege::probe_policy(run.measure.policy, run.measure.priority) {
-        if !args.allow_unprivileged {
-            return Err(err.into());
-        }
-        warnings.push(format!(
-            "no real-time priority ({err}); measuring at SCHED_OTHER: results are NOT \
-             representative of a real-time task"
-        ));
-        run.measure.policy = Policy::Other;
-        run.settings.unprivileged = true;
-    }
-    match memory::lock_all() {
-        Ok(()) => run.settings.mlocked = true,
-        Err(err) if args.allow_unprivileged => {
-            warnings.push(format!("memory not locked ({err})"));
-            run.settings.unprivileged = true;
-        }
-        Err(err) => return Err(err.into()),
-    }
-    let _dma_guard = if args.no_dma_latency {
-        None
-    } else {
-        match dma::DmaLatencyGuard::hold(0) {
-            Ok(guard) => {
-                run.settings.cpu_dma_latency_us = Some(guard.microseconds);
-                Some(guard)
-            }
-            Err(err) => {
-                warnings.push(format!(
-                    "cannot hold /dev/cpu_dma_latency at 0 ({err}): deep idle states may add \
-                     exit latency"
-                ));
-                None
-            }
-        }
-    };
-    for warning in &warnings {
-        eprintln!("latlab: warning: {warning}");
-    }
+    warnings.extend_from_slice(session.warnings());
+    print_warnings(&warnings);
 
     // --explain without --trace records into a temporary file, removed after.
     let temporary_trace = (args.explain && args.trace.is_none())
@@ -281,7 +252,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     };
 
     let started = clock::unix_time_s();
-    let steal_before = latlab_rt::sysinfo::steal_ns_per_cpu();
+    session.measurement_starts();
     let mut monitor = RunMonitor {
         live: LiveView::new(!args.quiet && std::io::stderr().is_terminal(), &run.measure),
         load: BackgroundLoad::new(&args.load),
@@ -304,13 +275,8 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         failures.push(e.context("recording the kernel trace (--trace)"));
         None
     });
-    run.settings.steal_ns = latlab_rt::sysinfo::steal_ns_since(&steal_before)
-        .into_iter()
-        .filter(|(cpu, _)| run.settings.cpus.contains(cpu))
-        .collect();
-    if run.settings.mlocked {
-        memory::unlock_all();
-    }
+    run.settings.steal_ns = session.steal_ns(&run.settings.cpus);
+    session.unlock_memory();
 
     let context = RunContext {
         command_line: std::env::args().collect(),
