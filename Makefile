@@ -1,7 +1,8 @@
 # latlab: the targets the README names.
 #   make run   build (as you), then the characterization (as root, via sudo if needed): DURATION idle and
 #              DURATION under every load, explained; which requirement classes this machine meets, and a report
-#   make test  format check, clippy -D warnings, all tests
+#   make test  format check, clippy -D warnings, all tests (the tracefs ones also with
+#              tracefs only under /sys/kernel/debug/tracing: scripts/test-debugfs-tracing.sh)
 #   make dist  static binaries for boards in dist/ (x86_64, aarch64, armv7, riscv64; see scripts/dist.sh)
 #   make dist-check  run each of them (qemu-user for the foreign ones)
 #   make lab   the check matrix on every lab kernel under QEMU (lab/matrix.py; see lab/README.md)
@@ -13,7 +14,7 @@ DURATION ?= 30s
 LATLAB := $(or $(CARGO_TARGET_DIR),target)/release/latlab
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: all build run test fmt clippy unit lab-unit bench dist dist-check lab lab-smoke
+.PHONY: all build run test fmt clippy unit lab-unit debugfs-tracing bench dist dist-check lab lab-smoke
 
 all: build
 
@@ -32,7 +33,12 @@ clippy:
 unit:
 	$(CARGO) test --workspace --locked
 
-test: fmt clippy unit lab-unit
+test: fmt clippy unit lab-unit debugfs-tracing
+
+# The tracefs-using tests again where tracefs is only under
+# /sys/kernel/debug/tracing (a private mount namespace; about a minute).
+debugfs-tracing:
+	CARGO=$(CARGO) scripts/test-debugfs-tracing.sh
 
 # The lab's own judges, on synthetic results (no QEMU).
 lab-unit:
