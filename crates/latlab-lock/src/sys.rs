@@ -4,48 +4,8 @@
 use std::cell::Cell;
 use std::sync::atomic::AtomicU32;
 
-/// Nanoseconds on `clock`.
-fn clock_ns(clock: libc::clockid_t) -> u64 {
-    let mut ts = timespec(0);
-    // SAFETY: `ts` is a valid, writable timespec; the clock ids used here always exist on Linux.
-    unsafe { libc::clock_gettime(clock, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-/// Now on `CLOCK_MONOTONIC`, in nanoseconds: the clock release times are published on.
-pub fn monotonic_ns() -> u64 {
-    clock_ns(libc::CLOCK_MONOTONIC)
-}
-
-/// CPU time the calling thread has consumed (`CLOCK_THREAD_CPUTIME_ID`), in nanoseconds.
-/// Time the thread spends preempted or blocked does not advance it.
-pub fn thread_cpu_ns() -> u64 {
-    clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
-}
-
-/// A `timespec` for an absolute or relative time in nanoseconds.
-///
-/// Built from zeroes: 32-bit musl with 64-bit `time_t` adds a private padding
-/// field, and `tv_sec` takes the target's `time_t` width (64 bits on 32-bit
-/// ARM too when built the way `make dist` builds).
-pub(crate) fn timespec(ns: u64) -> libc::timespec {
-    // SAFETY: timespec is plain integers; all zeroes is a valid value.
-    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
-    ts.tv_sec = (ns / 1_000_000_000) as _;
-    ts.tv_nsec = (ns % 1_000_000_000) as _;
-    ts
-}
-
-/// A `sched_param` with `priority` and every other field zero (musl's has more
-/// fields than glibc's, so a struct literal compiles for only one of them).
-fn sched_param(priority: i32) -> libc::sched_param {
-    // SAFETY: sched_param is plain integers; all zeroes is a valid value.
-    let mut param: libc::sched_param = unsafe { std::mem::zeroed() };
-    param.sched_priority = priority;
-    param
-}
-
-pub use latlab_rt::clock::sleep_until;
+pub use latlab_rt::clock::{monotonic_ns, sleep_until, thread_cpu_ns};
+use latlab_rt::sched::param as sched_param;
 
 /// Spins (without sleeping) until `CLOCK_MONOTONIC` has advanced by `ns`.
 pub fn busy_wall(ns: u64) {

@@ -10,6 +10,16 @@ pub fn monotonic_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// CPU time the calling thread has consumed (`CLOCK_THREAD_CPUTIME_ID`), in
+/// nanoseconds. Time the thread spends preempted or blocked does not advance it.
+#[inline]
+pub fn thread_cpu_ns() -> u64 {
+    let mut ts = zeroed_timespec();
+    // SAFETY: ts is a valid timespec; the clock always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 /// Converts nanoseconds to a `timespec`.
 ///
 /// Portable across C libraries: `tv_sec` takes whatever width the target's
@@ -126,6 +136,20 @@ mod tests {
         let slept = monotonic_ns() - start;
         interrupter.join().unwrap();
         assert!(slept >= 200_000_000, "returned after {slept} ns");
+    }
+
+    #[test]
+    fn thread_cpu_time_advances_only_while_running() {
+        let start = thread_cpu_ns();
+        let wall = monotonic_ns();
+        while monotonic_ns() - wall < 20_000_000 {
+            std::hint::spin_loop();
+        }
+        let spun = thread_cpu_ns() - start;
+        assert!(spun > 0);
+        let before_sleep = thread_cpu_ns();
+        sleep_until(monotonic_ns() + 50_000_000);
+        assert!(thread_cpu_ns() - before_sleep < 50_000_000);
     }
 
     #[test]
