@@ -161,3 +161,33 @@ impl<'a> BackgroundLoad<'a> {
         self.running.take().map(stop).transpose()
     }
 }
+
+/// A live view of a measurement's progress `P` on the terminal.
+pub trait LiveUpdate<P> {
+    /// Draws `progress`.
+    fn update(&mut self, progress: &P);
+    /// Ends the live view once the measurement is over.
+    fn finish(&mut self);
+}
+
+/// The monitor of a measuring command (`run`, `respond`): starts the
+/// background load once the real-time threads are ready, checks it while
+/// measuring and draws the live view.
+pub struct LoadMonitor<'a, V> {
+    /// The live view.
+    pub live: V,
+    /// The background load.
+    pub load: BackgroundLoad<'a>,
+}
+
+impl<P, V: LiveUpdate<P>> latlab_rt::monitor::Monitor<P> for LoadMonitor<'_, V> {
+    fn ready(&mut self) -> Result<Duration, String> {
+        self.load.start()
+    }
+
+    fn progress(&mut self, progress: &P) -> Result<(), String> {
+        self.load.check()?;
+        self.live.update(progress);
+        Ok(())
+    }
+}

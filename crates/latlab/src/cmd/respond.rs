@@ -8,7 +8,6 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::{bail, Context};
 
@@ -18,14 +17,14 @@ use latlab_measure::units::{format_ns, parse_duration};
 use latlab_report::formats::{CyclictestText, TerminalText};
 use latlab_respond::channel::Channel;
 use latlab_respond::gpio::GpioWiring;
-use latlab_respond::measure::{self, Gap, Monitor, Progress, RespondConfig};
+use latlab_respond::measure::{self, Gap, Progress, RespondConfig};
 use latlab_respond::result::{CheckOn, RespondContext, RespondResult, RespondSettings};
 use latlab_rt::clock;
 use latlab_rt::sched::{self, Policy};
 use latlab_rt::session::{print_warnings, RtSession, SessionOptions};
 use latlab_rt::sysinfo::SystemInfo;
 
-use super::background::{BackgroundLoad, LoadFlags};
+use super::background::{BackgroundLoad, LiveUpdate, LoadFlags, LoadMonitor};
 use super::measuring::{write_file, OutputFiles, RequirementFlags, SaveFlags};
 use super::status::{bar, count_and_eta, StatusLine};
 use super::EXIT_REQUIREMENT_FAILED;
@@ -208,7 +207,7 @@ pub fn execute(args: RespondArgs) -> anyhow::Result<ExitCode> {
     print_warnings(&warnings);
 
     let started = clock::unix_time_s();
-    let mut monitor = RespondMonitor {
+    let mut monitor = LoadMonitor {
         live: LiveView {
             line: StatusLine::new(!args.quiet && std::io::stderr().is_terminal()),
             count: run.config.count,
@@ -276,24 +275,6 @@ fn write_outputs(args: &RespondArgs, result: &RespondResult, started: f64) -> an
     files.finish()
 }
 
-/// Starts the load once the responder is ready, checks it, draws the live view.
-struct RespondMonitor<'a> {
-    live: LiveView,
-    load: BackgroundLoad<'a>,
-}
-
-impl Monitor<Progress> for RespondMonitor<'_> {
-    fn ready(&mut self) -> Result<Duration, String> {
-        self.load.start()
-    }
-
-    fn progress(&mut self, progress: &Progress) -> Result<(), String> {
-        self.load.check()?;
-        self.live.update(progress);
-        Ok(())
-    }
-}
-
 /// The live status of a response measurement: events done (with a bar and the
 /// time left when the count is known), maxima so far and losses.
 struct LiveView {
@@ -301,7 +282,9 @@ struct LiveView {
     count: Option<u64>,
 }
 
-impl LiveView {
+impl LiveView {}
+
+impl LiveUpdate<Progress> for LiveView {
     fn update(&mut self, p: &Progress) {
         if !self.line.enabled() {
             return;

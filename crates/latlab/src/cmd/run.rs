@@ -9,12 +9,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::{bail, Context};
 
 use latlab_document::RunDocument;
-use latlab_measure::engine::{self, LateHook, LateSample, MeasureConfig, Monitor, Progress};
+use latlab_measure::engine::{self, LateHook, LateSample, MeasureConfig, Progress};
 use latlab_measure::requirements::{self, Requirement};
 use latlab_measure::result::{RunContext, RunResult, RunSettings, Verdict};
 use latlab_measure::timer::TimerKind;
@@ -27,7 +26,7 @@ use latlab_rt::session::{print_warnings, RtSession, SessionOptions};
 use latlab_rt::sysinfo::SystemInfo;
 use latlab_tracefs::{Capture, CaptureOptions, CaptureReport};
 
-use super::background::{BackgroundLoad, LoadFlags};
+use super::background::{BackgroundLoad, LiveUpdate, LoadFlags, LoadMonitor};
 use super::measuring::{write_file, OutputFiles, RequirementFlags, SaveFlags};
 use super::status::{bar, count_and_eta, StatusLine};
 use super::{EXIT_REQUIREMENT_FAILED, EXIT_SUSPECT};
@@ -253,7 +252,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
 
     let started = clock::unix_time_s();
     session.measurement_starts();
-    let mut monitor = RunMonitor {
+    let mut monitor = LoadMonitor {
         live: LiveView::new(!args.quiet && std::io::stderr().is_terminal(), &run.measure),
         load: BackgroundLoad::new(&args.load),
     };
@@ -531,24 +530,6 @@ fn trace_threshold(args: &RunArgs) -> u64 {
 /// Marker threshold for --trace without --trace-threshold or --max-latency.
 const DEFAULT_TRACE_THRESHOLD: u64 = 100_000;
 
-/// Starts the load once the threads are ready, checks it and draws the live view.
-struct RunMonitor<'a> {
-    live: LiveView,
-    load: BackgroundLoad<'a>,
-}
-
-impl Monitor<Progress> for RunMonitor<'_> {
-    fn ready(&mut self) -> Result<Duration, String> {
-        self.load.start()
-    }
-
-    fn progress(&mut self, progress: &Progress) -> Result<(), String> {
-        self.load.check()?;
-        self.live.update(progress);
-        Ok(())
-    }
-}
-
 /// The progress line on a terminal: bar, elapsed/remaining, max per CPU.
 struct LiveView {
     line: StatusLine,
@@ -564,7 +545,9 @@ impl LiveView {
             loops: config.loops,
         }
     }
+}
 
+impl LiveUpdate<Progress> for LiveView {
     fn update(&mut self, progress: &Progress) {
         if !self.line.enabled() {
             return;
