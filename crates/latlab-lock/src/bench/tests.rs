@@ -11,8 +11,7 @@ use latlab_measure::stats::Summary;
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn privileged() -> Option<std::sync::MutexGuard<'static, ()>> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
+    if latlab_testkit::skip::is_root() {
         return Some(ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner()));
     }
     crate::test_support::skip_or_fail("the lock benchmark's SCHED_FIFO task");
