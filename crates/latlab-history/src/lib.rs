@@ -15,6 +15,8 @@
 //! assert_eq!(history.list(None).unwrap()[0].schema, "latlab.lockbench");
 //! ```
 
+#![warn(missing_docs)]
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

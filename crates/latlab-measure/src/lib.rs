@@ -19,6 +19,8 @@
 //! assert_eq!(summary.count, 3);
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod engine;
 pub mod histogram;
 pub mod period;

@@ -12,6 +12,8 @@
 //! assert_eq!(us(12_345), "12.3");
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod cyclictest;
 pub mod explain;
 pub mod formats;

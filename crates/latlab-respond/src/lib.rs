@@ -37,6 +37,8 @@
 //! assert!(output.round_trip.stats.summary().min >= output.one_way.stats.summary().min);
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod channel;
 pub mod gpio;
 pub mod measure;

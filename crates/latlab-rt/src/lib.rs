@@ -24,6 +24,8 @@
 //! assert!(latlab_rt::clock::monotonic_ns() >= now);
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod autogroup;
 pub mod clock;
 pub mod dma;

@@ -18,6 +18,8 @@
 //! - [`Stats`]: what the wire saw (the delay from the output's change to
 //!   the driver's poll that reported it, the poll interval).
 
+#![warn(missing_docs)]
+
 pub mod uhid;
 
 /// USB vendor id of Silicon Labs (the driver matches it).
