@@ -43,16 +43,22 @@ pub trait HtmlSection {
     fn html_plots(&self, id: &str) -> Vec<Plot>;
 }
 
+/// The background load section under a summary table (empty without a load).
+fn background_load(load: Option<&latlab_load::LoadReport>) -> String {
+    load.map(|load| {
+        format!(
+            "\nBackground load ({})\n{}",
+            load.spec,
+            crate::load::table(load)
+        )
+    })
+    .unwrap_or_default()
+}
+
 impl TerminalText for RunDocument {
     fn terminal_text(&self) -> String {
         let mut out = crate::table::summary_table(&self.result);
-        if let Some(load) = &self.load {
-            out.push_str(&format!(
-                "\nBackground load ({})\n{}",
-                load.spec,
-                crate::load::table(load)
-            ));
-        }
+        out.push_str(&background_load(self.load.as_ref()));
         if let Some(explain) = &self.explain {
             out.push('\n');
             out.push_str(&crate::explain::text(explain));
@@ -68,13 +74,7 @@ impl TerminalText for RunDocument {
 impl TerminalText for RespondResult {
     fn terminal_text(&self) -> String {
         let mut out = crate::respond::summary_table(self);
-        if let Some(load) = &self.load {
-            out.push_str(&format!(
-                "\nBackground load ({})\n{}",
-                load.spec,
-                crate::load::table(load)
-            ));
-        }
+        out.push_str(&background_load(self.load.as_ref()));
         out
     }
 }
@@ -82,13 +82,7 @@ impl TerminalText for RespondResult {
 impl TerminalText for BenchReport {
     fn terminal_text(&self) -> String {
         let mut out = crate::lockbench::table(&self.config, &self.results);
-        if let Some(load) = &self.load {
-            out.push_str(&format!(
-                "\nBackground load ({})\n{}",
-                load.spec,
-                crate::load::table(load)
-            ));
-        }
+        out.push_str(&background_load(self.load.as_ref()));
         out
     }
 }
