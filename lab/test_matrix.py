@@ -90,6 +90,22 @@ class Judges(unittest.TestCase):
         with self.assertRaises(matrix.Verdict):
             matrix.respond_judge("gpio")("arm64", self.out, [97])
 
+    def test_trace_cmds_stale_name_of_a_renamed_thread_is_tolerated_nothing_else(self):
+        # The lines of the CI failure of 2026-11-24 (arm64): trace-cmd printed
+        # the reader thread by the name it had before it named itself.
+        wake = "          latlab-267   [000]     9.437000: sched_wakeup_new:     latlab:268 [120] CPU:001"
+        tail = "   [001]     9.438076: hrtimer_start:        hrtimer=0xffff80008067b840 function=hrtimer_wakeup/0x0"
+        ours = [wake, "      latlab-rd0-268" + tail]
+        theirs = [wake, "          latlab-268" + tail]
+        names = matrix.names_in(ours)
+        self.assertTrue(matrix.earlier_name(theirs[1], ours[1], names))
+        # A name the pid never had, another pid, or another field: a real difference.
+        self.assertFalse(matrix.earlier_name("            bash-268" + tail, ours[1], names))
+        self.assertFalse(matrix.earlier_name("          latlab-269" + tail, ours[1], names))
+        self.assertFalse(
+            matrix.earlier_name(theirs[1].replace("9.438076", "9.438077"), ours[1], names)
+        )
+
     def test_explain_must_agree_with_the_trace_and_name_the_load(self):
         self.write(
             "explain-run.json",
