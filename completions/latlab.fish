@@ -58,7 +58,7 @@ complete -c latlab -n "__fish_latlab_using_subcommand run" -l json -d 'Also writ
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l histogram-text -d 'Write a histogram in cyclictest\'s -h text format to FILE' -r -F
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l rt-tests-json -d 'Write the result in rt-tests\' JSON format to FILE' -r -F
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l output-dir -d 'Directory for `<timestamp>/<result file>`' -r -F
-complete -c latlab -n "__fish_latlab_using_subcommand run" -l db -d 'The history database (default: $XDG_DATA_HOME/latlab/history.sqlite, else ~/.local/share/latlab/history.sqlite)' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l db -d 'The history database: a SQLite FILE (default: $XDG_DATA_HOME/latlab/history.sqlite, else ~/.local/share/latlab/history.sqlite), or a PostgreSQL URL (postgres://USER@HOST/DB; its tables are created on first use)' -r
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l load -d 'Background load while measuring: none, light (= none, the Moblin "light" case), full (cpu+io+net+mem on every CPU), or kinds such as `cpu:2,io:1,net:1` (kinds: cpu, io, net, udp, mem, syscall, ipc)' -r
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l load-cmd -d 'Run this shell command as (part of) the load, e.g. "stress-ng --cpu 2"; it is stopped with its whole process group at the end' -r
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l load-disk-cap -d 'Most disk space the io load may use' -r
@@ -134,7 +134,7 @@ complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l load -d 'Bac
 complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l load-cmd -d 'Run this shell command as (part of) the load, e.g. "stress-ng --cpu 2"; it is stopped with its whole process group at the end' -r
 complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l load-disk-cap -d 'Most disk space the io load may use' -r
 complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l load-temp-dir -d 'Directory for the io load\'s temporary files [default: the system temp dir]' -r -F
-complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l db -d 'The history database (default: $XDG_DATA_HOME/latlab/history.sqlite, else ~/.local/share/latlab/history.sqlite)' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l db -d 'The history database: a SQLite FILE (default: $XDG_DATA_HOME/latlab/history.sqlite, else ~/.local/share/latlab/history.sqlite), or a PostgreSQL URL (postgres://USER@HOST/DB; its tables are created on first use)' -r
 complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l simulate -d 'Run the deterministic uniprocessor-kernel simulation of the paper instead of real threads'
 complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l no-idle-spinner -d 'No SCHED_IDLE spinner: let the CPU go idle when every background thread waits (on a VM the hypervisor may then take milliseconds to wake the real-time task)'
 complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l no-dma-latency -d 'Do not hold /dev/cpu_dma_latency at 0 during the benchmark (lets CPUs enter deep idle states)'
@@ -160,12 +160,12 @@ complete -c latlab -n "__fish_latlab_using_subcommand report" -l title -d 'Title
 complete -c latlab -n "__fish_latlab_using_subcommand report" -l png -d 'Also write every plot as DIR/<plot>.svg and DIR/<plot>.png (the PNGs are drawn by a headless Chromium, at twice the size for print)' -r -F
 complete -c latlab -n "__fish_latlab_using_subcommand report" -s h -l help -d 'Print help'
 complete -c latlab -n "__fish_latlab_using_subcommand report" -s V -l version -d 'Print version'
-complete -c latlab -n "__fish_latlab_using_subcommand history" -l db -d 'The history database (default: $XDG_DATA_HOME/latlab/history.sqlite, else ~/.local/share/latlab/history.sqlite)' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand history" -l db -d 'The history database: a SQLite FILE (default: $XDG_DATA_HOME/latlab/history.sqlite, else ~/.local/share/latlab/history.sqlite), or a PostgreSQL URL (postgres://USER@HOST/DB; its tables are created on first use)' -r
 complete -c latlab -n "__fish_latlab_using_subcommand history" -l limit -d 'Show only the newest N results' -r
 complete -c latlab -n "__fish_latlab_using_subcommand history" -l add -d 'First store these result files (e.g. from another machine, or from before the history existed), then list' -r -F
 complete -c latlab -n "__fish_latlab_using_subcommand history" -s h -l help -d 'Print help'
 complete -c latlab -n "__fish_latlab_using_subcommand history" -s V -l version -d 'Print version'
-complete -c latlab -n "__fish_latlab_using_subcommand compare" -l db -d 'The history database (default: $XDG_DATA_HOME/latlab/history.sqlite, else ~/.local/share/latlab/history.sqlite)' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand compare" -l db -d 'The history database: a SQLite FILE (default: $XDG_DATA_HOME/latlab/history.sqlite, else ~/.local/share/latlab/history.sqlite), or a PostgreSQL URL (postgres://USER@HOST/DB; its tables are created on first use)' -r
 complete -c latlab -n "__fish_latlab_using_subcommand compare" -s o -l output -d 'The HTML file to write' -r -F
 complete -c latlab -n "__fish_latlab_using_subcommand compare" -l label -d 'Names of the results, in order (default: what differs between them, e.g. kernel or load)' -r
 complete -c latlab -n "__fish_latlab_using_subcommand compare" -l title -d 'Title of the page' -r
@@ -199,7 +199,7 @@ complete -c latlab -n "__fish_latlab_using_subcommand respond" -l check-on -d 'W
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l json -d 'Also write the result JSON (schema latlab.respond) to FILE' -r -F
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l histogram-text -d 'Write a histogram in cyclictest\'s -h text format to FILE (column 1 one-way, column 2 round-trip)' -r -F
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l output-dir -d 'Directory for `<timestamp>/<result file>`' -r -F
-complete -c latlab -n "__fish_latlab_using_subcommand respond" -l db -d 'The history database (default: $XDG_DATA_HOME/latlab/history.sqlite, else ~/.local/share/latlab/history.sqlite)' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l db -d 'The history database: a SQLite FILE (default: $XDG_DATA_HOME/latlab/history.sqlite, else ~/.local/share/latlab/history.sqlite), or a PostgreSQL URL (postgres://USER@HOST/DB; its tables are created on first use)' -r
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l load -d 'Background load while measuring: none, light (= none, the Moblin "light" case), full (cpu+io+net+mem on every CPU), or kinds such as `cpu:2,io:1,net:1` (kinds: cpu, io, net, udp, mem, syscall, ipc)' -r
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l load-cmd -d 'Run this shell command as (part of) the load, e.g. "stress-ng --cpu 2"; it is stopped with its whole process group at the end' -r
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l load-disk-cap -d 'Most disk space the io load may use' -r

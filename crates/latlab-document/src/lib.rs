@@ -21,11 +21,13 @@
 
 #![warn(missing_docs)]
 
+pub mod id;
 pub mod run;
 
 use serde::Serialize;
 use serde_json::Value;
 
+pub use id::{content_id, document_id, new_id};
 pub use latlab_explain::ExplainDocument;
 pub use latlab_load::LoadDocument;
 pub use latlab_lock::document::{BenchReport, SimReport};
@@ -121,6 +123,25 @@ impl Document {
             Document::Load(d) => &d.schema,
             Document::Other { schema, .. } => schema,
         }
+    }
+
+    /// The result's unique id: its `id` field, or for a document written
+    /// before the field existed, one derived from its content
+    /// ([`content_id`]). A store derives it from the JSON as read
+    /// ([`document_id`]), which this equals for documents latlab wrote.
+    pub fn id(&self) -> String {
+        let explicit = match self {
+            Document::Run(d) => d.result.id.clone(),
+            Document::Respond(d) => d.id.clone(),
+            Document::Lockbench(d) => d.id.clone(),
+            Document::Simulation(d) => d.id.clone(),
+            Document::Explain(d) => d.id.clone(),
+            Document::Load(d) => d.id.clone(),
+            Document::Other { value, .. } => {
+                value.get("id").and_then(Value::as_str).map(str::to_string)
+            }
+        };
+        explicit.unwrap_or_else(|| content_id(&self.to_value().unwrap_or(Value::Null)))
     }
 
     /// The document as JSON, as it is written to a file.

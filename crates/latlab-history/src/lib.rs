@@ -1,10 +1,23 @@
-//! latlab-history: every result kept in one SQLite database, so runs can be
-//! listed and compared later (`latlab history`, `latlab compare`).
+//! latlab-history: every result kept in one database, so runs can be listed
+//! and compared later (`latlab history`, `latlab compare`) and a lab of
+//! boards can share one store (`latlab serve`).
 //!
-//! The database is in WAL mode with `synchronous=FULL`, and each result is
-//! inserted in one transaction: a writer killed at any moment leaves every
-//! earlier entry intact (SQLite rolls the torn transaction back on the next
-//! open). The whole result JSON is stored, plus a few columns for listing.
+//! Two backends behind one API, [`History`]:
+//!
+//! - **SQLite** (the default, one file per machine, no server): WAL mode with
+//!   `synchronous=FULL`, each result inserted in one transaction, so a writer
+//!   killed at any moment leaves every earlier entry intact (SQLite rolls the
+//!   torn transaction back on the next open). The layout version is in
+//!   `PRAGMA user_version`; older files are migrated when opened.
+//! - **PostgreSQL** (`--db postgres://...`), for many writers: the layout is
+//!   created by versioned migrations ([`POSTGRES_MIGRATIONS`]) on first use,
+//!   recorded in `latlab_migrations` and applied under an advisory lock, so
+//!   several processes opening a new database at once apply them once.
+//!
+//! Every result has a unique id ([`latlab_document::document_id`]: its `id`
+//! field, or one derived from its content); storing a result whose id is
+//! already stored is a no-op that returns the stored row. The whole result
+//! JSON is kept, plus a few columns for listing.
 //!
 //! ```
 //! let dir = tempfile::tempdir().unwrap();
@@ -12,20 +25,25 @@
 //! let doc = serde_json::json!({"schema": "latlab.lockbench", "started_at": "2026-11-22T01:00:00Z"});
 //! let id = history.insert_document(&doc).unwrap();
 //! assert_eq!(history.get(id).unwrap(), doc);
+//! assert_eq!(history.insert_document(&doc).unwrap(), id, "stored once");
 //! assert_eq!(history.list(None).unwrap()[0].schema, "latlab.lockbench");
 //! ```
 
 #![warn(missing_docs)]
 
+mod pg;
+mod sqlite;
+
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use latlab_measure::result::RunResult;
-use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::Value;
 
-/// Version of the table layout, in `PRAGMA user_version`.
-pub const LAYOUT_VERSION: i64 = 1;
+/// Version of the SQLite table layout, in `PRAGMA user_version`.
+pub const LAYOUT_VERSION: i64 = 2;
+
+pub use pg::POSTGRES_MIGRATIONS;
 
 /// What can go wrong with the history database.
 #[derive(Debug, thiserror::Error)]
@@ -49,19 +67,31 @@ pub enum HistoryError {
         /// The cause.
         source: rusqlite::Error,
     },
+    /// PostgreSQL refused an operation or could not be reached.
+    #[error("PostgreSQL history {location}: {action}: {source} (is the server running and the URL right? --db postgres://USER@HOST/DB)")]
+    Postgres {
+        /// The database URL, without its password.
+        location: String,
+        /// What was being done.
+        action: &'static str,
+        /// The cause.
+        source: postgres::Error,
+    },
     /// The database was written by a newer latlab.
-    #[error("history database {path} has layout {found}, newer than this latlab's {LAYOUT_VERSION}: update latlab or use another --db FILE")]
+    #[error("history database {location} has layout {found}, newer than this latlab's {supported}: update latlab or use another --db")]
     Newer {
-        /// The database file.
-        path: PathBuf,
+        /// The database file or URL.
+        location: String,
         /// Its layout version.
         found: i64,
+        /// The newest this latlab knows.
+        supported: i64,
     },
     /// No entry with this id.
-    #[error("no result with id {id} in {path}: `latlab history` lists the ids")]
+    #[error("no result with id {id} in {location}: `latlab history` lists the ids")]
     NotFound {
-        /// The database file.
-        path: PathBuf,
+        /// The database file or URL.
+        location: String,
         /// The id asked for.
         id: i64,
     },
@@ -73,6 +103,9 @@ pub enum HistoryError {
         /// The cause.
         source: serde_json::Error,
     },
+    /// A board name or token that cannot be stored.
+    #[error("{0}")]
+    Board(String),
     /// Neither XDG_DATA_HOME nor HOME is set.
     #[error("no data directory for the history: set XDG_DATA_HOME or HOME, or give --db FILE")]
     NoDataDir,
@@ -86,28 +119,95 @@ pub type Result<T> = std::result::Result<T, HistoryError>;
 pub struct Entry {
     /// Row id, for `latlab compare`.
     pub id: i64,
+    /// The result's unique id ([`latlab_document::document_id`]).
+    pub uid: String,
+    /// The board that pushed it to `latlab serve` (`None`: stored locally).
+    pub board: Option<String>,
     /// `schema` of the result (`latlab.run`, ...).
     pub schema: String,
     /// When the result started, UTC.
     pub started_at: String,
     /// Host name.
     pub host: Option<String>,
+    /// Machine architecture (`x86_64`, `aarch64`).
+    pub arch: Option<String>,
     /// Kernel release.
     pub kernel: Option<String>,
     /// Preemption model.
     pub preemption: Option<String>,
     /// Background load spec (`None`: no load).
     pub load: Option<String>,
-    /// Largest latency, ns.
+    /// Largest latency, ns (a run's overall, a response's one-way).
     pub max_ns: Option<u64>,
-    /// `pass`, `fail` or `none`.
+    /// 99.9th percentile of the latency, ns.
+    pub p999_ns: Option<u64>,
+    /// `pass`, `fail`, `suspect` or `none`.
     pub verdict: Option<String>,
+}
+
+/// What storing a result did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stored {
+    /// Its row id.
+    pub id: i64,
+    /// Its unique id.
+    pub uid: String,
+    /// False when it was already stored (nothing was written).
+    pub new: bool,
+}
+
+/// Which rows [`History::query`] returns.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Filter {
+    /// Only this board's.
+    pub board: Option<String>,
+    /// Only results from this kernel release.
+    pub kernel: Option<String>,
+    /// Only results under this load (`Some("")`: without load).
+    pub load: Option<String>,
+    /// Only the newest N.
+    pub limit: Option<usize>,
+}
+
+/// Where a history lives: a SQLite file or a PostgreSQL URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// A SQLite database file.
+    Sqlite(PathBuf),
+    /// A PostgreSQL connection string (`postgres://...` or `postgresql://...`).
+    Postgres(String),
+}
+
+impl Location {
+    /// `postgres://` and `postgresql://` URLs name a PostgreSQL database,
+    /// anything else a SQLite file.
+    pub fn parse(spec: &str) -> Location {
+        if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
+            Location::Postgres(spec.to_string())
+        } else {
+            Location::Sqlite(PathBuf::from(spec))
+        }
+    }
+
+    /// The file, or the URL without its password, for messages.
+    pub fn display(&self) -> String {
+        match self {
+            Location::Sqlite(path) => path.display().to_string(),
+            Location::Postgres(url) => pg::redact(url),
+        }
+    }
+}
+
+enum Backend {
+    Sqlite(rusqlite::Connection),
+    Postgres(RefCell<postgres::Client>),
 }
 
 /// The history database.
 pub struct History {
-    conn: Connection,
-    path: PathBuf,
+    backend: Backend,
+    location: Location,
+    display: String,
 }
 
 /// `$XDG_DATA_HOME/latlab/history.sqlite`, else
@@ -128,67 +228,81 @@ pub fn record_run(db_path: &Path, run: &RunResult) -> Result<i64> {
     History::open(db_path)?.insert_run(run)
 }
 
+/// The columns the listing reads from a document.
+pub(crate) struct Columns {
+    pub uid: String,
+    pub schema: String,
+    pub started_at: String,
+    pub host: Option<String>,
+    pub arch: Option<String>,
+    pub kernel: Option<String>,
+    pub preemption: Option<String>,
+    pub load: Option<String>,
+    pub max_ns: Option<i64>,
+    pub p999_ns: Option<i64>,
+    pub verdict: Option<String>,
+}
+
+impl Columns {
+    pub(crate) fn of(doc: &Value) -> Columns {
+        let text = |v: &Value| v.as_str().map(str::to_string);
+        let latency = |field: &str| {
+            [&doc["overall"]["latency"], &doc["one_way"]["latency"]]
+                .into_iter()
+                .find_map(|l| l[field].as_u64())
+                .map(|v| v.min(i64::MAX as u64) as i64)
+        };
+        Columns {
+            uid: latlab_document::document_id(doc),
+            schema: text(&doc["schema"]).unwrap_or_else(|| "unknown".into()),
+            started_at: text(&doc["started_at"]).unwrap_or_default(),
+            host: text(&doc["system"]["hostname"]),
+            arch: text(&doc["system"]["machine"]),
+            kernel: text(&doc["system"]["kernel_release"]),
+            preemption: text(&doc["system"]["preemption_model"]),
+            load: load_name(&doc["load"]),
+            max_ns: latency("max"),
+            p999_ns: latency("p99_9"),
+            verdict: text(&doc["verdict"]),
+        }
+    }
+}
+
 impl History {
-    /// Opens (creating if needed) the database at `path`.
+    /// Opens (creating if needed) the SQLite database at `path`.
     pub fn open(path: &Path) -> Result<History> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| HistoryError::CreateDir {
-                path: dir.to_path_buf(),
-                source,
-            })?;
-        }
-        let sql = |action| sql_error(path, action);
-        let conn = Connection::open(path).map_err(sql("opening"))?;
-        conn.busy_timeout(Duration::from_secs(10))
-            .map_err(sql("setting the busy timeout"))?;
-        conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get::<_, String>(0))
-            .map_err(sql("switching to WAL mode"))?;
-        conn.pragma_update(None, "synchronous", "FULL")
-            .map_err(sql("setting synchronous=FULL"))?;
-        let version: i64 = conn
-            .pragma_query_value(None, "user_version", |row| row.get(0))
-            .map_err(sql("reading the layout version"))?;
-        if version > LAYOUT_VERSION {
-            return Err(HistoryError::Newer {
-                path: path.to_path_buf(),
-                found: version,
-            });
-        }
-        conn.execute_batch(
-            "BEGIN IMMEDIATE;
-             CREATE TABLE IF NOT EXISTS results (
-                 id          INTEGER PRIMARY KEY AUTOINCREMENT,
-                 schema      TEXT NOT NULL,
-                 started_at  TEXT NOT NULL,
-                 host        TEXT,
-                 kernel      TEXT,
-                 preemption  TEXT,
-                 load        TEXT,
-                 max_ns      INTEGER,
-                 verdict     TEXT,
-                 json        TEXT NOT NULL
-             );
-             CREATE INDEX IF NOT EXISTS results_started ON results (started_at);
-             PRAGMA user_version = 1;
-             COMMIT;",
-        )
-        .map_err(sql("creating the tables"))?;
+        History::open_location(&Location::Sqlite(path.to_path_buf()))
+    }
+
+    /// Opens a SQLite file or a PostgreSQL URL ([`Location::parse`]).
+    pub fn open_spec(spec: &str) -> Result<History> {
+        History::open_location(&Location::parse(spec))
+    }
+
+    /// Opens (creating and migrating if needed) the database at `location`.
+    pub fn open_location(location: &Location) -> Result<History> {
+        let backend = match location {
+            Location::Sqlite(path) => Backend::Sqlite(sqlite::open(path)?),
+            Location::Postgres(url) => Backend::Postgres(RefCell::new(pg::open(url)?)),
+        };
         Ok(History {
-            conn,
-            path: path.to_path_buf(),
+            backend,
+            location: location.clone(),
+            display: location.display(),
         })
     }
 
-    /// The database file.
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// Where the database is.
+    pub fn location(&self) -> &Location {
+        &self.location
     }
 
-    fn sql(&self, action: &'static str) -> impl FnOnce(rusqlite::Error) -> HistoryError {
-        sql_error(&self.path, action)
+    /// The file, or the URL without password, for messages.
+    pub fn display(&self) -> &str {
+        &self.display
     }
 
-    /// Stores a run result; returns its id.
+    /// Stores a run result; returns its row id.
     pub fn insert_run(&mut self, run: &RunResult) -> Result<i64> {
         let value = serde_json::to_value(run).map_err(|source| HistoryError::Json {
             what: "to store".into(),
@@ -197,81 +311,54 @@ impl History {
         self.insert_document(&value)
     }
 
-    /// Stores any result document (run, respond, lockbench, ...) in one
-    /// transaction; the listing columns are read where the document has them.
+    /// Stores any result document (run, respond, lockbench, ...) unless
+    /// one with its id is already stored; returns the row id either way.
     pub fn insert_document(&mut self, doc: &Value) -> Result<i64> {
-        let text = |v: &Value| v.as_str().map(str::to_string);
+        Ok(self.store(doc, None)?.id)
+    }
+
+    /// Stores a document in one transaction, as pushed by `board` (or
+    /// locally: `None`); a document whose id is already stored is left as
+    /// it is. The listing columns are read where the document has them.
+    pub fn store(&mut self, doc: &Value, board: Option<&str>) -> Result<Stored> {
+        let columns = Columns::of(doc);
         let json = doc.to_string();
-        let path = self.path.clone();
-        let sql = |action| sql_error(&path, action);
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(sql("starting a transaction"))?;
-        tx.execute(
-            "INSERT INTO results (schema, started_at, host, kernel, preemption, load, max_ns, verdict, json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            params![
-                text(&doc["schema"]).unwrap_or_else(|| "unknown".into()),
-                text(&doc["started_at"]).unwrap_or_default(),
-                text(&doc["system"]["hostname"]),
-                text(&doc["system"]["kernel_release"]),
-                text(&doc["system"]["preemption_model"]),
-                load_name(&doc["load"]),
-                doc["overall"]["latency"]["max"].as_u64().map(|v| v as i64),
-                text(&doc["verdict"]),
-                json,
-            ],
-        )
-        .map_err(sql("inserting a result"))?;
-        let id = tx.last_insert_rowid();
-        tx.commit().map_err(sql("committing"))?;
-        Ok(id)
+        match &mut self.backend {
+            Backend::Sqlite(conn) => sqlite::store(conn, &self.display, &columns, board, &json),
+            Backend::Postgres(client) => {
+                pg::store(client.get_mut(), &self.display, &columns, board, &json)
+            }
+        }
     }
 
     /// The stored results, oldest first; with `limit`, only the newest ones.
     pub fn list(&self, limit: Option<usize>) -> Result<Vec<Entry>> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT id, schema, started_at, host, kernel, preemption, load, max_ns, verdict
-                 FROM results ORDER BY id DESC LIMIT ?1",
-            )
-            .map_err(self.sql("listing"))?;
-        let limit = limit.map_or(-1, |l| l as i64);
-        let rows = stmt
-            .query_map([limit], |row| {
-                Ok(Entry {
-                    id: row.get(0)?,
-                    schema: row.get(1)?,
-                    started_at: row.get(2)?,
-                    host: row.get(3)?,
-                    kernel: row.get(4)?,
-                    preemption: row.get(5)?,
-                    load: row.get(6)?,
-                    max_ns: row.get::<_, Option<i64>>(7)?.map(|v| v as u64),
-                    verdict: row.get(8)?,
-                })
-            })
-            .map_err(self.sql("listing"))?;
-        let mut entries = rows
-            .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(self.sql("listing"))?;
+        self.query(&Filter {
+            limit,
+            ..Filter::default()
+        })
+    }
+
+    /// The stored results matching `filter`, oldest first.
+    pub fn query(&self, filter: &Filter) -> Result<Vec<Entry>> {
+        let mut entries = match &self.backend {
+            Backend::Sqlite(conn) => sqlite::query(conn, &self.display, filter)?,
+            Backend::Postgres(client) => {
+                pg::query(&mut client.borrow_mut(), &self.display, filter)?
+            }
+        };
         entries.reverse();
         Ok(entries)
     }
 
     /// The whole stored document of result `id`.
     pub fn get(&self, id: i64) -> Result<Value> {
-        let text: Option<String> = self
-            .conn
-            .query_row("SELECT json FROM results WHERE id = ?1", [id], |row| {
-                row.get(0)
-            })
-            .optional()
-            .map_err(self.sql("reading a result"))?;
+        let text = match &self.backend {
+            Backend::Sqlite(conn) => sqlite::get(conn, &self.display, id)?,
+            Backend::Postgres(client) => pg::get(&mut client.borrow_mut(), &self.display, id)?,
+        };
         let text = text.ok_or_else(|| HistoryError::NotFound {
-            path: self.path.clone(),
+            location: self.display.clone(),
             id,
         })?;
         serde_json::from_str(&text).map_err(|source| HistoryError::Json {
@@ -280,30 +367,63 @@ impl History {
         })
     }
 
-    /// SQLite's own consistency check: `Ok(())` when the file is sound,
-    /// otherwise the problems it lists.
-    pub fn check(&self) -> Result<Vec<String>> {
-        let mut stmt = self
-            .conn
-            .prepare("PRAGMA integrity_check")
-            .map_err(self.sql("checking integrity"))?;
-        let rows = stmt
-            .query_map([], |row| row.get::<_, String>(0))
-            .map_err(self.sql("checking integrity"))?;
-        let lines = rows
-            .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(self.sql("checking integrity"))?;
-        Ok(lines.into_iter().filter(|l| l != "ok").collect())
+    /// How many results are stored.
+    pub fn count(&self) -> Result<i64> {
+        match &self.backend {
+            Backend::Sqlite(conn) => sqlite::count(conn, &self.display),
+            Backend::Postgres(client) => pg::count(&mut client.borrow_mut(), &self.display),
+        }
     }
-}
 
-/// Wraps an SQLite error with the database path and what was being done.
-fn sql_error(path: &Path, action: &'static str) -> impl FnOnce(rusqlite::Error) -> HistoryError {
-    let path = path.to_path_buf();
-    move |source| HistoryError::Sql {
-        path,
-        action,
-        source,
+    /// Registers a board for `latlab serve` with the hash of its token.
+    /// A name that is empty, longer than 200 bytes or has control
+    /// characters, or that is already registered, is refused.
+    pub fn add_board(&mut self, name: &str, token_hash: &str) -> Result<()> {
+        if name.is_empty() || name.len() > 200 || name.chars().any(char::is_control) {
+            return Err(HistoryError::Board(format!(
+                "board name {name:?}: give 1 to 200 bytes without control characters"
+            )));
+        }
+        let added = match &mut self.backend {
+            Backend::Sqlite(conn) => sqlite::add_board(conn, &self.display, name, token_hash)?,
+            Backend::Postgres(client) => {
+                pg::add_board(client.get_mut(), &self.display, name, token_hash)?
+            }
+        };
+        if !added {
+            return Err(HistoryError::Board(format!(
+                "a board named {name:?} is already registered in {}: choose another name",
+                self.display
+            )));
+        }
+        Ok(())
+    }
+
+    /// The board whose token has this hash.
+    pub fn board_for_token(&self, token_hash: &str) -> Result<Option<String>> {
+        match &self.backend {
+            Backend::Sqlite(conn) => sqlite::board_for_token(conn, &self.display, token_hash),
+            Backend::Postgres(client) => {
+                pg::board_for_token(&mut client.borrow_mut(), &self.display, token_hash)
+            }
+        }
+    }
+
+    /// Every registered board's name, sorted.
+    pub fn boards(&self) -> Result<Vec<String>> {
+        match &self.backend {
+            Backend::Sqlite(conn) => sqlite::boards(conn, &self.display),
+            Backend::Postgres(client) => pg::boards(&mut client.borrow_mut(), &self.display),
+        }
+    }
+
+    /// The database's own consistency check: the problems it lists (none:
+    /// the store is sound). PostgreSQL checks itself; its list is empty.
+    pub fn check(&self) -> Result<Vec<String>> {
+        match &self.backend {
+            Backend::Sqlite(conn) => sqlite::check(conn, &self.display),
+            Backend::Postgres(_) => Ok(Vec::new()),
+        }
     }
 }
 
@@ -330,8 +450,8 @@ mod tests {
         let mut h = History::open(&dir.path().join("sub/dir/h.sqlite")).unwrap();
         let doc = serde_json::json!({
             "schema": "latlab.run", "started_at": "2026-11-22T01:54:39Z", "verdict": "fail",
-            "system": {"hostname": "board", "kernel_release": "6.18.0-rt", "preemption_model": "rt"},
-            "overall": {"latency": {"max": 3_420_000u64}},
+            "system": {"hostname": "board", "kernel_release": "6.18.0-rt", "preemption_model": "rt", "machine": "aarch64"},
+            "overall": {"latency": {"max": 3_420_000u64, "p99_9": 1_000_000u64}},
             "load": {"spec": "full", "command": "make -j4"}
         });
         let a = h.insert_document(&doc).unwrap();
@@ -345,13 +465,17 @@ mod tests {
             list[0],
             Entry {
                 id: a,
+                uid: latlab_document::content_id(&doc),
+                board: None,
                 schema: "latlab.run".into(),
                 started_at: "2026-11-22T01:54:39Z".into(),
                 host: Some("board".into()),
+                arch: Some("aarch64".into()),
                 kernel: Some("6.18.0-rt".into()),
                 preemption: Some("rt".into()),
                 load: Some("full + `make -j4`".into()),
                 max_ns: Some(3_420_000),
+                p999_ns: Some(1_000_000),
                 verdict: Some("fail".into()),
             }
         );
@@ -361,12 +485,76 @@ mod tests {
             h.get(99),
             Err(HistoryError::NotFound { id: 99, .. })
         ));
-        let journal: String = h
-            .conn
+        let Backend::Sqlite(conn) = &h.backend else {
+            unreachable!()
+        };
+        let journal: String = conn
             .pragma_query_value(None, "journal_mode", |r| r.get(0))
             .unwrap();
         assert_eq!(journal, "wal");
         assert!(h.check().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_result_stored_twice_is_kept_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut h = History::open(&dir.path().join("h.sqlite")).unwrap();
+        let doc = serde_json::json!({"schema": "latlab.run", "id": "r-1", "started_at": "x"});
+        let first = h.store(&doc, Some("b")).unwrap();
+        assert!(first.new);
+        assert_eq!(first.uid, "r-1");
+        let again = h.store(&doc, None).unwrap();
+        assert_eq!(
+            again,
+            Stored {
+                new: false,
+                ..first.clone()
+            }
+        );
+        // The same id with other content is still the stored one.
+        let changed = serde_json::json!({"schema": "latlab.run", "id": "r-1", "started_at": "y"});
+        assert_eq!(h.store(&changed, None).unwrap().id, first.id);
+        assert_eq!(h.count().unwrap(), 1);
+        assert_eq!(h.get(first.id).unwrap(), doc);
+        assert_eq!(h.list(None).unwrap()[0].board.as_deref(), Some("b"));
+    }
+
+    #[test]
+    fn boards_and_filters() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut h = History::open(&dir.path().join("h.sqlite")).unwrap();
+        h.add_board("rpi4", "hash-a").unwrap();
+        let err = h.add_board("rpi4", "hash-b").unwrap_err().to_string();
+        assert!(err.contains("already registered"), "{err}");
+        assert!(h.add_board("", "x").is_err());
+        assert!(h.add_board("a\nb", "x").is_err());
+        assert_eq!(
+            h.board_for_token("hash-a").unwrap().as_deref(),
+            Some("rpi4")
+        );
+        assert_eq!(h.board_for_token("hash-b").unwrap(), None);
+        for (i, kernel) in ["6.1", "6.6", "6.6"].iter().enumerate() {
+            let doc = serde_json::json!({"schema": "latlab.run", "id": format!("r{i}"),
+                "system": {"kernel_release": kernel}, "load": if i == 2 { serde_json::json!({"spec": "full"}) } else { Value::Null }});
+            h.store(&doc, Some("rpi4")).unwrap();
+        }
+        let q = |kernel: Option<&str>, load: Option<&str>| {
+            h.query(&Filter {
+                board: Some("rpi4".into()),
+                kernel: kernel.map(Into::into),
+                load: load.map(Into::into),
+                limit: None,
+            })
+            .unwrap()
+            .into_iter()
+            .map(|e| e.uid)
+            .collect::<Vec<_>>()
+        };
+        assert_eq!(q(None, None), ["r0", "r1", "r2"]);
+        assert_eq!(q(Some("6.6"), None), ["r1", "r2"]);
+        assert_eq!(q(Some("6.6"), Some("full")), ["r2"]);
+        assert_eq!(q(None, Some("")), ["r0", "r1"]);
+        assert_eq!(h.boards().unwrap(), ["rpi4"]);
     }
 
     #[test]
@@ -387,6 +575,22 @@ mod tests {
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
             "this is not a database, but it is long enough to look like one"
+        );
+    }
+
+    #[test]
+    fn locations() {
+        assert_eq!(
+            Location::parse("postgres://u:secret@h/db"),
+            Location::Postgres("postgres://u:secret@h/db".into())
+        );
+        assert_eq!(
+            Location::parse("postgres://u:secret@h/db").display(),
+            "postgres://u:***@h/db"
+        );
+        assert_eq!(
+            Location::parse("h.sqlite"),
+            Location::Sqlite("h.sqlite".into())
         );
     }
 

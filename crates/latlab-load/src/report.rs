@@ -179,6 +179,12 @@ pub struct LoadDocument {
     /// [`SCHEMA_VERSION`] of the writer.
     #[serde(default = "version_one")]
     pub schema_version: u32,
+    /// The result's unique id (a random UUID given when it is written), by
+    /// which a store keeps it once; absent in files written before the field
+    /// existed (their id is derived from their content, see
+    /// `latlab_document::Document::id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
     /// What the load got done.
     #[serde(flatten)]
     pub report: LoadReport,
@@ -198,6 +204,7 @@ impl LoadDocument {
         LoadDocument {
             schema: SCHEMA.into(),
             schema_version: SCHEMA_VERSION,
+            id: None,
             report,
         }
     }

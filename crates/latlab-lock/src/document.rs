@@ -33,6 +33,12 @@ pub struct BenchReport {
     /// [`BENCH_SCHEMA_VERSION`] of the writer.
     #[serde(default = "version_one")]
     pub schema_version: u32,
+    /// The result's unique id (a random UUID given when it is written), by
+    /// which a store keeps it once; absent in files written before the field
+    /// existed (their id is derived from their content, see
+    /// `latlab_document::Document::id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
     /// Start, UTC, `YYYY-MM-DDTHH:MM:SSZ`.
     pub started_at: String,
     /// The machine.
@@ -77,6 +83,12 @@ pub struct SimReport {
     /// [`SIM_SCHEMA_VERSION`] of the writer.
     #[serde(default = "version_one")]
     pub schema_version: u32,
+    /// The result's unique id (a random UUID given when it is written), by
+    /// which a store keeps it once; absent in files written before the field
+    /// existed (their id is derived from their content, see
+    /// `latlab_document::Document::id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
     /// The paper's Table 4, for readers of the JSON (the report prints it
     /// next to the simulation).
     pub paper: PaperFigures,
@@ -91,6 +103,7 @@ impl SimReport {
         SimReport {
             schema: SIM_SCHEMA.into(),
             schema_version: SIM_SCHEMA_VERSION,
+            id: None,
             paper: PaperFigures::table4(),
             comparison,
         }

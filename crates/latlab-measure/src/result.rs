@@ -31,6 +31,12 @@ pub struct RunResult {
     pub schema: String,
     /// [`SCHEMA_VERSION`] of the writer.
     pub schema_version: u32,
+    /// The result's unique id (a random UUID given when it is written), by
+    /// which a store keeps it once; absent in files written before the field
+    /// existed (their id is derived from their content, see
+    /// `latlab_document::Document::id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
     /// latlab version that wrote the file.
     pub latlab_version: String,
     /// The command line, one argument per element.
@@ -206,6 +212,7 @@ impl RunResult {
         RunResult {
             schema: "latlab.run".into(),
             schema_version: SCHEMA_VERSION,
+            id: None,
             latlab_version: env!("CARGO_PKG_VERSION").into(),
             command_line: context.command_line,
             started_at: latlab_rt::clock::format_utc(context.started_unix_s),

@@ -7,12 +7,16 @@
 //! - [`tracing`]: tracefs found the way the product finds it
 //!   (`/sys/kernel/tracing`, or debugfs's `tracing/`), and the checks that a
 //!   test left nothing enabled in it;
-//! - [`process`]: watching and cleaning up the processes a test starts.
+//! - [`process`]: watching and cleaning up the processes a test starts;
+//! - [`pg_server`]: a private PostgreSQL server started by the test itself
+//!   ([`PgServer`]).
 #![warn(missing_docs)]
 
+pub mod pg_server;
 pub mod process;
 pub mod skip;
 pub mod tracing;
 
+pub use pg_server::PgServer;
 pub use skip::{have_tool, require, require_privilege, root};
 pub use tracing::{require_tracefs, TracefsState};

@@ -29,7 +29,7 @@ pub fn execute(args: CompareArgs) -> anyhow::Result<ExitCode> {
         .map(|&id| {
             let value = history.get(id)?;
             Document::from_value(value)
-                .with_context(|| format!("result {id} of {}", history.path().display()))
+                .with_context(|| format!("result {id} of {}", history.display()))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     write_report(documents, &args.output, &[])?;

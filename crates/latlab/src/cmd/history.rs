@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use latlab_history::History;
+use latlab_history::{History, Location};
 use latlab_measure::result::RunResult;
 use latlab_measure::units::format_ns;
 
@@ -23,36 +23,46 @@ pub struct HistoryArgs {
     pub add: Vec<PathBuf>,
 }
 
-/// Which history database (shared by `history`, `compare` and `run`).
+/// Which history database (shared by `history`, `compare`, `serve` and the
+/// measuring commands).
 #[derive(Debug, Clone, clap::Args)]
 pub struct DbArgs {
-    /// The history database (default: $XDG_DATA_HOME/latlab/history.sqlite,
-    /// else ~/.local/share/latlab/history.sqlite).
-    #[arg(long, value_name = "FILE")]
-    pub db: Option<PathBuf>,
+    /// The history database: a SQLite FILE (default:
+    /// $XDG_DATA_HOME/latlab/history.sqlite, else
+    /// ~/.local/share/latlab/history.sqlite), or a PostgreSQL URL
+    /// (postgres://USER@HOST/DB; its tables are created on first use).
+    #[arg(long, value_name = "FILE|URL")]
+    pub db: Option<String>,
 }
 
 impl DbArgs {
-    /// The database path: `--db`, or the default.
-    pub fn path(&self) -> anyhow::Result<PathBuf> {
+    /// The database: `--db`, or the default file.
+    pub fn location(&self) -> anyhow::Result<Location> {
         match &self.db {
-            Some(path) => Ok(path.clone()),
-            None => Ok(latlab_history::default_path()?),
+            Some(spec) => Ok(Location::parse(spec)),
+            None => Ok(Location::Sqlite(latlab_history::default_path()?)),
         }
     }
 
-    /// Opens an existing database; a missing one is an error that says how
-    /// results get there.
+    /// Opens (creating if needed) the database.
+    pub fn open(&self) -> anyhow::Result<History> {
+        Ok(History::open_location(&self.location()?)?)
+    }
+
+    /// Opens an existing database; a missing SQLite file is an error that
+    /// says how results get there.
     pub fn open_existing(&self) -> anyhow::Result<History> {
-        let path = self.path()?;
-        if !path.exists() {
-            anyhow::bail!(
-                "no history at {}: `latlab run` stores each result there, \
-                 `latlab history --add RESULT` stores older ones (or choose another with --db)",
-                path.display()
-            );
+        let location = self.location()?;
+        if let Location::Sqlite(path) = &location {
+            if !path.exists() {
+                anyhow::bail!(
+                    "no history at {}: `latlab run` stores each result there, \
+                     `latlab history --add RESULT` stores older ones (or choose another with --db)",
+                    path.display()
+                );
+            }
         }
-        Ok(History::open(&path)?)
+        Ok(History::open_location(&location)?)
     }
 }
 
@@ -60,8 +70,8 @@ impl DbArgs {
 /// A failure is a warning, not an error: the result itself is already written.
 pub fn record_document(document: &serde_json::Value, db: &DbArgs) -> Option<i64> {
     let stored = db
-        .path()
-        .and_then(|path| Ok(latlab_history::History::open(&path)?.insert_document(document)?));
+        .open()
+        .and_then(|mut history| Ok(history.insert_document(document)?));
     match stored {
         Ok(id) => Some(id),
         Err(e) => {
@@ -76,8 +86,7 @@ pub fn execute(args: HistoryArgs) -> anyhow::Result<ExitCode> {
     let history = if args.add.is_empty() {
         args.db.open_existing()?
     } else {
-        let path = args.db.path()?;
-        let mut history = History::open(&path)?;
+        let mut history = args.db.open()?;
         for file in &args.add {
             let id = add(&mut history, file)?;
             eprintln!("{} stored as id {id}", file.display());
@@ -86,7 +95,7 @@ pub fn execute(args: HistoryArgs) -> anyhow::Result<ExitCode> {
     };
     let entries = history.list(args.limit)?;
     if entries.is_empty() {
-        eprintln!("the history at {} is empty", history.path().display());
+        eprintln!("the history at {} is empty", history.display());
         return Ok(ExitCode::SUCCESS);
     }
     print!("{}", table(&entries));

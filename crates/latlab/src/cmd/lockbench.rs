@@ -200,6 +200,7 @@ pub fn execute(args: LockbenchArgs) -> anyhow::Result<ExitCode> {
         let report = BenchReport {
             schema: document::BENCH_SCHEMA.into(),
             schema_version: document::BENCH_SCHEMA_VERSION,
+            id: Some(latlab_document::new_id()),
             started_at: latlab_rt::clock::format_utc(started),
             load: load_report.clone(),
             system: system.clone(),

@@ -248,6 +248,7 @@ pub fn execute(args: RespondArgs) -> anyhow::Result<ExitCode> {
         warnings,
     };
     let mut result = RespondResult::assemble(&output, context, &run.requirements, args.check_on);
+    result.id = Some(latlab_document::new_id());
     if let Some(report) = &load_report {
         result.load = Some(report.clone());
     }

@@ -285,6 +285,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         warnings,
     };
     let mut result = RunDocument::new(RunResult::assemble(&output, context, &run.requirements));
+    result.result.id = Some(latlab_document::new_id());
     if let Some(report) = &load_report {
         result.load = Some(report.clone());
     }

@@ -1,0 +1,267 @@
+//! The PostgreSQL backend: versioned migrations applied on first use under
+//! an advisory lock, inserts that skip a result already stored.
+
+use postgres::{Client, NoTls};
+
+use crate::{Columns, Entry, Filter, HistoryError, Result, Stored};
+
+/// The layout of a PostgreSQL history, one migration per version, applied
+/// in order on first use and recorded in `latlab_migrations`. A released
+/// migration is never edited: a change is a new one at the end.
+pub const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[(
+    1,
+    "CREATE TABLE results (
+             id          BIGSERIAL PRIMARY KEY,
+             uid         TEXT NOT NULL UNIQUE,
+             board       TEXT,
+             schema      TEXT NOT NULL,
+             started_at  TEXT NOT NULL,
+             host        TEXT,
+             arch        TEXT,
+             kernel      TEXT,
+             preemption  TEXT,
+             load        TEXT,
+             max_ns      BIGINT,
+             p999_ns     BIGINT,
+             verdict     TEXT,
+             json        TEXT NOT NULL,
+             stored_at   TIMESTAMPTZ NOT NULL DEFAULT now()
+         );
+         CREATE INDEX results_started ON results (started_at);
+         CREATE INDEX results_board ON results (board, id);
+         CREATE TABLE boards (
+             name        TEXT PRIMARY KEY,
+             token_hash  TEXT NOT NULL UNIQUE,
+             created_at  TIMESTAMPTZ NOT NULL DEFAULT now()
+         );",
+)];
+
+/// An arbitrary constant: the advisory lock that serialises migrations.
+const MIGRATION_LOCK: i64 = 0x6c61_746c_6162;
+
+/// The URL without its password.
+pub(crate) fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let (authority, tail) = match rest.find(['/', '?']) {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    match authority.rsplit_once('@') {
+        Some((user, host)) => match user.split_once(':') {
+            Some((name, _)) => format!("{scheme}://{name}:***@{host}{tail}"),
+            None => url.to_string(),
+        },
+        None => url.to_string(),
+    }
+}
+
+fn err(display: &str, action: &'static str) -> impl FnOnce(postgres::Error) -> HistoryError {
+    let location = display.to_string();
+    move |source| HistoryError::Postgres {
+        location,
+        action,
+        source,
+    }
+}
+
+pub(crate) fn open(url: &str) -> Result<Client> {
+    let display = redact(url);
+    let mut config: postgres::Config = url.parse().map_err(err(&display, "reading the URL"))?;
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(std::time::Duration::from_secs(10));
+    }
+    let mut client = config.connect(NoTls).map_err(err(&display, "connecting"))?;
+    migrate(&mut client, &display)?;
+    Ok(client)
+}
+
+fn migrate(client: &mut Client, display: &str) -> Result<()> {
+    let mut tx = client
+        .transaction()
+        .map_err(err(display, "starting the migration"))?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+        .map_err(err(display, "locking for the migration"))?;
+    tx.batch_execute(
+        "CREATE TABLE IF NOT EXISTS latlab_migrations (
+             version     BIGINT PRIMARY KEY,
+             applied_at  TIMESTAMPTZ NOT NULL DEFAULT now()
+         )",
+    )
+    .map_err(err(display, "creating the migration table"))?;
+    let applied: i64 = tx
+        .query_one(
+            "SELECT coalesce(max(version), 0) FROM latlab_migrations",
+            &[],
+        )
+        .map_err(err(display, "reading the layout version"))?
+        .get(0);
+    let newest = POSTGRES_MIGRATIONS.last().map_or(0, |m| m.0);
+    if applied > newest {
+        return Err(HistoryError::Newer {
+            location: display.to_string(),
+            found: applied,
+            supported: newest,
+        });
+    }
+    for (version, sql) in POSTGRES_MIGRATIONS.iter().filter(|m| m.0 > applied) {
+        tx.batch_execute(sql)
+            .map_err(err(display, "applying a migration"))?;
+        tx.execute(
+            "INSERT INTO latlab_migrations (version) VALUES ($1)",
+            &[version],
+        )
+        .map_err(err(display, "recording a migration"))?;
+    }
+    tx.commit()
+        .map_err(err(display, "committing the migration"))
+}
+
+pub(crate) fn store(
+    client: &mut Client,
+    display: &str,
+    c: &Columns,
+    board: Option<&str>,
+    json: &str,
+) -> Result<Stored> {
+    let inserted = client
+        .query_opt(
+            "INSERT INTO results (uid, board, schema, started_at, host, arch, kernel, preemption,
+                                  load, max_ns, p999_ns, verdict, json)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+             ON CONFLICT (uid) DO NOTHING RETURNING id",
+            &[
+                &c.uid,
+                &board,
+                &c.schema,
+                &c.started_at,
+                &c.host,
+                &c.arch,
+                &c.kernel,
+                &c.preemption,
+                &c.load,
+                &c.max_ns,
+                &c.p999_ns,
+                &c.verdict,
+                &json,
+            ],
+        )
+        .map_err(err(display, "inserting a result"))?;
+    let (id, new) = match inserted {
+        Some(row) => (row.get(0), true),
+        None => (
+            client
+                .query_one("SELECT id FROM results WHERE uid = $1", &[&c.uid])
+                .map_err(err(display, "reading the stored result's id"))?
+                .get(0),
+            false,
+        ),
+    };
+    Ok(Stored {
+        id,
+        uid: c.uid.clone(),
+        new,
+    })
+}
+
+pub(crate) fn query(client: &mut Client, display: &str, filter: &Filter) -> Result<Vec<Entry>> {
+    let mut sql = format!("SELECT {} FROM results WHERE true", crate::sqlite::COLUMNS);
+    let mut args: Vec<Box<dyn postgres::types::ToSql + Sync>> = Vec::new();
+    if let Some(board) = &filter.board {
+        args.push(Box::new(board.clone()));
+        sql.push_str(&format!(" AND board = ${}", args.len()));
+    }
+    if let Some(kernel) = &filter.kernel {
+        args.push(Box::new(kernel.clone()));
+        sql.push_str(&format!(" AND kernel = ${}", args.len()));
+    }
+    match filter.load.as_deref() {
+        Some("") => sql.push_str(" AND load IS NULL"),
+        Some(load) => {
+            args.push(Box::new(load.to_string()));
+            sql.push_str(&format!(" AND load = ${}", args.len()));
+        }
+        None => {}
+    }
+    sql.push_str(" ORDER BY id DESC");
+    if let Some(limit) = filter.limit {
+        args.push(Box::new(limit as i64));
+        sql.push_str(&format!(" LIMIT ${}", args.len()));
+    }
+    let params: Vec<&(dyn postgres::types::ToSql + Sync)> =
+        args.iter().map(|a| a.as_ref()).collect();
+    let rows = client
+        .query(&sql, &params)
+        .map_err(err(display, "listing"))?;
+    Ok(rows
+        .iter()
+        .map(|row| Entry {
+            id: row.get(0),
+            uid: row.get(1),
+            board: row.get(2),
+            schema: row.get(3),
+            started_at: row.get(4),
+            host: row.get(5),
+            arch: row.get(6),
+            kernel: row.get(7),
+            preemption: row.get(8),
+            load: row.get(9),
+            max_ns: row.get::<_, Option<i64>>(10).map(|v| v as u64),
+            p999_ns: row.get::<_, Option<i64>>(11).map(|v| v as u64),
+            verdict: row.get(12),
+        })
+        .collect())
+}
+
+pub(crate) fn get(client: &mut Client, display: &str, id: i64) -> Result<Option<String>> {
+    Ok(client
+        .query_opt("SELECT json FROM results WHERE id = $1", &[&id])
+        .map_err(err(display, "reading a result"))?
+        .map(|row| row.get(0)))
+}
+
+pub(crate) fn count(client: &mut Client, display: &str) -> Result<i64> {
+    Ok(client
+        .query_one("SELECT count(*) FROM results", &[])
+        .map_err(err(display, "counting"))?
+        .get(0))
+}
+
+pub(crate) fn add_board(
+    client: &mut Client,
+    display: &str,
+    name: &str,
+    token_hash: &str,
+) -> Result<bool> {
+    let n = client
+        .execute(
+            "INSERT INTO boards (name, token_hash) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+            &[&name, &token_hash],
+        )
+        .map_err(err(display, "adding a board"))?;
+    Ok(n == 1)
+}
+
+pub(crate) fn board_for_token(
+    client: &mut Client,
+    display: &str,
+    token_hash: &str,
+) -> Result<Option<String>> {
+    Ok(client
+        .query_opt(
+            "SELECT name FROM boards WHERE token_hash = $1",
+            &[&token_hash],
+        )
+        .map_err(err(display, "looking up a token"))?
+        .map(|row| row.get(0)))
+}
+
+pub(crate) fn boards(client: &mut Client, display: &str) -> Result<Vec<String>> {
+    Ok(client
+        .query("SELECT name FROM boards ORDER BY name", &[])
+        .map_err(err(display, "listing boards"))?
+        .iter()
+        .map(|row| row.get(0))
+        .collect())
+}

@@ -1,0 +1,284 @@
+//! The SQLite backend: one file, WAL mode, layout version in
+//! `PRAGMA user_version`, migrated in place when an older latlab wrote it.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use crate::{Columns, Entry, Filter, HistoryError, Result, Stored, LAYOUT_VERSION};
+
+fn sql_error(path: &Path, action: &'static str) -> impl FnOnce(rusqlite::Error) -> HistoryError {
+    let path = path.to_path_buf();
+    move |source| HistoryError::Sql {
+        path,
+        action,
+        source,
+    }
+}
+
+fn err(display: &str, action: &'static str) -> impl FnOnce(rusqlite::Error) -> HistoryError {
+    sql_error(Path::new(display), action)
+}
+
+/// Layout 1 (latlab before result ids): the results table.
+const LAYOUT_1: &str = "CREATE TABLE IF NOT EXISTS results (
+     id          INTEGER PRIMARY KEY AUTOINCREMENT,
+     schema      TEXT NOT NULL,
+     started_at  TEXT NOT NULL,
+     host        TEXT,
+     kernel      TEXT,
+     preemption  TEXT,
+     load        TEXT,
+     max_ns      INTEGER,
+     verdict     TEXT,
+     json        TEXT NOT NULL
+ );
+ CREATE INDEX IF NOT EXISTS results_started ON results (started_at);";
+
+/// Layout 2: every result's unique id, the board that pushed it, more
+/// listing columns, and the boards of `latlab serve`.
+const LAYOUT_2: &str = "ALTER TABLE results ADD COLUMN uid TEXT;
+ ALTER TABLE results ADD COLUMN board TEXT;
+ ALTER TABLE results ADD COLUMN arch TEXT;
+ ALTER TABLE results ADD COLUMN p999_ns INTEGER;
+ CREATE TABLE boards (
+     name        TEXT PRIMARY KEY,
+     token_hash  TEXT NOT NULL UNIQUE,
+     created_at  TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP
+ );
+ CREATE INDEX results_board ON results (board, id);";
+
+pub(crate) fn open(path: &Path) -> Result<Connection> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|source| HistoryError::CreateDir {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    }
+    let sql = |action| sql_error(path, action);
+    let mut conn = Connection::open(path).map_err(sql("opening"))?;
+    conn.busy_timeout(Duration::from_secs(30))
+        .map_err(sql("setting the busy timeout"))?;
+    conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get::<_, String>(0))
+        .map_err(sql("switching to WAL mode"))?;
+    conn.pragma_update(None, "synchronous", "FULL")
+        .map_err(sql("setting synchronous=FULL"))?;
+    let tx = conn
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .map_err(sql("starting the migration"))?;
+    let version: i64 = tx
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .map_err(sql("reading the layout version"))?;
+    if version > LAYOUT_VERSION {
+        return Err(HistoryError::Newer {
+            location: path.display().to_string(),
+            found: version,
+            supported: LAYOUT_VERSION,
+        });
+    }
+    if version < 1 {
+        tx.execute_batch(LAYOUT_1)
+            .map_err(sql("creating the tables"))?;
+    }
+    if version < 2 {
+        tx.execute_batch(LAYOUT_2)
+            .map_err(sql("migrating to layout 2"))?;
+        // Ids and the new columns of the results stored before.
+        let rows: Vec<(i64, String)> = {
+            let mut stmt = tx
+                .prepare("SELECT id, json FROM results")
+                .map_err(sql("migrating to layout 2"))?;
+            let rows = stmt
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                .map_err(sql("migrating to layout 2"))?;
+            rows.collect::<std::result::Result<_, _>>()
+                .map_err(sql("migrating to layout 2"))?
+        };
+        let mut seen = std::collections::HashSet::new();
+        for (id, json) in rows {
+            let value: serde_json::Value =
+                serde_json::from_str(&json).unwrap_or(serde_json::Value::Null);
+            let columns = Columns::of(&value);
+            // Two identical old entries: the later one keeps its row under
+            // an id of its own, so that nothing is dropped by a migration.
+            let uid = if seen.insert(columns.uid.clone()) {
+                columns.uid
+            } else {
+                format!("{}-row{id}", columns.uid)
+            };
+            tx.execute(
+                "UPDATE results SET uid = ?1, arch = ?2, p999_ns = ?3 WHERE id = ?4",
+                params![uid, columns.arch, columns.p999_ns, id],
+            )
+            .map_err(sql("migrating to layout 2"))?;
+        }
+        tx.execute_batch(
+            "CREATE UNIQUE INDEX results_uid ON results (uid);
+             PRAGMA user_version = 2;",
+        )
+        .map_err(sql("migrating to layout 2"))?;
+    }
+    tx.commit().map_err(sql("committing the migration"))?;
+    Ok(conn)
+}
+
+pub(crate) fn store(
+    conn: &mut Connection,
+    display: &str,
+    c: &Columns,
+    board: Option<&str>,
+    json: &str,
+) -> Result<Stored> {
+    let tx = conn
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .map_err(err(display, "starting a transaction"))?;
+    let inserted = tx
+        .execute(
+            "INSERT INTO results (uid, board, schema, started_at, host, arch, kernel, preemption,
+                                  load, max_ns, p999_ns, verdict, json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+             ON CONFLICT (uid) DO NOTHING",
+            params![
+                c.uid,
+                board,
+                c.schema,
+                c.started_at,
+                c.host,
+                c.arch,
+                c.kernel,
+                c.preemption,
+                c.load,
+                c.max_ns,
+                c.p999_ns,
+                c.verdict,
+                json,
+            ],
+        )
+        .map_err(err(display, "inserting a result"))?;
+    let id: i64 = tx
+        .query_row("SELECT id FROM results WHERE uid = ?1", [&c.uid], |r| {
+            r.get(0)
+        })
+        .map_err(err(display, "reading the stored result's id"))?;
+    tx.commit().map_err(err(display, "committing"))?;
+    Ok(Stored {
+        id,
+        uid: c.uid.clone(),
+        new: inserted == 1,
+    })
+}
+
+pub(crate) const COLUMNS: &str = "id, uid, board, schema, started_at, host, arch, kernel, \
+     preemption, load, max_ns, p999_ns, verdict";
+
+pub(crate) fn query(conn: &Connection, display: &str, filter: &Filter) -> Result<Vec<Entry>> {
+    let mut sql = format!("SELECT {COLUMNS} FROM results WHERE 1=1");
+    let mut args: Vec<Box<dyn rusqlite::ToSql>> = Vec::new();
+    if let Some(board) = &filter.board {
+        args.push(Box::new(board.clone()));
+        sql.push_str(&format!(" AND board = ?{}", args.len()));
+    }
+    if let Some(kernel) = &filter.kernel {
+        args.push(Box::new(kernel.clone()));
+        sql.push_str(&format!(" AND kernel = ?{}", args.len()));
+    }
+    match filter.load.as_deref() {
+        Some("") => sql.push_str(" AND load IS NULL"),
+        Some(load) => {
+            args.push(Box::new(load.to_string()));
+            sql.push_str(&format!(" AND load = ?{}", args.len()));
+        }
+        None => {}
+    }
+    args.push(Box::new(filter.limit.map_or(-1, |l| l as i64)));
+    sql.push_str(&format!(" ORDER BY id DESC LIMIT ?{}", args.len()));
+    let mut stmt = conn.prepare(&sql).map_err(err(display, "listing"))?;
+    let rows = stmt
+        .query_map(rusqlite::params_from_iter(args.iter()), |row| {
+            Ok(Entry {
+                id: row.get(0)?,
+                uid: row.get(1)?,
+                board: row.get(2)?,
+                schema: row.get(3)?,
+                started_at: row.get(4)?,
+                host: row.get(5)?,
+                arch: row.get(6)?,
+                kernel: row.get(7)?,
+                preemption: row.get(8)?,
+                load: row.get(9)?,
+                max_ns: row.get::<_, Option<i64>>(10)?.map(|v| v as u64),
+                p999_ns: row.get::<_, Option<i64>>(11)?.map(|v| v as u64),
+                verdict: row.get(12)?,
+            })
+        })
+        .map_err(err(display, "listing"))?;
+    rows.collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(err(display, "listing"))
+}
+
+pub(crate) fn get(conn: &Connection, display: &str, id: i64) -> Result<Option<String>> {
+    conn.query_row("SELECT json FROM results WHERE id = ?1", [id], |row| {
+        row.get(0)
+    })
+    .optional()
+    .map_err(err(display, "reading a result"))
+}
+
+pub(crate) fn count(conn: &Connection, display: &str) -> Result<i64> {
+    conn.query_row("SELECT count(*) FROM results", [], |row| row.get(0))
+        .map_err(err(display, "counting"))
+}
+
+pub(crate) fn add_board(
+    conn: &mut Connection,
+    display: &str,
+    name: &str,
+    token_hash: &str,
+) -> Result<bool> {
+    let n = conn
+        .execute(
+            "INSERT INTO boards (name, token_hash) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+            params![name, token_hash],
+        )
+        .map_err(err(display, "adding a board"))?;
+    Ok(n == 1)
+}
+
+pub(crate) fn board_for_token(
+    conn: &Connection,
+    display: &str,
+    token_hash: &str,
+) -> Result<Option<String>> {
+    conn.query_row(
+        "SELECT name FROM boards WHERE token_hash = ?1",
+        [token_hash],
+        |row| row.get(0),
+    )
+    .optional()
+    .map_err(err(display, "looking up a token"))
+}
+
+pub(crate) fn boards(conn: &Connection, display: &str) -> Result<Vec<String>> {
+    let mut stmt = conn
+        .prepare("SELECT name FROM boards ORDER BY name")
+        .map_err(err(display, "listing boards"))?;
+    let rows = stmt
+        .query_map([], |row| row.get(0))
+        .map_err(err(display, "listing boards"))?;
+    rows.collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(err(display, "listing boards"))
+}
+
+pub(crate) fn check(conn: &Connection, display: &str) -> Result<Vec<String>> {
+    let mut stmt = conn
+        .prepare("PRAGMA integrity_check")
+        .map_err(err(display, "checking integrity"))?;
+    let rows = stmt
+        .query_map([], |row| row.get::<_, String>(0))
+        .map_err(err(display, "checking integrity"))?;
+    let lines = rows
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(err(display, "checking integrity"))?;
+    Ok(lines.into_iter().filter(|l| l != "ok").collect())
+}
