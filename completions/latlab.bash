@@ -37,6 +37,9 @@ _latlab() {
             latlab,lockbench)
                 cmd="latlab__subcmd__lockbench"
                 ;;
+            latlab,push)
+                cmd="latlab__subcmd__push"
+                ;;
             latlab,record)
                 cmd="latlab__subcmd__record"
                 ;;
@@ -51,6 +54,9 @@ _latlab() {
                 ;;
             latlab,scenario)
                 cmd="latlab__subcmd__scenario"
+                ;;
+            latlab,serve)
+                cmd="latlab__subcmd__serve"
                 ;;
             latlab__subcmd__help,compare)
                 cmd="latlab__subcmd__help__subcmd__compare"
@@ -73,6 +79,9 @@ _latlab() {
             latlab__subcmd__help,lockbench)
                 cmd="latlab__subcmd__help__subcmd__lockbench"
                 ;;
+            latlab__subcmd__help,push)
+                cmd="latlab__subcmd__help__subcmd__push"
+                ;;
             latlab__subcmd__help,record)
                 cmd="latlab__subcmd__help__subcmd__record"
                 ;;
@@ -88,6 +97,9 @@ _latlab() {
             latlab__subcmd__help,scenario)
                 cmd="latlab__subcmd__help__subcmd__scenario"
                 ;;
+            latlab__subcmd__help,serve)
+                cmd="latlab__subcmd__help__subcmd__serve"
+                ;;
             *)
                 ;;
         esac
@@ -95,7 +107,7 @@ _latlab() {
 
     case "${cmd}" in
         latlab)
-            opts="-h -V --help --version run dump explain load lockbench record report history compare scenario respond help"
+            opts="-h -V --help --version run dump explain load lockbench record report history compare scenario respond push serve help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -223,7 +235,7 @@ _latlab() {
             return 0
             ;;
         latlab__subcmd__help)
-            opts="run dump explain load lockbench record report history compare scenario respond help"
+            opts="run dump explain load lockbench record report history compare scenario respond push serve help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -334,6 +346,20 @@ _latlab() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        latlab__subcmd__help__subcmd__push)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         latlab__subcmd__help__subcmd__record)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -391,6 +417,20 @@ _latlab() {
             return 0
             ;;
         latlab__subcmd__help__subcmd__scenario)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latlab__subcmd__help__subcmd__serve)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -481,7 +521,7 @@ _latlab() {
             return 0
             ;;
         latlab__subcmd__lockbench)
-            opts="-h -V --simulate --duration --rounds --warmup --variants --period --priority --rt-hold --cpu --threads --site --site-choice --outside-work --margin --max-refusals --seed --sample-interval --periods --predictor --no-idle-spinner --no-dma-latency --allow-unprivileged --require-goal --autogroup-nice --json --load --load-cmd --load-disk-cap --load-temp-dir --load-in-process --db --no-history --help --version"
+            opts="-h -V --simulate --duration --rounds --warmup --variants --period --priority --rt-hold --cpu --threads --site --site-choice --outside-work --margin --max-refusals --seed --sample-interval --periods --predictor --no-idle-spinner --require-goal --autogroup-nice --json --load --load-cmd --load-disk-cap --load-temp-dir --load-in-process --db --no-history --junit --lava --push --token-file --spool --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -587,6 +627,48 @@ _latlab() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --junit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --push)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --spool)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latlab__subcmd__push)
+            opts="-h -V --to --token-file --spool --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --spool)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -671,7 +753,7 @@ _latlab() {
             return 0
             ;;
         latlab__subcmd__respond)
-            opts="-q -h -V --channel --serial --baud --gpio --count --duration --gap --timeout --policy --priority --responder-cpu --stimulus-cpu --no-dma-latency --max-latency --percentile --profile --check-on --json --histogram-text --output-dir --no-save --db --no-history --allow-unprivileged --quiet --load --load-cmd --load-disk-cap --load-temp-dir --load-in-process --help --version"
+            opts="-q -h -V --channel --serial --baud --gpio --count --duration --gap --timeout --policy --priority --responder-cpu --stimulus-cpu --no-dma-latency --max-latency --percentile --profile --check-on --json --histogram-text --output-dir --no-save --db --no-history --junit --lava --push --token-file --spool --allow-unprivileged --quiet --load --load-cmd --load-disk-cap --load-temp-dir --load-in-process --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -757,6 +839,22 @@ _latlab() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --junit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --push)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --spool)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --load)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -781,7 +879,7 @@ _latlab() {
             return 0
             ;;
         latlab__subcmd__run)
-            opts="-q -h -V --cpus --policy --priority --interval --interval-step --duration --loops --timer --rtc-device --no-dma-latency --period-tolerance --max-latency --percentile --profile --samples --json --histogram-text --rt-tests-json --output-dir --no-save --db --no-history --allow-unprivileged --quiet --load --load-cmd --load-disk-cap --load-temp-dir --load-in-process --trace --trace-threshold --trace-events --flight-recorder --explain --trace-buffer-kb --help --version"
+            opts="-q -h -V --cpus --policy --priority --interval --interval-step --duration --loops --timer --rtc-device --no-dma-latency --period-tolerance --max-latency --percentile --profile --samples --json --histogram-text --rt-tests-json --output-dir --no-save --db --no-history --junit --lava --push --token-file --spool --allow-unprivileged --quiet --load --load-cmd --load-disk-cap --load-temp-dir --load-in-process --trace --trace-threshold --trace-events --flight-recorder --explain --trace-buffer-kb --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -863,6 +961,22 @@ _latlab() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --junit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --push)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --spool)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --load)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -918,6 +1032,48 @@ _latlab() {
                     return 0
                     ;;
                 --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latlab__subcmd__serve)
+            opts="-h -V --db --listen --add-board --read-token --max-body-mib --regression-threshold --db-connections --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --listen)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --add-board)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --read-token)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-body-mib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --regression-threshold)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db-connections)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -37,6 +37,8 @@ complete -c latlab -n "__fish_latlab_needs_command" -f -a "history" -d 'List the
 complete -c latlab -n "__fish_latlab_needs_command" -f -a "compare" -d 'Write the comparison report of results from the history, by id'
 complete -c latlab -n "__fish_latlab_needs_command" -f -a "scenario" -d 'Run one of the papers\' experiments on this machine and write its comparison report'
 complete -c latlab -n "__fish_latlab_needs_command" -f -a "respond" -d 'Response latency to an external event: stimulus to responder wake-up and answer (pty/serial, pipe, eventfd, socket, UDP, signal; real serial and GPIO)'
+complete -c latlab -n "__fish_latlab_needs_command" -f -a "push" -d 'Send result files to a `latlab serve` (through a local spool: nothing is lost while it is down)'
+complete -c latlab -n "__fish_latlab_needs_command" -f -a "serve" -d 'Serve the store (SQLite or PostgreSQL) over HTTP: boards push results, a dashboard shows the fleet'
 complete -c latlab -n "__fish_latlab_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l cpus -d 'CPUs to measure on, one thread each (e.g. `0`, `0-3`, `1,3`) [default: every usable CPU]' -r
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l policy -d 'Scheduling policy of the measurement threads' -r -f -a "fifo\t''
@@ -59,6 +61,10 @@ complete -c latlab -n "__fish_latlab_using_subcommand run" -l histogram-text -d 
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l rt-tests-json -d 'Write the result in rt-tests\' JSON format to FILE' -r -F
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l output-dir -d 'Directory for `<timestamp>/<result file>`' -r -F
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l db -d 'The history database: a SQLite FILE (default: $XDG_DATA_HOME/latlab/history.sqlite, else ~/.local/share/latlab/history.sqlite), or a PostgreSQL URL (postgres://USER@HOST/DB; its tables are created on first use)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l junit -d 'Also write the result as JUnit XML to FILE: one test case per requirement, the figures as properties and in the messages' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l push -d 'Send the result to a `latlab serve` at URL; when it cannot be reached the result waits in the spool for the next push' -r
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l token-file -d 'File holding the board\'s token (from `latlab serve --add-board`); default: the LATLAB_TOKEN environment variable' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l spool -d 'Directory of results not yet sent (default: $XDG_DATA_HOME/latlab/spool, else ~/.local/share/latlab/spool)' -r -F
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l load -d 'Background load while measuring: none, light (= none, the Moblin "light" case), full (cpu+io+net+mem on every CPU), or kinds such as `cpu:2,io:1,net:1` (kinds: cpu, io, net, udp, mem, syscall, ipc)' -r
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l load-cmd -d 'Run this shell command as (part of) the load, e.g. "stress-ng --cpu 2"; it is stopped with its whole process group at the end' -r
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l load-disk-cap -d 'Most disk space the io load may use' -r
@@ -70,6 +76,7 @@ complete -c latlab -n "__fish_latlab_using_subcommand run" -l trace-buffer-kb -d
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l no-dma-latency -d 'Do not hold /dev/cpu_dma_latency at 0 during the run (lets CPUs enter deep idle states)'
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l no-save -d 'Do not write `<output-dir>/<timestamp>/<result file>` (nor store it in the history)'
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l no-history -d 'Do not store the saved result in the history database'
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l lava -d 'Print LAVA `lava-test-case NAME --result pass|fail --measurement M --units U` lines, one per requirement (contrib/lava runs them)'
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l allow-unprivileged -d 'Measure even without real-time priority or memory locking (the result is marked)'
 complete -c latlab -n "__fish_latlab_using_subcommand run" -s q -l quiet -d 'No live view'
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l load-in-process -d 'Run the built-in loads as threads of latlab itself instead of a child process (hidden: only to compare the two, see bench/load-vs-none.sh)'
@@ -135,6 +142,10 @@ complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l load-cmd -d 
 complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l load-disk-cap -d 'Most disk space the io load may use' -r
 complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l load-temp-dir -d 'Directory for the io load\'s temporary files [default: the system temp dir]' -r -F
 complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l db -d 'The history database: a SQLite FILE (default: $XDG_DATA_HOME/latlab/history.sqlite, else ~/.local/share/latlab/history.sqlite), or a PostgreSQL URL (postgres://USER@HOST/DB; its tables are created on first use)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l junit -d 'Also write the result as JUnit XML to FILE: one test case per requirement, the figures as properties and in the messages' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l push -d 'Send the result to a `latlab serve` at URL; when it cannot be reached the result waits in the spool for the next push' -r
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l token-file -d 'File holding the board\'s token (from `latlab serve --add-board`); default: the LATLAB_TOKEN environment variable' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l spool -d 'Directory of results not yet sent (default: $XDG_DATA_HOME/latlab/spool, else ~/.local/share/latlab/spool)' -r -F
 complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l simulate -d 'Run the deterministic uniprocessor-kernel simulation of the paper instead of real threads'
 complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l no-idle-spinner -d 'No SCHED_IDLE spinner: let the CPU go idle when every background thread waits (on a VM the hypervisor may then take milliseconds to wake the real-time task)'
 complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l no-dma-latency -d 'Do not hold /dev/cpu_dma_latency at 0 during the benchmark (lets CPUs enter deep idle states)'
@@ -142,6 +153,7 @@ complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l allow-unpriv
 complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l require-goal -d 'Exit with status 2 unless delayed-quantile meets the goal of issue 6: worst lock latency at most 25 % of plain\'s and below pi\'s, background work loss at most 20 % (needs plain, pi and delayed-quantile among the variants)'
 complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l load-in-process -d 'Run the built-in loads as threads of latlab itself instead of a child process (hidden: only to compare the two, see bench/load-vs-none.sh)'
 complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l no-history -d 'Do not store the results in the history database'
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l lava -d 'Print LAVA `lava-test-case NAME --result pass|fail --measurement M --units U` lines, one per requirement (contrib/lava runs them)'
 complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -s h -l help -d 'Print help'
 complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -s V -l version -d 'Print version'
 complete -c latlab -n "__fish_latlab_using_subcommand record" -s o -l output -d 'Output file (trace-cmd .dat version 6)' -r -F
@@ -200,6 +212,10 @@ complete -c latlab -n "__fish_latlab_using_subcommand respond" -l json -d 'Also 
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l histogram-text -d 'Write a histogram in cyclictest\'s -h text format to FILE (column 1 one-way, column 2 round-trip)' -r -F
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l output-dir -d 'Directory for `<timestamp>/<result file>`' -r -F
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l db -d 'The history database: a SQLite FILE (default: $XDG_DATA_HOME/latlab/history.sqlite, else ~/.local/share/latlab/history.sqlite), or a PostgreSQL URL (postgres://USER@HOST/DB; its tables are created on first use)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l junit -d 'Also write the result as JUnit XML to FILE: one test case per requirement, the figures as properties and in the messages' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l push -d 'Send the result to a `latlab serve` at URL; when it cannot be reached the result waits in the spool for the next push' -r
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l token-file -d 'File holding the board\'s token (from `latlab serve --add-board`); default: the LATLAB_TOKEN environment variable' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l spool -d 'Directory of results not yet sent (default: $XDG_DATA_HOME/latlab/spool, else ~/.local/share/latlab/spool)' -r -F
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l load -d 'Background load while measuring: none, light (= none, the Moblin "light" case), full (cpu+io+net+mem on every CPU), or kinds such as `cpu:2,io:1,net:1` (kinds: cpu, io, net, udp, mem, syscall, ipc)' -r
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l load-cmd -d 'Run this shell command as (part of) the load, e.g. "stress-ng --cpu 2"; it is stopped with its whole process group at the end' -r
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l load-disk-cap -d 'Most disk space the io load may use' -r
@@ -207,20 +223,37 @@ complete -c latlab -n "__fish_latlab_using_subcommand respond" -l load-temp-dir 
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l no-dma-latency -d 'Do not hold /dev/cpu_dma_latency at 0 (lets CPUs enter deep idle states, as the paper\'s Atom did)'
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l no-save -d 'Do not write `<output-dir>/<timestamp>/<result file>` (nor store it in the history)'
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l no-history -d 'Do not store the saved result in the history database'
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l lava -d 'Print LAVA `lava-test-case NAME --result pass|fail --measurement M --units U` lines, one per requirement (contrib/lava runs them)'
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l allow-unprivileged -d 'Measure even without real-time priority or memory locking (the result is marked)'
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -s q -l quiet -d 'No live view'
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l load-in-process -d 'Run the built-in loads as threads of latlab itself instead of a child process (hidden: only to compare the two, see bench/load-vs-none.sh)'
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -s h -l help -d 'Print help'
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -s V -l version -d 'Print version'
-complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond help" -f -a "run" -d 'Measure wake-up latency and period accuracy of periodic real-time threads'
-complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond help" -f -a "dump" -d 'Print the events of a trace one per line, like `trace-cmd report`'
-complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond help" -f -a "explain" -d 'Name why a periodic timer task woke up late, from a kernel trace (the KTAS analysis)'
-complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond help" -f -a "load" -d 'Run a background load (cpu, io, net, udp, mem, syscall, ipc, a command) alone and report its throughput'
-complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond help" -f -a "lockbench" -d 'Compare delayed locking with plain, PI and ceiling locks (real threads, or --simulate)'
-complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond help" -f -a "record" -d 'Capture kernel events (tracefs) into a trace-cmd .dat file'
-complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond help" -f -a "report" -d 'Write results as one self-contained HTML report with plots; several results are compared'
-complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond help" -f -a "history" -d 'List the results kept in the history database (every saved `run`, `respond` and `lockbench` result is stored there)'
-complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond help" -f -a "compare" -d 'Write the comparison report of results from the history, by id'
-complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond help" -f -a "scenario" -d 'Run one of the papers\' experiments on this machine and write its comparison report'
-complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond help" -f -a "respond" -d 'Response latency to an external event: stimulus to responder wake-up and answer (pty/serial, pipe, eventfd, socket, UDP, signal; real serial and GPIO)'
-complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c latlab -n "__fish_latlab_using_subcommand push" -l to -d 'The server: the URL `latlab serve` listens on (http://HOST:PORT)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand push" -l token-file -d 'File holding the board\'s token (from `latlab serve --add-board`); default: the LATLAB_TOKEN environment variable' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand push" -l spool -d 'Directory of results not yet sent (default: $XDG_DATA_HOME/latlab/spool, else ~/.local/share/latlab/spool)' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand push" -s h -l help -d 'Print help'
+complete -c latlab -n "__fish_latlab_using_subcommand push" -s V -l version -d 'Print version'
+complete -c latlab -n "__fish_latlab_using_subcommand serve" -l db -d 'The history database: a SQLite FILE (default: $XDG_DATA_HOME/latlab/history.sqlite, else ~/.local/share/latlab/history.sqlite), or a PostgreSQL URL (postgres://USER@HOST/DB; its tables are created on first use)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand serve" -l listen -d 'Address and port to listen on (loopback by default: put a TLS proxy in front to serve a network)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand serve" -l add-board -d 'Register a board in the store, print its token (once: only its hash is kept) and exit' -r
+complete -c latlab -n "__fish_latlab_using_subcommand serve" -l read-token -d 'Require this token (as `Authorization: Bearer TOKEN` or `?token=`) for reading too; by default the dashboard is open to read' -r
+complete -c latlab -n "__fish_latlab_using_subcommand serve" -l max-body-mib -d 'Largest result accepted, MiB' -r
+complete -c latlab -n "__fish_latlab_using_subcommand serve" -l regression-threshold -d 'A run is a regression when its worst latency is this many percent above its board\'s baseline on the same kernel' -r
+complete -c latlab -n "__fish_latlab_using_subcommand serve" -l db-connections -d 'Database connections at most (requests beyond wait for one)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand serve" -s h -l help -d 'Print help'
+complete -c latlab -n "__fish_latlab_using_subcommand serve" -s V -l version -d 'Print version'
+complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond push serve help" -f -a "run" -d 'Measure wake-up latency and period accuracy of periodic real-time threads'
+complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond push serve help" -f -a "dump" -d 'Print the events of a trace one per line, like `trace-cmd report`'
+complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond push serve help" -f -a "explain" -d 'Name why a periodic timer task woke up late, from a kernel trace (the KTAS analysis)'
+complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond push serve help" -f -a "load" -d 'Run a background load (cpu, io, net, udp, mem, syscall, ipc, a command) alone and report its throughput'
+complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond push serve help" -f -a "lockbench" -d 'Compare delayed locking with plain, PI and ceiling locks (real threads, or --simulate)'
+complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond push serve help" -f -a "record" -d 'Capture kernel events (tracefs) into a trace-cmd .dat file'
+complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond push serve help" -f -a "report" -d 'Write results as one self-contained HTML report with plots; several results are compared'
+complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond push serve help" -f -a "history" -d 'List the results kept in the history database (every saved `run`, `respond` and `lockbench` result is stored there)'
+complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond push serve help" -f -a "compare" -d 'Write the comparison report of results from the history, by id'
+complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond push serve help" -f -a "scenario" -d 'Run one of the papers\' experiments on this machine and write its comparison report'
+complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond push serve help" -f -a "respond" -d 'Response latency to an external event: stimulus to responder wake-up and answer (pty/serial, pipe, eventfd, socket, UDP, signal; real serial and GPIO)'
+complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond push serve help" -f -a "push" -d 'Send result files to a `latlab serve` (through a local spool: nothing is lost while it is down)'
+complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond push serve help" -f -a "serve" -d 'Serve the store (SQLite or PostgreSQL) over HTTP: boards push results, a dashboard shows the fleet'
+complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond push serve help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

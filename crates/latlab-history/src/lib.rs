@@ -200,7 +200,7 @@ impl Location {
 
 enum Backend {
     Sqlite(rusqlite::Connection),
-    Postgres(RefCell<postgres::Client>),
+    Postgres(Box<RefCell<postgres::Client>>),
 }
 
 /// The history database.
@@ -283,7 +283,7 @@ impl History {
     pub fn open_location(location: &Location) -> Result<History> {
         let backend = match location {
             Location::Sqlite(path) => Backend::Sqlite(sqlite::open(path)?),
-            Location::Postgres(url) => Backend::Postgres(RefCell::new(pg::open(url)?)),
+            Location::Postgres(url) => Backend::Postgres(Box::new(RefCell::new(pg::open(url)?))),
         };
         Ok(History {
             backend,

@@ -7,6 +7,8 @@
 //! | cyclictest `-h` text | [`CyclictestText`] | run, respond |
 //! | rt-tests `--json` | [`RtTestsJson`] | run |
 //! | HTML | [`HtmlSection`] | every kind (a page of several: [`crate::html::render`]) |
+//! | JUnit XML | [`JunitXml`] | run, respond, lockbench |
+//! | LAVA `lava-test-case` lines | [`LavaTestCases`] | run, respond, lockbench |
 
 use latlab_document::{
     BenchReport, Document, ExplainDocument, LoadDocument, RespondResult, RunDocument, SimReport,
@@ -41,6 +43,54 @@ pub trait HtmlSection {
     fn html_section(&self, h: &mut String, id: &str, label: &str);
     /// The section's plots, with ids starting with `id`.
     fn html_plots(&self, id: &str) -> Vec<Plot>;
+}
+
+/// JUnit XML, one test case per requirement ([`crate::farm`]).
+pub trait JunitXml {
+    /// The XML file's text.
+    fn junit_xml(&self) -> String;
+}
+
+/// LAVA's `lava-test-case` lines, one per requirement ([`crate::farm`]).
+pub trait LavaTestCases {
+    /// The lines, each ending in a newline.
+    fn lava_test_cases(&self) -> String;
+}
+
+impl JunitXml for RunDocument {
+    fn junit_xml(&self) -> String {
+        crate::farm::junit_xml(&crate::farm::run_suite(self))
+    }
+}
+
+impl JunitXml for RespondResult {
+    fn junit_xml(&self) -> String {
+        crate::farm::junit_xml(&crate::farm::respond_suite(self))
+    }
+}
+
+impl JunitXml for BenchReport {
+    fn junit_xml(&self) -> String {
+        crate::farm::junit_xml(&crate::farm::lockbench_suite(self))
+    }
+}
+
+impl LavaTestCases for RunDocument {
+    fn lava_test_cases(&self) -> String {
+        crate::farm::lava_lines(&crate::farm::run_suite(self))
+    }
+}
+
+impl LavaTestCases for RespondResult {
+    fn lava_test_cases(&self) -> String {
+        crate::farm::lava_lines(&crate::farm::respond_suite(self))
+    }
+}
+
+impl LavaTestCases for BenchReport {
+    fn lava_test_cases(&self) -> String {
+        crate::farm::lava_lines(&crate::farm::lockbench_suite(self))
+    }
 }
 
 /// The background load section under a summary table (empty without a load).

@@ -5,7 +5,9 @@
 //! - [`cyclictest`]: cyclictest's `-h` histogram text, for tools that plot it;
 //! - [`rt_tests`]: rt-tests' `--json` format;
 //! - [`respond`]: the terminal summary and histogram text of `latlab respond`;
-//! - [`html`]: the self-contained HTML report with SVG plots.
+//! - [`html`]: the self-contained HTML report with SVG plots;
+//! - [`farm`]: JUnit XML and LAVA test case lines, for test farms;
+//! - [`dashboard`]: the pages of `latlab serve`.
 //!
 //! ```
 //! use latlab_report::table::us;
@@ -15,7 +17,9 @@
 #![warn(missing_docs)]
 
 pub mod cyclictest;
+pub mod dashboard;
 pub mod explain;
+pub mod farm;
 pub mod formats;
 pub mod html;
 pub mod load;

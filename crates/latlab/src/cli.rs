@@ -52,4 +52,8 @@ pub enum Command {
     /// Response latency to an external event: stimulus to responder wake-up and answer
     /// (pty/serial, pipe, eventfd, socket, UDP, signal; real serial and GPIO).
     Respond(crate::cmd::respond::RespondArgs),
+    /// Send result files to a `latlab serve` (through a local spool: nothing is lost while it is down).
+    Push(crate::cmd::push::PushArgs),
+    /// Serve the store (SQLite or PostgreSQL) over HTTP: boards push results, a dashboard shows the fleet.
+    Serve(crate::cmd::serve::ServeArgs),
 }

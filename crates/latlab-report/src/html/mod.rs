@@ -173,7 +173,7 @@ fn run_plots(prefix: &str, run: &RunDocument) -> Vec<Plot> {
     out
 }
 
-const STYLE: &str = "
+pub(crate) const STYLE: &str = "
 body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0;background:#f4f5f7;color:#1d232a;font-size:14px}
 header{background:#1d2b3a;color:#fff;padding:14px 28px}
 header h1{margin:0;font-size:21px}

@@ -134,6 +134,8 @@ pub struct LockbenchArgs {
     /// Do not store the results in the history database.
     #[arg(long)]
     pub no_history: bool,
+    #[command(flatten)]
+    pub farm: super::measuring::FarmFlags,
 }
 
 /// Set in the environment of the copy of latlab that `--autogroup-nice` starts
@@ -217,16 +219,15 @@ pub fn execute(args: LockbenchArgs) -> anyhow::Result<ExitCode> {
                 println!("Stored in the history as id {id} (`latlab history`)");
             }
         }
-        if let Some(path) = &args.json {
-            // A full disk: the JSON goes to the temporary directory instead.
-            super::measuring::OutputFiles::with_result(
-                &report,
-                None,
-                "lockbench.json",
-                Some(path),
-            )?
-            .finish()?;
-        }
+        // A full disk: the JSON goes to the temporary directory instead.
+        let mut files = super::measuring::OutputFiles::with_result(
+            &report,
+            None,
+            "lockbench.json",
+            args.json.as_deref(),
+        )?;
+        args.farm.emit(&report, &mut files)?;
+        files.finish()?;
     }
     if args.require_goal {
         let met = bench::goal_checks(&results).iter().any(|c| {

@@ -228,3 +228,46 @@ fn write_new_in_temp_dir(file_name: &str, bytes: &[u8]) -> anyhow::Result<PathBu
     }
     anyhow::bail!("no free file name in {}", dir.display())
 }
+
+/// The formats test farms read, and pushing to a `latlab serve`: shared by
+/// `run`, `respond` and `lockbench`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct FarmFlags {
+    /// Also write the result as JUnit XML to FILE: one test case per
+    /// requirement, the figures as properties and in the messages.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Print LAVA `lava-test-case NAME --result pass|fail --measurement M
+    /// --units U` lines, one per requirement (contrib/lava runs them).
+    #[arg(long)]
+    pub lava: bool,
+    /// Send the result to a `latlab serve` at URL; when it cannot be
+    /// reached the result waits in the spool for the next push.
+    #[arg(long, value_name = "URL")]
+    pub push: Option<String>,
+    #[command(flatten)]
+    pub push_auth: crate::cmd::push::PushAuth,
+}
+
+impl FarmFlags {
+    /// Writes `--junit`, prints `--lava`, then `--push`es (a failed push
+    /// is a warning: the result waits in the spool).
+    pub fn emit<T>(&self, result: &T, files: &mut OutputFiles) -> anyhow::Result<()>
+    where
+        T: serde::Serialize
+            + latlab_report::formats::JunitXml
+            + latlab_report::formats::LavaTestCases,
+    {
+        if let Some(path) = &self.junit {
+            files.other(write_file(path, result.junit_xml().as_bytes()));
+        }
+        if self.lava {
+            print!("{}", result.lava_test_cases());
+        }
+        if let Some(url) = &self.push {
+            let document = serde_json::to_value(result).context("serializing the result")?;
+            crate::cmd::push::push_after_measuring(url, &self.push_auth, &document);
+        }
+        Ok(())
+    }
+}

@@ -10,11 +10,13 @@ pub mod history;
 pub mod load;
 pub mod lockbench;
 pub mod measuring;
+pub mod push;
 pub mod record;
 pub mod report;
 pub mod respond;
 pub mod run;
 pub mod scenario;
+pub mod serve;
 pub mod status;
 
 use std::process::ExitCode;
@@ -43,6 +45,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Compare(args) => compare::execute(args),
         Command::Scenario(args) => scenario::execute(args),
         Command::Respond(args) => respond::execute(args),
+        Command::Push(args) => push::execute(args),
+        Command::Serve(args) => serve::execute(args),
     }
 }
 

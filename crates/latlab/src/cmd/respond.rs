@@ -25,7 +25,7 @@ use latlab_rt::session::{print_warnings, RtSession, SessionOptions};
 use latlab_rt::sysinfo::SystemInfo;
 
 use super::background::{BackgroundLoad, LiveUpdate, LoadFlags, LoadMonitor};
-use super::measuring::{write_file, OutputFiles, RequirementFlags, SaveFlags};
+use super::measuring::{write_file, FarmFlags, OutputFiles, RequirementFlags, SaveFlags};
 use super::status::{bar, count_and_eta, StatusLine};
 use super::EXIT_REQUIREMENT_FAILED;
 
@@ -101,6 +101,8 @@ pub struct RespondArgs {
     /// Where the result is saved.
     #[command(flatten)]
     pub save: SaveFlags,
+    #[command(flatten)]
+    pub farm: FarmFlags,
     /// Measure even without real-time priority or memory locking (the result is marked).
     #[arg(long)]
     pub allow_unprivileged: bool,
@@ -273,6 +275,7 @@ fn write_outputs(args: &RespondArgs, result: &RespondResult, started: f64) -> an
     if let Some(path) = &args.histogram_text {
         files.other(write_file(path, result.cyclictest_text().as_bytes()));
     }
+    args.farm.emit(result, &mut files)?;
     files.finish()
 }
 

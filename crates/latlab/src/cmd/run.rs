@@ -27,7 +27,7 @@ use latlab_rt::sysinfo::SystemInfo;
 use latlab_tracefs::{Capture, CaptureOptions, CaptureReport};
 
 use super::background::{BackgroundLoad, LiveUpdate, LoadFlags, LoadMonitor};
-use super::measuring::{write_file, OutputFiles, RequirementFlags, SaveFlags};
+use super::measuring::{write_file, FarmFlags, OutputFiles, RequirementFlags, SaveFlags};
 use super::status::{bar, count_and_eta, StatusLine};
 use super::{EXIT_REQUIREMENT_FAILED, EXIT_SUSPECT};
 
@@ -90,6 +90,8 @@ pub struct RunArgs {
     /// Where the result is saved.
     #[command(flatten)]
     pub save: SaveFlags,
+    #[command(flatten)]
+    pub farm: FarmFlags,
     /// Measure even without real-time priority or memory locking (the result is marked).
     #[arg(long)]
     pub allow_unprivileged: bool,
@@ -393,6 +395,7 @@ fn write_outputs(
     for failure in also_failed {
         files.other(Err(failure));
     }
+    args.farm.emit(result, &mut files)?;
     files.finish()
 }
 
