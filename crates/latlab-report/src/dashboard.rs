@@ -165,7 +165,7 @@ fn sparkline(values: &[u64]) -> String {
     if values.len() < 2 {
         return String::new();
     }
-    let (w, h) = (120.0, 24.0);
+    let (w, h) = (100.0, 22.0);
     let lo = values.iter().copied().min().unwrap_or(0) as f64;
     let hi = values.iter().copied().max().unwrap_or(1) as f64;
     let span = (hi - lo).max(1.0);
@@ -206,7 +206,7 @@ fn trend_words(values: &[u64]) -> String {
     } else {
         ""
     };
-    format!("<span class=\"{class}\">{change:+.0} %</span> vs median")
+    format!("<span class=\"{class}\">{change:+.0} %</span>")
 }
 
 fn page(title: &str, subtitle: &str, body: &str) -> String {
@@ -237,7 +237,7 @@ pub fn fleet_page(boards: &[(String, Vec<RunRow>)], threshold: f64) -> String {
         "<section class=\"compare\"><h2>Boards</h2><table><tr><th class=\"l\">board</th>\
          <th class=\"l\">host</th><th class=\"l\">arch</th><th class=\"l\">kernel</th>\
          <th class=\"l\">preemption</th><th>runs</th><th class=\"l\">latest</th><th>verdict</th>\
-         <th>worst (µs)</th><th>p99.9 (µs)</th><th class=\"l\">trend (worst)</th><th>regressions</th></tr>\n",
+         <th>worst (µs)</th><th>p99.9 (µs)</th><th class=\"l\">trend (worst; latest vs median)</th><th>regressions</th></tr>\n",
     );
     let mut total_runs = 0;
     let mut total_regressions = 0;

@@ -1,0 +1,839 @@
+//! A lab of boards (issue 17), with real parts: a PostgreSQL server the
+//! test starts (latlab-testkit), `latlab serve` as a process over real
+//! HTTP, `latlab push` as a process with its spool, and headless Chromium
+//! for the dashboard.
+//!
+//! Covered: every kind of bad input answered and nothing stored; a board
+//! name of SQL and HTML metacharacters stored verbatim and shown escaped;
+//! results spooled while the server is down and resent; the server killed
+//! with SIGKILL during ingest and PostgreSQL restarted during a run, every
+//! result stored exactly once after recovery; a full disk keeping the spool
+//! intact; boards pushing at once (`LATLAB_FLEET_BOARDS` x
+//! `LATLAB_FLEET_RESULTS`, 10 x 20 by default; bench/fleet-load.sh runs 50 x
+//! 100); the JUnit file read by Python's junitparser and the LAVA lines;
+//! the dashboard in headless Chromium with no console error and nothing
+//! fetched from the network.
+
+mod common;
+use common::{latlab, require};
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use latlab_history::History;
+use latlab_testkit::PgServer;
+use serde_json::Value;
+
+fn fixture() -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results/run-plain.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// A distinct run result of `board`: number `n`, `days` after 2026-10-01,
+/// on `kernel`, with worst latency `max_us`.
+fn result(board: &str, n: usize, kernel: &str, days: u32, max_us: u64) -> Value {
+    let mut doc = fixture();
+    doc["id"] = format!("{board}-{n}").into();
+    doc["system"]["hostname"] = board.into();
+    doc["system"]["kernel_release"] = kernel.into();
+    let (month, day) = if days < 31 {
+        (10, days + 1)
+    } else {
+        (11, days - 30)
+    };
+    doc["started_at"] = format!("2026-{month:02}-{day:02}T{:02}:00:00Z", n % 24).into();
+    doc["overall"]["latency"]["max"] = (max_us * 1000).into();
+    doc["overall"]["latency"]["p99_9"] = (max_us * 700).into();
+    doc
+}
+
+/// A free loopback port (bound, read, released).
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `latlab serve` as a child process; killed (SIGKILL) when dropped.
+struct Serve {
+    child: Child,
+    url: String,
+}
+
+impl Serve {
+    fn start(db: &str, port: u16, extra: &[&str]) -> Serve {
+        let mut child = latlab()
+            .args([
+                "serve",
+                "--db",
+                db,
+                "--listen",
+                &format!("127.0.0.1:{port}"),
+            ])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("latlab serve starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert!(line.contains("listening on"), "latlab serve said {line:?}");
+        Serve {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+        }
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Peak resident memory (VmHWM), KiB.
+    fn peak_rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0)
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn add_board(db: &str, name: &str) -> String {
+    let out = latlab()
+        .args(["serve", "--db", db, "--add-board", name])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let token = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    assert_eq!(token.len(), 64, "{token}");
+    token
+}
+
+/// One raw HTTP/1.1 request; the status and the body. The body is sent
+/// in chunks and a failed write is not an error (the server may answer
+/// before reading it all).
+fn http(url: &str, method: &str, path: &str, token: Option<&str>, body: &[u8]) -> (u16, String) {
+    let addr = url.trim_start_matches("http://");
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(120)))
+        .unwrap();
+    let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\n{auth}Content-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    for chunk in body.chunks(1 << 20) {
+        if stream.write_all(chunk).is_err() {
+            break;
+        }
+    }
+    let mut response = Vec::new();
+    let _ = stream.read_to_end(&mut response);
+    let text = String::from_utf8_lossy(&response).into_owned();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no HTTP answer: {text:?}"));
+    let body = text.split_once("\r\n\r\n").map_or("", |b| b.1).to_string();
+    (status, body)
+}
+
+fn count(db: &str) -> i64 {
+    History::open_spec(db).unwrap().count().unwrap()
+}
+
+/// `latlab push` of `files` with its own spool; the outcome line and
+/// whether it succeeded.
+fn push(url: &str, token: &str, spool: &Path, files: &[PathBuf]) -> (bool, String) {
+    let out = latlab()
+        .args(["push", "--to", url, "--spool"])
+        .arg(spool)
+        .args(files)
+        .env("LATLAB_TOKEN", token)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+fn write_result(dir: &Path, doc: &Value) -> PathBuf {
+    let path = dir.join(format!("{}.json", doc["id"].as_str().unwrap()));
+    std::fs::write(&path, serde_json::to_vec(doc).unwrap()).unwrap();
+    path
+}
+
+fn spool_files(spool: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(spool)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.is_file())
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+#[test]
+fn bad_input_is_refused_and_nothing_is_stored() {
+    let Some(pg) = PgServer::start_or_skip("bad_input_is_refused") else {
+        return;
+    };
+    let db = pg.fresh_database();
+    let token = add_board(&db, "rpi4");
+    let serve = Serve::start(&db, free_port(), &[]);
+    let url = &serve.url;
+    let good = serde_json::to_vec(&result("rpi4", 1, "6.6", 1, 40)).unwrap();
+
+    // Wrong and missing token: 401, whatever the body.
+    let (status, body) = http(url, "POST", "/api/v1/results", Some("not-a-token"), &good);
+    assert_eq!(status, 401, "{body}");
+    assert!(body.contains("unknown token"), "{body}");
+    let (status, body) = http(url, "POST", "/api/v1/results", None, &good);
+    assert_eq!(status, 401, "{body}");
+    assert!(body.contains("Authorization: Bearer"), "{body}");
+    // Malformed JSON: 400 naming where.
+    let (status, body) = http(
+        url,
+        "POST",
+        "/api/v1/results",
+        Some(&token),
+        b"{\"schema\": \"latlab.run\",",
+    );
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body.contains("malformed JSON") && body.contains("line 1"),
+        "{body}"
+    );
+    // A schema the server does not know, and a run that is not one: 422.
+    let (status, body) = http(
+        url,
+        "POST",
+        "/api/v1/results",
+        Some(&token),
+        br#"{"schema": "acme.report", "x": 1}"#,
+    );
+    assert_eq!(status, 422, "{body}");
+    assert!(body.contains("unknown schema \"acme.report\""), "{body}");
+    let (status, body) = http(
+        url,
+        "POST",
+        "/api/v1/results",
+        Some(&token),
+        br#"{"schema": "latlab.run", "id": "x"}"#,
+    );
+    assert_eq!(status, 422, "{body}");
+    assert!(body.contains("not a valid latlab.run"), "{body}");
+    let (status, body) = http(url, "POST", "/api/v1/results", Some(&token), b"[1, 2]");
+    assert_eq!(status, 422, "{body}");
+    // 100 MB: 413, and the server's memory stays far below it.
+    let huge = vec![b' '; 100 << 20];
+    let (status, body) = http(url, "POST", "/api/v1/results", Some(&token), &huge);
+    assert_eq!(status, 413, "{body}");
+    assert!(body.contains("at most 16 MiB"), "{body}");
+    assert!(
+        serve.peak_rss_kib() < 80 << 10,
+        "server peak RSS {} KiB",
+        serve.peak_rss_kib()
+    );
+    assert_eq!(count(&db), 0, "nothing stored");
+
+    // The good one: 201, again 200, stored once.
+    let (status, body) = http(url, "POST", "/api/v1/results", Some(&token), &good);
+    assert_eq!(status, 201, "{body}");
+    let (status, body) = http(url, "POST", "/api/v1/results", Some(&token), &good);
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("\"new\":false"), "{body}");
+    assert_eq!(count(&db), 1);
+    let (status, body) = http(url, "GET", "/api/v1/results/1", None, b"");
+    assert_eq!(status, 200);
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap()["id"],
+        "rpi4-1"
+    );
+}
+
+#[test]
+fn a_board_name_of_sql_and_html_is_stored_verbatim_and_shown_escaped() {
+    let Some(pg) = PgServer::start_or_skip("a_board_name_of_sql_and_html") else {
+        return;
+    };
+    let db = pg.fresh_database();
+    let name = "rpi'); DROP TABLE results; -- <script>alert(1)</script> & \"x\"";
+    let token = add_board(&db, name);
+    let serve = Serve::start(&db, free_port(), &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let file = write_result(dir.path(), &result("b", 1, "6.6<b>", 1, 40));
+    let (ok, said) = push(&serve.url, &token, &dir.path().join("spool"), &[file]);
+    assert!(ok, "{said}");
+    let history = History::open_spec(&db).unwrap();
+    assert_eq!(history.boards().unwrap(), [name], "stored verbatim");
+    assert_eq!(history.list(None).unwrap()[0].board.as_deref(), Some(name));
+    let (status, fleet) = http(&serve.url, "GET", "/", None, b"");
+    assert_eq!(status, 200);
+    assert!(
+        !fleet.contains("<script>alert") && !fleet.contains("6.6<b>"),
+        "{fleet}"
+    );
+    assert!(fleet.contains("rpi&#39;); DROP TABLE results; -- &lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;x&quot;"));
+    let link = latlab_report::dashboard::url_encode(name);
+    let (status, page) = http(&serve.url, "GET", &format!("/board/{link}"), None, b"");
+    assert_eq!(status, 200, "{page}");
+    assert!(!page.contains("<script>alert") && page.contains("6.6&lt;b&gt;"));
+    let (status, _) = http(&serve.url, "GET", "/board/nobody", None, b"");
+    assert_eq!(status, 404);
+}
+
+#[test]
+fn reading_needs_the_read_token_when_one_is_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.sqlite");
+    let db = db.to_str().unwrap();
+    add_board(db, "b");
+    let serve = Serve::start(db, free_port(), &["--read-token", "sesame"]);
+    assert_eq!(http(&serve.url, "GET", "/", None, b"").0, 401);
+    assert_eq!(http(&serve.url, "GET", "/", Some("wrong"), b"").0, 401);
+    assert_eq!(http(&serve.url, "GET", "/", Some("sesame"), b"").0, 200);
+    assert_eq!(http(&serve.url, "GET", "/?token=sesame", None, b"").0, 200);
+}
+
+#[test]
+fn results_wait_in_the_spool_while_the_server_is_down() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.sqlite");
+    let db = db.to_str().unwrap();
+    let token = add_board(db, "b");
+    let spool = dir.path().join("spool");
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}");
+    let files: Vec<PathBuf> = (0..3)
+        .map(|n| write_result(dir.path(), &result("b", n, "6.6", n as u32, 40)))
+        .collect();
+    let (ok, said) = push(&url, &token, &spool, &files);
+    assert!(!ok, "{said}");
+    assert!(
+        said.contains("3 waiting in the spool") && said.contains("cannot be reached"),
+        "{said}"
+    );
+    assert_eq!(spool_files(&spool).len(), 3);
+    let _serve = Serve::start(db, port, &[]);
+    let (ok, said) = push(&url, &token, &spool, &[]);
+    assert!(ok, "{said}");
+    assert!(said.contains("3 stored"), "{said}");
+    assert!(spool_files(&spool).is_empty());
+    assert_eq!(count(db), 3);
+    // A wrong token keeps the spool.
+    let extra = write_result(dir.path(), &result("b", 9, "6.6", 9, 40));
+    let (ok, said) = push(&url, "wrong", &spool, &[extra]);
+    assert!(!ok && said.contains("401"), "{said}");
+    assert_eq!(spool_files(&spool).len(), 1);
+}
+
+/// Boards pushing result after result (each through `latlab push` with its
+/// own spool) while the server is killed with SIGKILL and restarted, and
+/// PostgreSQL is restarted; then every board pushes once more: every result
+/// is stored exactly once.
+#[test]
+fn server_killed_and_postgres_restarted_during_ingest_lose_nothing() {
+    let Some(mut pg) = PgServer::start_or_skip("server_killed_and_postgres_restarted") else {
+        return;
+    };
+    let db = pg.fresh_database();
+    let boards = 4;
+    let per_board = 25;
+    let tokens: Vec<String> = (0..boards)
+        .map(|b| add_board(&db, &format!("b{b}")))
+        .collect();
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}");
+    let dir = tempfile::tempdir().unwrap();
+    let mut serve = Some(Serve::start(&db, port, &[]));
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for (b, token) in tokens.iter().enumerate() {
+            let (dir, url, done) = (dir.path(), &url, &done);
+            s.spawn(move || {
+                let spool = dir.join(format!("spool{b}"));
+                for n in 0..per_board {
+                    let file = write_result(dir, &result(&format!("b{b}"), n, "6.6", n as u32, 40));
+                    let _ = push(url, token, &spool, &[file]);
+                }
+                done.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            });
+        }
+        // The faults, while the boards push.
+        let wait_for = |n: i64| {
+            let start = Instant::now();
+            while History::open_spec(&db).map_or(0, |h| h.count().unwrap_or(0)) < n {
+                assert!(start.elapsed() < Duration::from_secs(120), "no progress");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        };
+        wait_for(10);
+        let killed = serve.take().unwrap();
+        drop(killed); // SIGKILL
+        std::thread::sleep(Duration::from_millis(300));
+        serve = Some(Serve::start(&db, port, &[]));
+        wait_for(30);
+        pg.restart().unwrap();
+        wait_for(50);
+    });
+    assert_eq!(done.load(std::sync::atomic::Ordering::SeqCst), boards);
+    for (b, token) in tokens.iter().enumerate() {
+        let spool = dir.path().join(format!("spool{b}"));
+        let (ok, said) = push(&url, token, &spool, &[]);
+        assert!(ok, "{said}");
+        assert!(spool_files(&spool).is_empty(), "board {b}: {said}");
+    }
+    let history = History::open_spec(&db).unwrap();
+    let entries = history.list(None).unwrap();
+    assert_eq!(entries.len(), boards * per_board, "every result once");
+    let mut uids: Vec<&str> = entries.iter().map(|e| e.uid.as_str()).collect();
+    uids.sort();
+    uids.dedup();
+    assert_eq!(uids.len(), boards * per_board);
+    for e in &entries {
+        assert_eq!(
+            e.board.as_deref(),
+            Some(&e.uid[..e.uid.find('-').unwrap()]),
+            "pushed by its own board"
+        );
+    }
+}
+
+/// A board whose disk is full: the new result cannot be spooled, the ones
+/// waiting stay whole, and all go once the server is back. Needs root (a
+/// small tmpfs).
+#[test]
+fn a_full_disk_keeps_the_spool_intact() {
+    // SAFETY: geteuid has no preconditions.
+    let is_root = unsafe { libc::geteuid() } == 0;
+    if !require(
+        "a_full_disk_keeps_the_spool_intact: root (mount a small tmpfs)",
+        is_root,
+        "run the tests as root",
+    ) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = dir.path().join("disk");
+    std::fs::create_dir(&mnt).unwrap();
+    let mounted = Command::new("mount")
+        .args([
+            "-t",
+            "tmpfs",
+            "-o",
+            "size=512k",
+            "latlab-test",
+            mnt.to_str().unwrap(),
+        ])
+        .status()
+        .unwrap();
+    assert!(mounted.success(), "mount tmpfs");
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(mnt.clone());
+    let db = dir.path().join("h.sqlite");
+    let db = db.to_str().unwrap();
+    let token = add_board(db, "b");
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}");
+    let spool = mnt.join("spool");
+    let old: Vec<PathBuf> = (0..3)
+        .map(|n| write_result(dir.path(), &result("b", n, "6.6", n as u32, 40)))
+        .collect();
+    let (ok, _) = push(&url, &token, &spool, &old);
+    assert!(!ok);
+    let before: Vec<(PathBuf, Vec<u8>)> = spool_files(&spool)
+        .into_iter()
+        .map(|p| (p.clone(), std::fs::read(&p).unwrap()))
+        .collect();
+    assert_eq!(before.len(), 3);
+    // Fill the disk.
+    let mut filler = std::fs::File::create(mnt.join("filler")).unwrap();
+    while filler.write_all(&[0u8; 4096]).is_ok() {}
+    drop(filler);
+    let new = write_result(dir.path(), &result("b", 7, "6.6", 7, 40));
+    let (ok, said) = push(&url, &token, &spool, std::slice::from_ref(&new));
+    assert!(!ok);
+    assert!(
+        said.contains("is the disk full") || said.contains("No space"),
+        "{said}"
+    );
+    let after: Vec<(PathBuf, Vec<u8>)> = spool_files(&spool)
+        .into_iter()
+        .map(|p| (p.clone(), std::fs::read(&p).unwrap()))
+        .collect();
+    assert_eq!(after, before, "the spool is intact, no partial file");
+    // The server back: the waiting ones go, and the new one is sent
+    // directly although the disk is still full.
+    let _serve = Serve::start(db, port, &[]);
+    let (ok, said) = push(&url, &token, &spool, &[new]);
+    assert!(ok, "{said}");
+    assert!(said.contains("4 stored"), "{said}");
+    assert!(spool_files(&spool).is_empty());
+    assert_eq!(count(db), 4);
+}
+
+/// Boards pushing at once over HTTP: every result (some sent twice) stored
+/// exactly once; prints the time and the server's peak memory.
+#[test]
+fn boards_pushing_at_once_store_every_result_exactly_once() {
+    let Some(pg) = PgServer::start_or_skip("boards_pushing_at_once") else {
+        return;
+    };
+    let env = |name: &str, default: usize| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    let boards = env("LATLAB_FLEET_BOARDS", 10);
+    let per_board = env("LATLAB_FLEET_RESULTS", 20);
+    let db = pg.fresh_database();
+    let tokens: Vec<String> = (0..boards)
+        .map(|b| add_board(&db, &format!("board{b:02}")))
+        .collect();
+    let serve = Serve::start(&db, free_port(), &[]);
+    let rss_idle = serve.peak_rss_kib();
+    let bodies: Vec<Vec<Vec<u8>>> = (0..boards)
+        .map(|b| {
+            (0..per_board)
+                .map(|n| {
+                    let doc = result(
+                        &format!("board{b:02}"),
+                        n,
+                        "6.6",
+                        (n % 50) as u32,
+                        40 + (n % 7) as u64,
+                    );
+                    serde_json::to_vec(&doc).unwrap()
+                })
+                .collect()
+        })
+        .collect();
+    let start = Instant::now();
+    let barrier = std::sync::Barrier::new(boards);
+    let (created, repeated) = std::thread::scope(|s| {
+        let handles: Vec<_> = tokens
+            .iter()
+            .zip(&bodies)
+            .map(|(token, bodies)| {
+                let (url, barrier) = (&serve.url, &barrier);
+                s.spawn(move || {
+                    barrier.wait();
+                    let (mut created, mut repeated) = (0, 0);
+                    for (n, body) in bodies.iter().enumerate() {
+                        // Every tenth twice: a resend after a lost answer.
+                        for _ in 0..if n % 10 == 0 { 2 } else { 1 } {
+                            match http(url, "POST", "/api/v1/results", Some(token), body) {
+                                (201, _) => created += 1,
+                                (200, _) => repeated += 1,
+                                (status, body) => panic!("{status}: {body}"),
+                            }
+                        }
+                    }
+                    (created, repeated)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap())
+            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+    });
+    let elapsed = start.elapsed();
+    let total = boards * per_board;
+    assert_eq!(created, total);
+    assert_eq!(repeated, boards * per_board.div_ceil(10));
+    assert_eq!(count(&db), total as i64);
+    let rss = serve.peak_rss_kib();
+    println!(
+        "fleet load: {boards} boards x {per_board} results ({} requests) in {:.2} s ({:.0} results/s); \
+         server peak RSS {:.1} MiB ({:.1} MiB before the load)",
+        created + repeated,
+        elapsed.as_secs_f64(),
+        total as f64 / elapsed.as_secs_f64(),
+        rss as f64 / 1024.0,
+        rss_idle as f64 / 1024.0
+    );
+    // The fleet page lists them all.
+    let (status, page) = http(&serve.url, "GET", "/", None, b"");
+    assert_eq!(status, 200);
+    assert!(
+        page.contains(&format!("{boards} boards, {total} results")),
+        "{}",
+        &page[..page.len().min(3000)]
+    );
+}
+
+fn python_has(module: &str) -> bool {
+    Command::new("python3")
+        .args(["-c", &format!("import {module}")])
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[test]
+fn junit_is_read_by_junitparser_and_lava_lines_name_each_requirement() {
+    if !require(
+        "junit test: Python's junitparser",
+        python_has("junitparser"),
+        "python3 -m pip install junitparser",
+    ) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let junit = dir.path().join("latlab.xml");
+    let out = latlab()
+        .args([
+            "run",
+            "--quiet",
+            "--no-save",
+            "--allow-unprivileged",
+            "--loops",
+            "300",
+            "--max-latency",
+            "1s",
+            "--percentile",
+            "99.9:1ns",
+            "--lava",
+            "--junit",
+        ])
+        .arg(&junit)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "the 1 ns requirement fails: {out:?}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lava: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("lava-test-case "))
+        .collect();
+    assert_eq!(lava.len(), 2, "{stdout}");
+    assert!(
+        lava[0].starts_with("lava-test-case max-latency --result pass --measurement "),
+        "{}",
+        lava[0]
+    );
+    assert!(lava[0].ends_with(" --units us"));
+    assert!(
+        lava[1].starts_with("lava-test-case p99.9-latency --result fail --measurement "),
+        "{}",
+        lava[1]
+    );
+    let script = r#"
+import sys
+from junitparser import JUnitXml, Failure
+xml = JUnitXml.fromfile(sys.argv[1])
+for suite in xml:
+    props = {p.name: p.value for p in suite.properties()}
+    print("suite", suite.name, suite.tests, suite.failures, suite.errors, props["max-latency.measurement"], props["kernel"] != "")
+    for case in suite:
+        state = "fail" if any(isinstance(r, Failure) for r in case.result) else "pass"
+        msg = case.result[0].message if case.result else ""
+        print("case", case.name, state, msg)
+"#;
+    let parsed = Command::new("python3")
+        .args(["-c", script])
+        .arg(&junit)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&parsed.stdout);
+    assert!(
+        parsed.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&parsed.stderr)
+    );
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0].starts_with("suite latlab.run 2 1 0 ") && lines[0].ends_with(" us True"),
+        "{text}"
+    );
+    assert_eq!(lines[1], "case max-latency pass ");
+    assert!(
+        lines[2].starts_with("case p99.9-latency fail p99.9 latency <= 1 ns missed: measured "),
+        "{text}"
+    );
+}
+
+fn chromium() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .flat_map(|d| ["chromium", "chromium-browser", "google-chrome"].map(|n| d.join(n)))
+        .find(|p| p.is_file())
+}
+
+/// Headless Chromium with a fresh profile and every proxied (non-loopback)
+/// request sent to an address nothing listens on: the page can fetch
+/// nothing from the network.
+fn headless(browser: &Path, profile: &Path, args: &[String]) -> std::process::Output {
+    Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--proxy-server=http://127.0.0.1:9",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .output()
+        .expect("chromium starts")
+}
+
+/// The fleet and a board page in headless Chromium: no console error, the
+/// HTML references nothing outside the server, and screenshots (written to
+/// docs/ when LATLAB_UPDATE_SCREENSHOTS=1).
+#[test]
+fn the_dashboard_renders_in_headless_chromium_offline() {
+    let found = chromium();
+    if !require(
+        "dashboard test: chromium",
+        found.is_some(),
+        "apt-get install -y chromium",
+    ) {
+        return;
+    }
+    let browser = found.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.sqlite");
+    let db = db.to_str().unwrap();
+    let boards = [
+        ("rpi4-lab1", "aarch64", "6.6.58-rt45", "rt", 38u64),
+        ("imx8-hmi", "aarch64", "6.12.9", "full", 120),
+        ("apu2-gw", "x86_64", "6.1.0-28-rt-amd64", "rt", 22),
+        ("stm32mp1", "armv7l", "6.6.48-rt40", "rt", 75),
+    ];
+    let serve = Serve::start(db, free_port(), &[]);
+    for (name, arch, kernel, preemption, base) in boards {
+        let token = add_board(db, name);
+        for n in 0..12usize {
+            let mut doc = result(name, n, kernel, (n * 4) as u32, base + (n as u64 * 7) % 11);
+            if name == "imx8-hmi" && n == 11 {
+                doc["overall"]["latency"]["max"] = (base * 3000).into(); // a regression
+                doc["verdict"] = "fail".into();
+            }
+            doc["system"]["machine"] = arch.into();
+            doc["system"]["preemption_model"] = preemption.into();
+            let (status, body) = http(
+                &serve.url,
+                "POST",
+                "/api/v1/results",
+                Some(&token),
+                &serde_json::to_vec(&doc).unwrap(),
+            );
+            assert_eq!(status, 201, "{body}");
+        }
+    }
+    let shots = if std::env::var("LATLAB_UPDATE_SCREENSHOTS").as_deref() == Ok("1") {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/images")
+    } else {
+        dir.path().to_path_buf()
+    };
+    std::fs::create_dir_all(&shots).unwrap();
+    for (path, file, expect) in [
+        ("/", "fleet.png", "imx8-hmi"),
+        ("/board/imx8-hmi", "fleet-board.png", "Long-term"),
+        ("/compare?a=1&b=2", "fleet-compare.png", "compared"),
+    ] {
+        let (status, page) = http(&serve.url, "GET", path, None, b"");
+        assert_eq!(status, 200, "{path}");
+        assert!(page.contains(expect), "{path}");
+        // Nothing outside the server: no src/href to another host, no
+        // @import, no url() but the SVG's own #fragments.
+        for needle in [
+            "src=\"http",
+            "href=\"http",
+            "src=\"//",
+            "href=\"//",
+            "@import",
+            "<link",
+            "<img",
+        ] {
+            assert!(!page.contains(needle), "{path} references {needle}");
+        }
+        for (at, _) in page.match_indices("url(") {
+            assert!(
+                page[at + 4..].starts_with('#'),
+                "{path}: {}",
+                &page[at..at + 40]
+            );
+        }
+        let profile = dir.path().join("profile");
+        let _ = std::fs::remove_dir_all(&profile);
+        let dom = headless(
+            &browser,
+            &profile,
+            &["--dump-dom".into(), format!("{}{path}", serve.url)],
+        );
+        let stderr = String::from_utf8_lossy(&dom.stderr);
+        let errors: Vec<&str> = stderr
+            .lines()
+            .filter(|l| l.contains("CONSOLE") || l.contains("ERR_PROXY") || l.contains("net::ERR"))
+            .collect();
+        assert!(errors.is_empty(), "{path}: {errors:?}");
+        let dom = String::from_utf8_lossy(&dom.stdout);
+        assert!(
+            dom.contains(expect) && dom.contains("<svg"),
+            "{path} rendered"
+        );
+        let shot = shots.join(file);
+        let _ = std::fs::remove_dir_all(&profile);
+        headless(
+            &browser,
+            &profile,
+            &[
+                format!("--screenshot={}", shot.display()),
+                "--window-size=1500,900".into(),
+                "--hide-scrollbars".into(),
+                format!("{}{path}", serve.url),
+            ],
+        );
+        let bytes = std::fs::read(&shot).unwrap();
+        assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    }
+    let (_, fleet) = http(&serve.url, "GET", "/", None, b"");
+    assert!(
+        fleet.contains("<span class=\"worse\">1</span>"),
+        "the regression is flagged"
+    );
+}
