@@ -587,6 +587,31 @@ fn boards_pushing_at_once_store_every_result_exactly_once() {
         rss as f64 / 1024.0,
         rss_idle as f64 / 1024.0
     );
+    // The peer: the same results written straight into PostgreSQL by as
+    // many threads (no HTTP, no server), for the ratio.
+    let direct_db = pg.fresh_database();
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        for bodies in &bodies {
+            let direct_db = &direct_db;
+            s.spawn(move || {
+                let mut h = History::open_spec(direct_db).unwrap();
+                for body in bodies {
+                    let doc: Value = serde_json::from_slice(body).unwrap();
+                    h.store(&doc, Some("direct")).unwrap();
+                }
+            });
+        }
+    });
+    let direct = start.elapsed();
+    assert_eq!(count(&direct_db), total as i64);
+    println!(
+        "peer: the same {total} results stored directly by {boards} PostgreSQL clients in {:.2} s \
+         ({:.0} results/s); through latlab serve / direct time ratio {:.2}",
+        direct.as_secs_f64(),
+        total as f64 / direct.as_secs_f64(),
+        elapsed.as_secs_f64() / direct.as_secs_f64()
+    );
     // The fleet page lists them all.
     let (status, page) = http(&serve.url, "GET", "/", None, b"");
     assert_eq!(status, 200);
@@ -836,4 +861,69 @@ fn the_dashboard_renders_in_headless_chromium_offline() {
         fleet.contains("<span class=\"worse\">1</span>"),
         "the regression is flagged"
     );
+}
+
+/// contrib/lava: the test definition's script runs latlab and its lines
+/// reach a `lava-test-case` command (a stand-in on the PATH that records
+/// its arguments, as LAVA's own does inside a test shell).
+#[test]
+fn the_lava_test_definition_reports_each_requirement() {
+    let contrib = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../contrib/lava");
+    let definition = std::fs::read_to_string(contrib.join("latlab.yaml")).unwrap();
+    assert!(definition.contains("format: Lava-Test Test Definition 1.0"));
+    assert!(definition.contains("./run-latlab.sh") && definition.contains("./send-results.sh"));
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let recorded = dir.path().join("recorded.txt");
+    let stand_in = bin.join("lava-test-case");
+    std::fs::write(
+        &stand_in,
+        format!("#!/bin/sh\necho \"$@\" >> {}\n", recorded.display()),
+    )
+    .unwrap();
+    Command::new("chmod")
+        .arg("755")
+        .arg(&stand_in)
+        .status()
+        .unwrap();
+    let run = Command::new(contrib.join("run-latlab.sh"))
+        .current_dir(dir.path())
+        .args(["-b", env!("CARGO_BIN_EXE_latlab"), "-d", "1s"])
+        .args([
+            "-r",
+            "--max-latency 1s --percentile 99.9:1ns",
+            "-e",
+            "--allow-unprivileged",
+        ])
+        .env("XDG_DATA_HOME", dir.path())
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    let result = std::fs::read_to_string(dir.path().join("output/result.txt")).unwrap();
+    assert_eq!(result.lines().count(), 2, "{result}");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let sent = Command::new(contrib.join("send-results.sh"))
+        .arg(dir.path().join("output/result.txt"))
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    assert!(sent.status.success(), "{sent:?}");
+    let recorded = std::fs::read_to_string(&recorded).unwrap();
+    let lines: Vec<&str> = recorded.lines().collect();
+    assert_eq!(lines.len(), 2, "{recorded}");
+    assert!(
+        lines[0].starts_with("max-latency --result pass --measurement "),
+        "{recorded}"
+    );
+    assert!(
+        lines[1].starts_with("p99.9-latency --result fail --measurement "),
+        "{recorded}"
+    );
+    assert!(lines[1].ends_with("--units us"));
+    assert!(dir.path().join("output/latlab-junit.xml").exists());
 }
