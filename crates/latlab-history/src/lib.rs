@@ -159,6 +159,8 @@ pub struct Stored {
 /// Which rows [`History::query`] returns.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Filter {
+    /// Only the row with this id.
+    pub id: Option<i64>,
     /// Only this board's.
     pub board: Option<String>,
     /// Only results from this kernel release.
@@ -349,6 +351,16 @@ impl History {
         };
         entries.reverse();
         Ok(entries)
+    }
+
+    /// The listing line of result `id`, if there is one.
+    pub fn entry(&self, id: i64) -> Result<Option<Entry>> {
+        Ok(self
+            .query(&Filter {
+                id: Some(id),
+                ..Filter::default()
+            })?
+            .pop())
     }
 
     /// The whole stored document of result `id`.
@@ -543,7 +555,7 @@ mod tests {
                 board: Some("rpi4".into()),
                 kernel: kernel.map(Into::into),
                 load: load.map(Into::into),
-                limit: None,
+                ..Filter::default()
             })
             .unwrap()
             .into_iter()
@@ -554,6 +566,9 @@ mod tests {
         assert_eq!(q(Some("6.6"), None), ["r1", "r2"]);
         assert_eq!(q(Some("6.6"), Some("full")), ["r2"]);
         assert_eq!(q(None, Some("")), ["r0", "r1"]);
+        let second = h.list(None).unwrap()[1].clone();
+        assert_eq!(h.entry(second.id).unwrap(), Some(second));
+        assert_eq!(h.entry(99).unwrap(), None);
         assert_eq!(h.boards().unwrap(), ["rpi4"]);
     }
 

@@ -168,6 +168,10 @@ pub(crate) fn store(
 pub(crate) fn query(client: &mut Client, display: &str, filter: &Filter) -> Result<Vec<Entry>> {
     let mut sql = format!("SELECT {} FROM results WHERE true", crate::sqlite::COLUMNS);
     let mut args: Vec<Box<dyn postgres::types::ToSql + Sync>> = Vec::new();
+    if let Some(id) = filter.id {
+        args.push(Box::new(id));
+        sql.push_str(&format!(" AND id = ${}", args.len()));
+    }
     if let Some(board) = &filter.board {
         args.push(Box::new(board.clone()));
         sql.push_str(&format!(" AND board = ${}", args.len()));

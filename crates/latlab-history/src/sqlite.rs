@@ -175,6 +175,10 @@ pub(crate) const COLUMNS: &str = "id, uid, board, schema, started_at, host, arch
 pub(crate) fn query(conn: &Connection, display: &str, filter: &Filter) -> Result<Vec<Entry>> {
     let mut sql = format!("SELECT {COLUMNS} FROM results WHERE 1=1");
     let mut args: Vec<Box<dyn rusqlite::ToSql>> = Vec::new();
+    if let Some(id) = filter.id {
+        args.push(Box::new(id));
+        sql.push_str(&format!(" AND id = ?{}", args.len()));
+    }
     if let Some(board) = &filter.board {
         args.push(Box::new(board.clone()));
         sql.push_str(&format!(" AND board = ?{}", args.len()));

@@ -715,6 +715,77 @@ for suite in xml:
     );
 }
 
+/// Every kind that takes `--junit` (run, respond, lockbench), from the
+/// fixtures an earlier latlab wrote, read by junitparser; and their LAVA
+/// lines are well-formed.
+#[test]
+fn junit_of_every_measuring_kind_is_read_by_junitparser() {
+    use latlab_report::formats::{JunitXml, LavaTestCases};
+    if !require(
+        "junit test: Python's junitparser",
+        python_has("junitparser"),
+        "python3 -m pip install junitparser",
+    ) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results");
+    for (file, cases) in [
+        ("run-load.json", 1),
+        ("respond-pty.json", 1),
+        ("lockbench.json", 0),
+    ] {
+        let text = std::fs::read_to_string(fixtures.join(file)).unwrap();
+        let document = latlab_document::Document::parse(&text).unwrap();
+        let (xml, lava) = match &document {
+            latlab_document::Document::Run(d) => (d.junit_xml(), d.lava_test_cases()),
+            latlab_document::Document::Respond(d) => (d.junit_xml(), d.lava_test_cases()),
+            latlab_document::Document::Lockbench(d) => (d.junit_xml(), d.lava_test_cases()),
+            other => panic!("{file}: {}", other.schema()),
+        };
+        let path = dir.path().join(format!("{file}.xml"));
+        std::fs::write(&path, &xml).unwrap();
+        let parsed = Command::new("python3")
+            .args([
+                "-c",
+                "import sys
+from junitparser import JUnitXml
+for s in JUnitXml.fromfile(sys.argv[1]):
+    print(s.name, s.tests, len(list(s)), len(list(s.properties())))",
+            ])
+            .arg(&path)
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&parsed.stdout);
+        assert!(
+            parsed.status.success(),
+            "{file}: {out}{}",
+            String::from_utf8_lossy(&parsed.stderr)
+        );
+        let words: Vec<&str> = out.split_whitespace().collect();
+        assert_eq!(words[0], document.schema(), "{file}: {out}");
+        assert_eq!(words[1], words[2], "{file}: the count matches the cases");
+        let n: usize = words[1].parse().unwrap();
+        assert!(n >= cases.max(1), "{file}: {out}");
+        assert!(
+            words[3].parse::<usize>().unwrap() >= 5,
+            "{file}: properties"
+        );
+        assert_eq!(lava.lines().count(), n, "{file}: one LAVA line per case");
+        for line in lava.lines() {
+            let fields: Vec<&str> = line.split(' ').collect();
+            assert_eq!(fields[0], "lava-test-case", "{line}");
+            assert!(
+                fields[1]
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)),
+                "{line}"
+            );
+            assert!(["pass", "fail"].contains(&fields[3]), "{line}");
+        }
+    }
+}
+
 fn chromium() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
