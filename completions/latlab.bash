@@ -521,7 +521,7 @@ _latlab() {
             return 0
             ;;
         latlab__subcmd__lockbench)
-            opts="-h -V --simulate --duration --rounds --warmup --variants --period --priority --rt-hold --cpu --threads --site --site-choice --outside-work --margin --max-refusals --seed --sample-interval --periods --predictor --no-idle-spinner --require-goal --autogroup-nice --json --load --load-cmd --load-disk-cap --load-temp-dir --load-in-process --db --no-history --junit --lava --push --token-file --spool --help --version"
+            opts="-h -V --simulate --duration --rounds --warmup --variants --period --priority --rt-hold --cpu --threads --site --site-choice --outside-work --margin --max-refusals --seed --sample-interval --periods --predictor --no-idle-spinner --no-dma-latency --allow-unprivileged --require-goal --autogroup-nice --json --load --load-cmd --load-disk-cap --load-temp-dir --load-in-process --db --no-history --junit --lava --push --token-file --spool --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
