@@ -1,0 +1,517 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//
+// latlab watch: the kernel side (see docs/watch.md).
+//
+// For every wake-up of a watched task it measures, in the kernel:
+// - a timer-driven wake-up (the task woken inside an hrtimer callback of a
+//   CLOCK_MONOTONIC timer): the timer-interrupt latency (soft expiry to the
+//   callback) and the thread latency (soft expiry to the task running);
+// - any other wake-up: sched_waking to the task running;
+// into histograms with latlab-measure's bucket scheme. Every CPU keeps a
+// short ring of the events explain needs (switches, wake-ups, interrupts,
+// softirqs, hrtimer callbacks); only for a wake-up later than the threshold
+// (and one in `baseline_every` normal ones, explain's baseline) the head of
+// the wake-up and the rings of the task's CPU and of the timer's CPU go to
+// user space through a ring buffer.
+//
+// Built with clang -target bpf (`make bpf`); CO-RE without vmlinux.h: the
+// structs below name only the fields read, and the loader (aya) relocates
+// them against the running kernel's BTF. The record layouts are mirrored in
+// crates/latlab-watch/src/records.rs.
+
+typedef unsigned char __u8;
+typedef unsigned short __u16;
+typedef unsigned int __u32;
+typedef unsigned long long __u64;
+typedef int __s32;
+typedef long long __s64;
+typedef __u8 u8;
+typedef __u32 u32;
+typedef __u64 u64;
+typedef __s64 s64;
+typedef __s32 s32;
+typedef _Bool bool;
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+struct task_struct {
+	int pid;
+	int prio;
+	char comm[16];
+} __attribute__((preserve_access_index));
+
+struct hrtimer_clock_base {
+	int clockid;
+} __attribute__((preserve_access_index));
+
+struct hrtimer {
+	s64 _softexpires;
+	struct hrtimer_clock_base *base;
+} __attribute__((preserve_access_index));
+
+struct irqaction;
+
+/* ---- settings, written by user space before the load (.rodata) ---- */
+/* A wake-up later than this (ns) sends its window to user space. */
+const volatile u64 threshold_ns = 100000;
+/* Follow new threads and processes of watched tasks. */
+const volatile bool follow_forks = 0;
+/* At most this many windows per second and CPU (the rest are counted). */
+const volatile u32 max_windows_per_sec = 50;
+/* One normal wake-up in this many (per CPU) also sends its window: the
+ * baseline explain compares late windows with. 0: none. */
+const volatile u32 baseline_every = 1000;
+
+#define CLOCK_MONOTONIC 1
+#define HRTIMER_SOFTIRQ 8
+
+/* ---- histograms: latlab-measure's log-linear buckets ---- */
+#define PRECISION_BITS 10
+#define EXACT (1ULL << PRECISION_BITS)
+#define HALF (EXACT / 2)
+
+enum kind { KIND_THREAD = 0, KIND_IRQ = 1, KIND_WAKEUP = 2 };
+
+struct hist_key {
+	u32 pid;
+	u32 kind_bucket; /* kind << 24 | bucket */
+};
+
+/* One map for every task, kind and bucket: only the buckets in use take
+ * memory. Not per-CPU (that would multiply its size by the CPUs): two CPUs
+ * counting the same bucket at once is rare, and the add is atomic. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct hist_key);
+	__type(value, u64);
+} hist SEC(".maps");
+
+/* ---- counters (per CPU): see enum counter ---- */
+enum counter {
+	CNT_LOST = 0,      /* windows (or their rings) the ring buffer had no room for */
+	CNT_THROTTLED = 1, /* late windows over max_windows_per_sec */
+	CNT_HIST_FULL = 2, /* samples the full hist map could not count */
+	CNT_LATE = 3,      /* wake-ups over the threshold */
+	CNT_MAX = 4,
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CNT_MAX);
+	__type(key, u32);
+	__type(value, u64);
+} counters SEC(".maps");
+
+static __always_inline void count(u32 which)
+{
+	u64 *n = bpf_map_lookup_elem(&counters, &which);
+	if (n)
+		*n += 1;
+}
+
+/* Index of the highest set bit of v (v > 0), without a clz instruction. */
+static __always_inline u32 log2_u64(u64 v)
+{
+	u32 r = 0;
+	if (v >> 32) { v >>= 32; r += 32; }
+	if (v >> 16) { v >>= 16; r += 16; }
+	if (v >> 8) { v >>= 8; r += 8; }
+	if (v >> 4) { v >>= 4; r += 4; }
+	if (v >> 2) { v >>= 2; r += 2; }
+	if (v >> 1) { r += 1; }
+	return r;
+}
+
+static __always_inline u32 bucket_of(u64 v)
+{
+	if (v < EXACT)
+		return (u32)v;
+	u32 exponent = log2_u64(v);
+	u32 shift = exponent - PRECISION_BITS + 1;
+	u64 mantissa = v >> shift;
+	return (u32)(EXACT + (u64)(exponent - PRECISION_BITS) * HALF + (mantissa - HALF));
+}
+
+static __always_inline void hist_add(u32 pid, u32 kind, u64 ns)
+{
+	struct hist_key key = { .pid = pid, .kind_bucket = kind << 24 | bucket_of(ns) };
+	u64 one = 1, *n = bpf_map_lookup_elem(&hist, &key);
+	if (n) {
+		__sync_fetch_and_add(n, 1);
+		return;
+	}
+	/* Another CPU may have made the key meanwhile: then add to it. */
+	if (bpf_map_update_elem(&hist, &key, &one, BPF_NOEXIST)) {
+		n = bpf_map_lookup_elem(&hist, &key);
+		if (n)
+			__sync_fetch_and_add(n, 1);
+		else
+			count(CNT_HIST_FULL);
+	}
+}
+
+/* ---- the watched tasks (thread ids), kept by user space ---- */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, u32);
+	__type(value, u8);
+} watched SEC(".maps");
+
+static __always_inline bool is_watched(u32 pid)
+{
+	return pid && bpf_map_lookup_elem(&watched, &pid);
+}
+
+/* ---- a wake-up on its way ---- */
+struct pending {
+	u64 expires; /* soft expiry of the timer (0: not timer-driven) */
+	u64 irq_at;  /* the timer callback started */
+	u64 woken_at;
+	u32 timer_cpu;
+	u32 soft;    /* the callback ran in the HRTIMER softirq */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, u32);
+	__type(value, struct pending);
+} pending SEC(".maps");
+
+/* ---- per-CPU state ---- */
+struct cpu_state {
+	u64 soft;          /* soft expiry of the hrtimer callback being run; 0: other clocks */
+	u64 entered;       /* when that callback started */
+	u32 in_callback;
+	u32 softirq;       /* vector + 1 of the softirq being run, 0: none */
+	u32 callback_soft; /* that callback runs in the HRTIMER softirq */
+	u32 measured;      /* wake-ups measured (for the baseline) */
+	u64 second;        /* the second windows are being counted in */
+	u32 windows;       /* windows sent in that second */
+	u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct cpu_state);
+} cpu_state SEC(".maps");
+
+static __always_inline struct cpu_state *this_cpu(void)
+{
+	u32 zero = 0;
+	return bpf_map_lookup_elem(&cpu_state, &zero);
+}
+
+/* ---- per-CPU event ring ---- */
+enum ev_type {
+	EV_SWITCH = 1,        /* a: prev_pid, b: next_pid, c: next_prio, d: prev runnable; comm: next's */
+	EV_WAKING = 2,        /* a: pid, b: target cpu, c: prio; comm: the woken task's */
+	EV_IRQ_ENTRY = 3,     /* a: irq */
+	EV_IRQ_EXIT = 4,      /* a: irq */
+	EV_SOFTIRQ_ENTRY = 5, /* a: vec */
+	EV_SOFTIRQ_EXIT = 6,  /* a: vec */
+	EV_HRTIMER_ENTRY = 7, /* x: timer address, a: callback in softirq */
+	EV_HRTIMER_EXIT = 8,  /* x: timer address */
+	EV_TIMER_VECTOR_ENTRY = 9,
+	EV_TIMER_VECTOR_EXIT = 10,
+};
+
+struct ev {
+	u64 ts;
+	u64 x;
+	u32 type;
+	s32 pid; /* the running task */
+	s32 a;
+	s32 b;
+	s32 c;
+	s32 d;
+	char comm[16];
+};
+
+#define RING_SHIFT 9
+#define RING (1 << RING_SHIFT)
+
+struct ring {
+	u64 head; /* events ever written; the newest is at (head - 1) % RING */
+	struct ev ev[RING];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct ring);
+} rings SEC(".maps");
+
+static __always_inline struct ev *log_ev(u32 type, u64 ts, u64 x, s32 a, s32 b, s32 c, s32 d)
+{
+	u32 zero = 0;
+	struct ring *r = bpf_map_lookup_elem(&rings, &zero);
+	if (!r)
+		return 0;
+	struct ev *e = &r->ev[r->head & (RING - 1)];
+	e->ts = ts;
+	e->x = x;
+	e->type = type;
+	e->pid = (s32)bpf_get_current_pid_tgid();
+	e->a = a;
+	e->b = b;
+	e->c = c;
+	e->d = d;
+	r->head += 1;
+	return e;
+}
+
+static __always_inline void copy_comm(struct ev *e, struct task_struct *t)
+{
+	if (e)
+		BPF_CORE_READ_STR_INTO(&e->comm, t, comm);
+}
+
+/* ---- windows to user space ---- */
+struct window_head {
+	u32 pid;
+	u32 cpu;
+	u32 timer_cpu;
+	s32 prio;
+	u64 expires;
+	u64 irq_at;
+	u64 woken_at;
+	u64 switch_at;
+	u32 late;
+	u32 soft;
+	char comm[16];
+};
+
+/* One window: the head and the rings of the task's CPU and (when it is
+ * another) of the timer's CPU, in one record so that windows of different
+ * CPUs never interleave. */
+struct window_record {
+	struct window_head w;
+	u32 rings;    /* rings that follow: 1 or 2 */
+	u32 ring_cpu[2];
+	u32 pad;
+	struct ring ring[2];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+} windows SEC(".maps");
+
+/* Whether this CPU may send another window this second. */
+static __always_inline bool window_allowed(struct cpu_state *s, u64 now)
+{
+	u64 second = now / 1000000000ULL;
+	if (s->second != second) {
+		s->second = second;
+		s->windows = 0;
+	}
+	if (s->windows >= max_windows_per_sec)
+		return 0;
+	s->windows += 1;
+	return 1;
+}
+
+static __always_inline void emit_window(struct task_struct *next, struct pending *p, u64 now,
+					bool late)
+{
+	u32 zero = 0, cpu = bpf_get_smp_processor_id();
+	struct ring *task_ring = bpf_map_lookup_percpu_elem(&rings, &zero, cpu);
+	struct ring *timer_ring = 0;
+	if (!task_ring)
+		return;
+	if (p->timer_cpu != cpu) {
+		timer_ring = bpf_map_lookup_percpu_elem(&rings, &zero, p->timer_cpu);
+		if (!timer_ring)
+			return;
+	}
+	struct window_record *rec = bpf_ringbuf_reserve(&windows, sizeof(*rec), 0);
+	if (!rec) {
+		count(CNT_LOST);
+		return;
+	}
+	rec->w.pid = next->pid;
+	rec->w.cpu = cpu;
+	rec->w.timer_cpu = p->timer_cpu;
+	rec->w.prio = next->prio;
+	rec->w.expires = p->expires;
+	rec->w.irq_at = p->irq_at;
+	rec->w.woken_at = p->woken_at;
+	rec->w.switch_at = now;
+	rec->w.late = late;
+	rec->w.soft = p->soft;
+	BPF_CORE_READ_STR_INTO(&rec->w.comm, next, comm);
+	rec->rings = timer_ring ? 2 : 1;
+	rec->ring_cpu[0] = cpu;
+	rec->ring_cpu[1] = p->timer_cpu;
+	rec->pad = 0;
+	bpf_probe_read_kernel(&rec->ring[0], sizeof(rec->ring[0]), task_ring);
+	if (timer_ring)
+		bpf_probe_read_kernel(&rec->ring[1], sizeof(rec->ring[1]), timer_ring);
+	bpf_ringbuf_submit(rec, 0);
+}
+
+/* ---- the tracepoints ---- */
+
+SEC("tp_btf/hrtimer_expire_entry")
+int BPF_PROG(on_hrtimer_entry, struct hrtimer *timer, s64 *now)
+{
+	u64 ts = bpf_ktime_get_ns();
+	struct cpu_state *s = this_cpu();
+	u64 soft = 0;
+	u32 in_softirq = 0;
+	if (BPF_CORE_READ(timer, base, clockid) == CLOCK_MONOTONIC)
+		soft = BPF_CORE_READ(timer, _softexpires);
+	if (s) {
+		in_softirq = s->softirq == HRTIMER_SOFTIRQ + 1;
+		s->soft = soft;
+		s->entered = ts;
+		s->in_callback = 1;
+		s->callback_soft = in_softirq;
+	}
+	log_ev(EV_HRTIMER_ENTRY, ts, (u64)timer, in_softirq, 0, 0, 0);
+	return 0;
+}
+
+SEC("tp_btf/hrtimer_expire_exit")
+int BPF_PROG(on_hrtimer_exit, struct hrtimer *timer)
+{
+	struct cpu_state *s = this_cpu();
+	if (s)
+		s->in_callback = 0;
+	log_ev(EV_HRTIMER_EXIT, bpf_ktime_get_ns(), (u64)timer, 0, 0, 0, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(on_waking, struct task_struct *p)
+{
+	u64 now = bpf_ktime_get_ns();
+	u32 pid = p->pid;
+	copy_comm(log_ev(EV_WAKING, now, 0, pid, -1, p->prio, 0), p);
+	if (!is_watched(pid))
+		return 0;
+	struct pending w = { .woken_at = now, .timer_cpu = bpf_get_smp_processor_id() };
+	struct cpu_state *s = this_cpu();
+	if (s && s->in_callback && s->soft && s->soft <= now) {
+		w.expires = s->soft;
+		w.irq_at = s->entered;
+		w.soft = s->callback_soft;
+	}
+	bpf_map_update_elem(&pending, &pid, &w, BPF_ANY);
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	u64 now = bpf_ktime_get_ns();
+	u32 prev_pid = prev->pid, next_pid = next->pid;
+	copy_comm(log_ev(EV_SWITCH, now, 0, prev_pid, next_pid, next->prio,
+			 preempt || prev_state == 0),
+		  next);
+	if (!is_watched(next_pid))
+		return 0;
+	struct pending *p = bpf_map_lookup_elem(&pending, &next_pid);
+	if (!p)
+		return 0;
+	u64 start = p->expires ? p->expires : p->woken_at;
+	u64 lat = now > start ? now - start : 0;
+	if (p->expires) {
+		hist_add(next_pid, KIND_THREAD, lat);
+		hist_add(next_pid, KIND_IRQ, p->irq_at > p->expires ? p->irq_at - p->expires : 0);
+	} else {
+		hist_add(next_pid, KIND_WAKEUP, lat);
+	}
+	struct cpu_state *s = this_cpu();
+	bool late = lat > threshold_ns;
+	bool baseline = 0;
+	if (s) {
+		s->measured += 1;
+		baseline = !late && baseline_every && s->measured % baseline_every == 0;
+	}
+	if (late)
+		count(CNT_LATE);
+	if ((late || baseline) && s) {
+		if (window_allowed(s, now))
+			emit_window(next, p, now, late);
+		else if (late)
+			count(CNT_THROTTLED);
+	}
+	bpf_map_delete_elem(&pending, &next_pid);
+	return 0;
+}
+
+SEC("tp_btf/irq_handler_entry")
+int BPF_PROG(on_irq_entry, int irq, struct irqaction *action)
+{
+	log_ev(EV_IRQ_ENTRY, bpf_ktime_get_ns(), 0, irq, 0, 0, 0);
+	return 0;
+}
+
+SEC("tp_btf/irq_handler_exit")
+int BPF_PROG(on_irq_exit, int irq, struct irqaction *action, int ret)
+{
+	log_ev(EV_IRQ_EXIT, bpf_ktime_get_ns(), 0, irq, ret, 0, 0);
+	return 0;
+}
+
+SEC("tp_btf/softirq_entry")
+int BPF_PROG(on_softirq_entry, unsigned int vec)
+{
+	struct cpu_state *s = this_cpu();
+	if (s)
+		s->softirq = vec + 1;
+	log_ev(EV_SOFTIRQ_ENTRY, bpf_ktime_get_ns(), 0, vec, 0, 0, 0);
+	return 0;
+}
+
+SEC("tp_btf/softirq_exit")
+int BPF_PROG(on_softirq_exit, unsigned int vec)
+{
+	struct cpu_state *s = this_cpu();
+	if (s)
+		s->softirq = 0;
+	log_ev(EV_SOFTIRQ_EXIT, bpf_ktime_get_ns(), 0, vec, 0, 0, 0);
+	return 0;
+}
+
+/* x86: the LAPIC timer interrupt is a vector, not an irq_handler. The
+ * loader skips these where the tracepoint does not exist. */
+SEC("tp_btf/local_timer_entry")
+int BPF_PROG(on_local_timer_entry, int vector)
+{
+	log_ev(EV_TIMER_VECTOR_ENTRY, bpf_ktime_get_ns(), 0, vector, 0, 0, 0);
+	return 0;
+}
+
+SEC("tp_btf/local_timer_exit")
+int BPF_PROG(on_local_timer_exit, int vector)
+{
+	log_ev(EV_TIMER_VECTOR_EXIT, bpf_ktime_get_ns(), 0, vector, 0, 0, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	if (!follow_forks)
+		return 0;
+	u32 ppid = parent->pid, cpid = child->pid;
+	if (!is_watched(ppid))
+		return 0;
+	u8 one = 1;
+	bpf_map_update_elem(&watched, &cpid, &one, BPF_ANY);
+	return 0;
+}
