@@ -250,6 +250,45 @@ pub fn explain_file(path: &Path, opts: &Options) -> Result<Report> {
     Ok(report)
 }
 
+/// The analysis of windows cut elsewhere (`latlab watch` gets them from
+/// the kernel, already cut): each window's decomposition, the causes
+/// ranked across the late ones against the normal ones, the categories, and
+/// a report of each late window, exactly as [`explain`] makes them.
+#[derive(Debug, Clone)]
+pub struct WindowsAnalysis {
+    /// `parts[i]` decomposes `windows[i]`.
+    pub parts: Vec<Vec<Part>>,
+    /// Causes ranked across the late windows.
+    pub causes: Vec<CauseRow>,
+    /// Causes summed by category.
+    pub categories: Vec<CategoryRow>,
+    /// A report of every late window, in the order of `windows`.
+    pub windows: Vec<WindowReport>,
+}
+
+/// Decomposes `windows` and ranks their causes (`rt`: a PREEMPT_RT kernel).
+pub fn analyze_windows(windows: &[separate::Window], names: &Names, rt: bool) -> WindowsAnalysis {
+    let ctx = analyze::Context::new(rt, windows, names);
+    let parts: Vec<Vec<Part>> = windows
+        .iter()
+        .map(|w| analyze::decompose(w, names, &ctx))
+        .collect();
+    let causes = analyze::rank_causes(windows, &parts, names, &ctx);
+    let categories = analyze::categories(windows, &parts);
+    let reports = windows
+        .iter()
+        .zip(&parts)
+        .filter(|(w, _)| w.late)
+        .map(|(w, ps)| WindowReport::new(w, ps, names))
+        .collect();
+    WindowsAnalysis {
+        parts,
+        causes,
+        categories,
+        windows: reports,
+    }
+}
+
 /// Runs detection, separation and analysis over `source`, in one pass over
 /// its events (see [`separate`] for when a second one is needed).
 pub fn explain(source: &dyn Source, names: Names, opts: &Options) -> Result<Report> {

@@ -28,6 +28,18 @@ fn bucket_of(value: u64) -> usize {
     (EXACT + u64::from(exponent - PRECISION_BITS) * HALF + (mantissa - HALF)) as usize
 }
 
+/// Smallest and largest value bucket `index` holds (`low..=high` ns), or
+/// `None` past the last bucket: for counts made elsewhere with the same
+/// scheme (`latlab watch` counts in the kernel by bucket index).
+pub fn bucket_bounds(index: usize) -> Option<(u64, u64)> {
+    (index < BUCKETS).then(|| bucket_range(index))
+}
+
+/// The index of the bucket that holds `value` (see [`bucket_bounds`]).
+pub fn bucket_index(value: u64) -> usize {
+    bucket_of(value)
+}
+
 /// Smallest and largest value a bucket holds.
 #[inline]
 fn bucket_range(index: usize) -> (u64, u64) {
