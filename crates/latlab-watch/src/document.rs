@@ -1,0 +1,250 @@
+//! The result of a watch, schema `latlab.watch`, and the snapshot stored in
+//! the history every interval, schema `latlab.watch-snapshot`. These
+//! structs *are* the JSON schemas (docs/schema/ is generated from them).
+
+use latlab_explain::{CategoryRow, CauseRow, WindowReport};
+use latlab_measure::histogram::Histogram;
+use latlab_measure::stats::Summary;
+use latlab_rt::sysinfo::SystemInfo;
+use serde::{Deserialize, Serialize};
+
+/// Version of the `latlab.watch` layout.
+pub const SCHEMA_VERSION: u32 = 1;
+/// The `schema` of a watch result.
+pub const SCHEMA: &str = "latlab.watch";
+/// The `schema` of a snapshot in the history.
+pub const SNAPSHOT_SCHEMA: &str = "latlab.watch-snapshot";
+
+fn watch_schema() -> String {
+    SCHEMA.into()
+}
+fn snapshot_schema() -> String {
+    SNAPSHOT_SCHEMA.into()
+}
+
+/// What `latlab watch` saw.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct WatchDocument {
+    /// Always `latlab.watch`.
+    #[serde(default = "watch_schema")]
+    pub schema: String,
+    /// Layout version ([`SCHEMA_VERSION`]).
+    pub schema_version: u32,
+    /// The latlab that wrote it.
+    pub latlab_version: String,
+    /// When the watch started, UTC (RFC 3339).
+    pub started_at: String,
+    /// How long it watched (ns).
+    pub duration_ns: u64,
+    /// Whether it ran to its end (`false`: stopped by Ctrl-C or SIGTERM, or
+    /// the watched command ended).
+    pub stopped_by: String,
+    /// The machine.
+    pub system: SystemInfo,
+    /// How it watched.
+    pub settings: WatchSettings,
+    /// The latency of every watched wake-up together (timer-driven: thread
+    /// latency; others: wake-up latency).
+    pub overall: Overall,
+    /// Per watched task.
+    pub tasks: Vec<TaskResult>,
+    /// Wake-ups over the threshold.
+    pub spikes: Spikes,
+    /// The late windows the kernel sent, and what happened to the rest.
+    pub windows_seen: WindowCounts,
+    /// Causes ranked by explain's analysis over the late windows kept (the
+    /// worst and the latest ones; see `windows_seen.analysed`).
+    pub causes: Vec<CauseRow>,
+    /// Those causes by category.
+    pub categories: Vec<CategoryRow>,
+    /// Every late window's decomposition summed over the whole watch, by
+    /// cause (grouped by command name, as explain ranks them).
+    pub cause_totals: Vec<CauseTotal>,
+    /// The worst late windows, worst first.
+    pub worst_windows: Vec<WatchedWindow>,
+    /// One per interval, oldest first (merged pairwise past
+    /// 10 080 (`MAX_SNAPSHOTS`), `interval_ns` doubling).
+    pub snapshots: Vec<Snapshot>,
+    /// What watching cost.
+    pub overhead: Overhead,
+    /// Remarks: percentile claims the samples cannot support, windows cut
+    /// short, limits reached.
+    pub notes: Vec<String>,
+}
+
+/// How the watch was set up.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct WatchSettings {
+    /// Which tasks (`pid 812`, `comm cyclictest`, `command ...`, `--rt`).
+    pub selection: String,
+    /// `bpf` (in-kernel) or `tracefs` (streamed events).
+    pub backend: String,
+    /// A wake-up later than this is late (ns).
+    pub threshold_ns: u64,
+    /// Snapshot interval (ns).
+    pub interval_ns: u64,
+    /// Windows sent per second and CPU at most.
+    pub max_windows_per_sec: u32,
+    /// One normal wake-up in this many is sent as a baseline window.
+    pub baseline_every: u32,
+}
+
+/// All tasks together.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Overall {
+    /// Summary of every watched wake-up's latency (ns).
+    pub latency: Summary,
+}
+
+/// One kind of latency of one task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct KindResult {
+    /// Summary figures (latlab run's statistics; the mean from bucket
+    /// midpoints, within 0.2 %).
+    pub summary: Summary,
+    /// The histogram (latlab run's buckets).
+    pub histogram: Histogram,
+    /// Percentiles the sample count cannot support.
+    pub unsupported_percentiles: Vec<String>,
+}
+
+/// One watched task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TaskResult {
+    /// Thread id.
+    pub tid: i32,
+    /// Its name.
+    pub comm: String,
+    /// Timer-driven wake-ups: soft expiry to running (rtla's thread
+    /// latency, the MontaVista paper's interrupt + preemption latency).
+    pub thread: Option<KindResult>,
+    /// Timer-driven wake-ups: soft expiry to the timer callback (the
+    /// timer-interrupt latency).
+    pub irq: Option<KindResult>,
+    /// Other wake-ups: sched_waking to running.
+    pub wakeup: Option<KindResult>,
+    /// Wake-ups over the threshold whose window arrived.
+    pub late_windows: u64,
+    /// The worst latency a window showed (exact, ns), if one was late.
+    pub worst_ns: Option<u64>,
+    /// When (ns since the start).
+    pub worst_at_ns: Option<u64>,
+}
+
+/// Wake-ups over the threshold, as a rate.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Spikes {
+    /// The threshold (ns).
+    pub threshold_ns: u64,
+    /// Wake-ups over it (counted in the kernel).
+    pub count: u64,
+    /// Per hour.
+    pub per_hour: f64,
+    /// 95 % confidence interval of the rate (Poisson, exact), per hour.
+    pub per_hour_low: f64,
+    /// Upper end of that interval.
+    pub per_hour_high: f64,
+    /// The worst latency seen (ns) and when (ns since the start).
+    pub worst_ns: u64,
+    /// When the worst happened (ns since the start).
+    pub worst_at_ns: u64,
+}
+
+/// What happened to the windows.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct WindowCounts {
+    /// Late windows received.
+    pub late: u64,
+    /// Baseline (normal) windows received.
+    pub baseline: u64,
+    /// Late wake-ups over the per-second limit (counted, not sent).
+    pub throttled: u64,
+    /// Windows the ring buffer had no room for.
+    pub lost: u64,
+    /// Windows whose ring did not reach back to the due time (the CPU
+    /// logged more events than a ring holds): explained from what remained.
+    pub truncated: u64,
+    /// Windows in the ranked analysis (`causes`).
+    pub analysed: u64,
+}
+
+/// One cause summed over every late window of the watch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CauseTotal {
+    /// Its category.
+    pub category: String,
+    /// Its description.
+    pub description: String,
+    /// Late windows it took part in.
+    pub late_windows: u64,
+    /// Latency it accounts for (ns).
+    pub late_ns: u64,
+}
+
+/// A late window kept in the result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct WatchedWindow {
+    /// When (ns since the start of the watch).
+    pub at_ns: u64,
+    /// Whether the rings reached back to the due time.
+    pub complete: bool,
+    /// The window, decomposed by explain.
+    pub window: WindowReport,
+}
+
+/// One interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Snapshot {
+    /// End of the interval (ns since the start).
+    pub at_ns: u64,
+    /// Its length (ns).
+    pub interval_ns: u64,
+    /// Wake-ups measured in it (all tasks).
+    pub samples: u64,
+    /// The worst latency in it (ns; bucket upper bound, within 0.2 %).
+    pub worst_ns: u64,
+    /// Its 99th percentile (ns).
+    pub p99_ns: u64,
+    /// Wake-ups over the threshold in it.
+    pub late: u64,
+    /// Late windows in it by the category of their largest cause.
+    pub by_category: Vec<(String, u64)>,
+}
+
+/// The snapshot document stored in the history every interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SnapshotDocument {
+    /// Always `latlab.watch-snapshot`.
+    #[serde(default = "snapshot_schema")]
+    pub schema: String,
+    /// Layout version ([`SCHEMA_VERSION`]).
+    pub schema_version: u32,
+    /// When the interval ended, UTC (RFC 3339).
+    pub started_at: String,
+    /// When the watch started, UTC.
+    pub watch_started_at: String,
+    /// Which tasks.
+    pub selection: String,
+    /// The machine.
+    pub system: SystemInfo,
+    /// The interval's worst as `overall.latency` (so the history lists it).
+    pub overall: Overall,
+    /// The interval.
+    pub snapshot: Snapshot,
+}
+
+/// What watching cost.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Overhead {
+    /// CPU time of latlab watch's process, user + system (ns).
+    pub process_cpu_ns: u64,
+    /// Time the kernel spent in watch's BPF programs (ns; BPF run-time
+    /// statistics).
+    pub bpf_ns: u64,
+    /// Times those programs ran.
+    pub bpf_runs: u64,
+    /// Both, per hour of watching (ns of CPU per hour).
+    pub cpu_ns_per_hour: u64,
+    /// Peak resident memory of the process (KiB).
+    pub max_rss_kib: u64,
+}

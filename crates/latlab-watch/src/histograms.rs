@@ -1,0 +1,163 @@
+//! The kernel's histogram counts (per task, kind and bucket index, the
+//! bucket scheme of latlab-measure) as [`Histogram`]s, cumulative and per
+//! interval.
+
+use std::collections::BTreeMap;
+
+use latlab_measure::histogram::{bucket_bounds, Bucket, Histogram};
+use latlab_measure::stats::Summary;
+
+/// What a latency measures (`enum kind` of the BPF side).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LatencyKind {
+    /// Timer-driven: soft expiry to running.
+    Thread,
+    /// Timer-driven: soft expiry to the timer callback.
+    Irq,
+    /// Other wake-ups: sched_waking to running.
+    Wakeup,
+}
+
+impl LatencyKind {
+    /// From the kernel's number.
+    pub fn of(code: u32) -> Option<LatencyKind> {
+        match code {
+            0 => Some(LatencyKind::Thread),
+            1 => Some(LatencyKind::Irq),
+            2 => Some(LatencyKind::Wakeup),
+            _ => None,
+        }
+    }
+
+    /// Its name in metrics and tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            LatencyKind::Thread => "thread",
+            LatencyKind::Irq => "irq",
+            LatencyKind::Wakeup => "wakeup",
+        }
+    }
+}
+
+/// Sparse counts: per (task, kind), bucket index to count.
+pub type Counts = BTreeMap<(i32, LatencyKind), BTreeMap<u32, u64>>;
+
+/// Groups the kernel's `(pid, kind, bucket, count)` rows.
+pub fn group(rows: &[(u32, u32, u32, u64)]) -> Counts {
+    let mut out: Counts = BTreeMap::new();
+    for &(pid, kind, bucket, n) in rows {
+        if let Some(k) = LatencyKind::of(kind) {
+            *out.entry((pid as i32, k))
+                .or_default()
+                .entry(bucket)
+                .or_default() += n;
+        }
+    }
+    out
+}
+
+/// `now - before`, bucket by bucket (the counts of one interval).
+pub fn delta(now: &Counts, before: &Counts) -> Counts {
+    let mut out: Counts = BTreeMap::new();
+    for (key, buckets) in now {
+        let old = before.get(key);
+        for (&b, &n) in buckets {
+            let d = n.saturating_sub(old.and_then(|o| o.get(&b)).copied().unwrap_or(0));
+            if d > 0 {
+                *out.entry(*key).or_default().entry(b).or_default() += d;
+            }
+        }
+    }
+    out
+}
+
+/// The histogram of sparse bucket counts.
+pub fn histogram(buckets: &BTreeMap<u32, u64>) -> Histogram {
+    let list: Vec<Bucket> = buckets
+        .iter()
+        .filter_map(|(&b, &count)| {
+            let (low, high) = bucket_bounds(b as usize)?;
+            Some(Bucket { low, high, count })
+        })
+        .collect();
+    Histogram::from_buckets(&list)
+}
+
+/// latlab run's summary of a histogram; the mean and deviation from bucket
+/// midpoints (exact below 1024 ns, within 0.2 % above).
+pub fn summary(h: &Histogram) -> Summary {
+    let count = h.count();
+    if count == 0 {
+        return Summary::default();
+    }
+    let (mut sum, mut sq) = (0f64, 0f64);
+    for b in h.buckets() {
+        let mid = (b.low as f64 + b.high as f64) / 2.0;
+        sum += mid * b.count as f64;
+        sq += mid * mid * b.count as f64;
+    }
+    let n = count as f64;
+    let mean = sum / n;
+    let at = |p| h.value_at_percentile(p).unwrap_or(0);
+    Summary {
+        count,
+        min: h.min().unwrap_or(0),
+        mean,
+        stddev: (sq / n - mean * mean).max(0.0).sqrt(),
+        p50: at(50.0),
+        p90: at(90.0),
+        p99: at(99.0),
+        p99_9: at(99.9),
+        p99_99: at(99.99),
+        max: h.max().unwrap_or(0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use latlab_measure::histogram::bucket_index;
+
+    #[test]
+    fn kernel_counts_give_the_same_statistics_as_latlab_run() {
+        // What the kernel would count for these samples, bucket by bucket.
+        let samples: Vec<u64> = (1..=5000u64).map(|i| i * 37 % 90_001 + 500).collect();
+        let mut rows = Vec::new();
+        let mut direct = Histogram::new();
+        for &s in &samples {
+            rows.push((7u32, 0u32, bucket_index(s) as u32, 1u64));
+            direct.record(s);
+        }
+        let counts = group(&rows);
+        let h = histogram(&counts[&(7, LatencyKind::Thread)]);
+        assert_eq!(h.count(), 5000);
+        for p in [50.0, 90.0, 99.0, 99.9] {
+            let (a, b) = (
+                h.value_at_percentile(p).unwrap(),
+                direct.value_at_percentile(p).unwrap(),
+            );
+            // The same bucket: at most its width apart (the exact min/max
+            // clamp only the direct one).
+            assert!(a.abs_diff(b) <= b / 512 + 1, "p{p}: {a} vs {b}");
+        }
+        let s = summary(&h);
+        let exact_mean = samples.iter().sum::<u64>() as f64 / 5000.0;
+        assert!(
+            (s.mean - exact_mean).abs() / exact_mean < 0.002,
+            "{} vs {exact_mean}",
+            s.mean
+        );
+    }
+
+    #[test]
+    fn an_interval_is_the_difference_of_two_reads() {
+        let before = group(&[(1, 0, 10, 5), (1, 2, 20, 1)]);
+        let now = group(&[(1, 0, 10, 8), (1, 0, 11, 2), (1, 2, 20, 1)]);
+        let d = delta(&now, &before);
+        assert_eq!(
+            d[&(1, LatencyKind::Thread)],
+            BTreeMap::from([(10, 3), (11, 2)])
+        );
+        assert!(!d.contains_key(&(1, LatencyKind::Wakeup)));
+    }
+}

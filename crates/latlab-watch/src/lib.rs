@@ -1,0 +1,42 @@
+//! latlab-watch: the wake-ups of any task measured and explained live, in
+//! the kernel, for days (`latlab watch`, issue 16).
+//!
+//! The kernel side (`bpf/watch.bpf.c`, compiled by clang, committed as
+//! `bpf/watch.bpf.o` and loaded by [aya](https://aya-rs.dev), a pure-Rust
+//! loader) measures every wake-up of the watched tasks into histograms with
+//! latlab-measure's bucket scheme and sends only the windows of late
+//! wake-ups (plus a sample of normal ones) to user space. This crate:
+//! - [`probe`]: what the kernel and the user offer (BTF, bpf(), CAP_BPF);
+//! - [`loader`]: the object loaded and attached, its maps;
+//! - [`select`]: which tasks (`--pid`, `--comm`, `--rt`, a command);
+//! - [`records`] and [`window`]: a window as latlab-explain's model, so that
+//!   explain's own analysis names the causes;
+//! - [`histograms`]: the kernel's counts as [`latlab_measure::histogram::Histogram`]s;
+//! - [`stats`]: spikes per hour with a confidence interval, what a
+//!   percentile claim needs;
+//! - [`session`]: the running watch, its snapshots and its result
+//!   ([`document::WatchDocument`], schema `latlab.watch`);
+//! - [`metrics`]: OpenMetrics text for `--metrics`.
+#![warn(missing_docs)]
+
+pub mod document;
+pub mod error;
+pub mod histograms;
+pub mod irqnames;
+#[cfg(feature = "bpf")]
+pub mod loader;
+pub mod metrics;
+pub mod probe;
+pub mod records;
+pub mod select;
+#[cfg(feature = "bpf")]
+pub mod session;
+pub mod stats;
+pub mod window;
+
+pub use document::WatchDocument;
+pub use error::{Result, WatchError};
+#[cfg(feature = "bpf")]
+pub use loader::{BpfSide, Settings};
+#[cfg(feature = "bpf")]
+pub use session::{Session, SessionOptions};

@@ -1,0 +1,268 @@
+//! The kernel side: the committed BPF object ([`OBJECT`]) loaded with aya,
+//! relocated (CO-RE) against the running kernel's BTF, its programs attached
+//! to their tracepoints, and typed handles on its maps.
+
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::time::Duration;
+
+use aya::maps::{HashMap, MapData, PerCpuArray, RingBuf};
+use aya::programs::BtfTracePoint;
+use aya::{Btf, Ebpf, EbpfLoader};
+
+use crate::error::{chain, Result, WatchError};
+use crate::records::{parse_window, RawWindow};
+
+/// The BPF object, compiled from `bpf/watch.bpf.c` by `make bpf` (clang) and
+/// committed: building latlab needs no clang.
+pub static OBJECT: &[u8] = include_bytes!("../../../bpf/watch.bpf.o");
+
+/// The object's bytes at 8-byte alignment: the ELF parser reads its
+/// headers in place, and `include_bytes!` promises no alignment.
+fn aligned(bytes: &[u8]) -> AlignedBytes {
+    let mut words = vec![0u64; bytes.len().div_ceil(8)];
+    // SAFETY: the u64 buffer holds at least bytes.len() bytes.
+    let view =
+        unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), bytes.len()) };
+    view.copy_from_slice(bytes);
+    AlignedBytes {
+        words,
+        len: bytes.len(),
+    }
+}
+
+struct AlignedBytes {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl AlignedBytes {
+    fn as_slice(&self) -> &[u8] {
+        // SAFETY: `len` bytes of the u64 buffer were written.
+        unsafe { std::slice::from_raw_parts(self.words.as_ptr().cast::<u8>(), self.len) }
+    }
+}
+
+/// Programs and their tracepoints; `false`: optional (x86's timer vector).
+pub const PROGRAMS: [(&str, &str, bool); 11] = [
+    ("on_hrtimer_entry", "hrtimer_expire_entry", true),
+    ("on_hrtimer_exit", "hrtimer_expire_exit", true),
+    ("on_waking", "sched_waking", true),
+    ("on_switch", "sched_switch", true),
+    ("on_irq_entry", "irq_handler_entry", true),
+    ("on_irq_exit", "irq_handler_exit", true),
+    ("on_softirq_entry", "softirq_entry", true),
+    ("on_softirq_exit", "softirq_exit", true),
+    ("on_local_timer_entry", "local_timer_entry", false),
+    ("on_local_timer_exit", "local_timer_exit", false),
+    ("on_fork", "sched_process_fork", true),
+];
+
+/// The settings the BPF side is loaded with (its `.rodata`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings {
+    /// A wake-up later than this (ns) sends its window to user space.
+    pub threshold_ns: u64,
+    /// New threads and processes of watched tasks are watched too.
+    pub follow_forks: bool,
+    /// Windows per second and CPU at most (the rest are counted).
+    pub max_windows_per_sec: u32,
+    /// One normal wake-up in this many sends its window (explain's
+    /// baseline); 0: none.
+    pub baseline_every: u32,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            threshold_ns: 100_000,
+            follow_forks: false,
+            max_windows_per_sec: 50,
+            baseline_every: 1000,
+        }
+    }
+}
+
+/// The kernel's counters of the BPF side (`enum counter`), summed over CPUs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Windows the ring buffer had no room for (user space too slow).
+    pub lost: u64,
+    /// Late windows over the per-second limit (counted, not sent).
+    pub throttled: u64,
+    /// Samples the full histogram map could not count.
+    pub hist_full: u64,
+    /// Wake-ups over the threshold.
+    pub late: u64,
+}
+
+/// The loaded and attached BPF side.
+pub struct BpfSide {
+    ebpf: Ebpf,
+    watched: HashMap<MapData, u32, u8>,
+    hist: HashMap<MapData, [u32; 2], u64>,
+    counters: PerCpuArray<MapData, u64>,
+    windows: RingBuf<MapData>,
+    /// Keeps the kernel's run-time statistics of BPF programs on while
+    /// held (BPF_ENABLE_STATS): watch's own kernel-side cost.
+    _stats: Option<OwnedFd>,
+    /// Optional programs this kernel has no tracepoint for.
+    pub skipped: Vec<String>,
+}
+
+fn load_error(what: &str, e: &dyn std::error::Error) -> WatchError {
+    let reason = chain(e);
+    if reason.contains("Operation not permitted") || reason.contains("EPERM") {
+        return WatchError::NoPrivilege {
+            detail: format!("the kernel refused the {what}: {reason}"),
+        };
+    }
+    WatchError::Load {
+        what: what.to_string(),
+        reason,
+    }
+}
+
+impl BpfSide {
+    /// Checks what the kernel offers ([`crate::probe::check`]), loads the
+    /// object and attaches every program.
+    pub fn load(settings: &Settings) -> Result<BpfSide> {
+        crate::probe::check()?;
+        let btf = Btf::from_sys_fs().map_err(|_| WatchError::NoBtf)?;
+        let follow = u8::from(settings.follow_forks);
+        let mut ebpf = EbpfLoader::new()
+            .btf(Some(&btf))
+            .set_global("threshold_ns", &settings.threshold_ns, true)
+            .set_global("follow_forks", &follow, true)
+            .set_global("max_windows_per_sec", &settings.max_windows_per_sec, true)
+            .set_global("baseline_every", &settings.baseline_every, true)
+            .load(aligned(OBJECT).as_slice())
+            .map_err(|e| load_error("object", &e))?;
+        let mut skipped = Vec::new();
+        for (name, tracepoint, required) in PROGRAMS {
+            let program: &mut BtfTracePoint = ebpf
+                .program_mut(name)
+                .ok_or_else(|| WatchError::Load {
+                    what: format!("program {name}"),
+                    reason: "not in the object (rebuild it: make bpf)".into(),
+                })?
+                .try_into()
+                .map_err(|e| load_error(&format!("program {name}"), &e))?;
+            match program.load(tracepoint, &btf) {
+                Ok(()) => {}
+                Err(e) if !required => {
+                    skipped.push(format!("{tracepoint} ({})", chain(&e)));
+                    continue;
+                }
+                Err(e) => {
+                    let reason = chain(&e);
+                    if reason.contains("not found") || reason.contains("No such") {
+                        return Err(WatchError::NoTracepoint {
+                            tracepoint: tracepoint.to_string(),
+                            reason,
+                        });
+                    }
+                    return Err(load_error(&format!("program {name}"), &e));
+                }
+            }
+            program
+                .attach()
+                .map_err(|e| load_error(&format!("program {name} on {tracepoint}"), &e))?;
+        }
+        let mut take = |name: &str| {
+            ebpf.take_map(name).ok_or_else(|| WatchError::Load {
+                what: format!("map {name}"),
+                reason: "not in the object".into(),
+            })
+        };
+        let watched = take("watched")?;
+        let hist = take("hist")?;
+        let counters = take("counters")?;
+        let windows = take("windows")?;
+        let map_err = |name: &str| {
+            let name = name.to_string();
+            move |e: aya::maps::MapError| load_error(&format!("map {name}"), &e)
+        };
+        Ok(BpfSide {
+            watched: HashMap::try_from(watched).map_err(map_err("watched"))?,
+            hist: HashMap::try_from(hist).map_err(map_err("hist"))?,
+            counters: PerCpuArray::try_from(counters).map_err(map_err("counters"))?,
+            windows: RingBuf::try_from(windows).map_err(map_err("windows"))?,
+            _stats: aya::sys::enable_stats(aya::sys::Stats::RunTime).ok(),
+            ebpf,
+            skipped,
+        })
+    }
+
+    /// Starts watching thread `tid`.
+    pub fn watch(&mut self, tid: u32) -> Result<()> {
+        self.watched
+            .insert(tid, 1, 0)
+            .map_err(|e| load_error("map watched (too many tasks? at most 4096)", &e))
+    }
+
+    /// Stops watching thread `tid` (nothing when it was not watched).
+    pub fn unwatch(&mut self, tid: u32) {
+        let _ = self.watched.remove(&tid);
+    }
+
+    /// The threads watched now (those the kernel added on fork included).
+    pub fn watched(&self) -> Vec<u32> {
+        self.watched.keys().filter_map(|k| k.ok()).collect()
+    }
+
+    /// Every histogram bucket counted so far: `(pid, kind, bucket index, count)`.
+    pub fn histogram_counts(&self) -> Vec<(u32, u32, u32, u64)> {
+        self.hist
+            .iter()
+            .filter_map(|r| r.ok())
+            .map(|([pid, kb], n)| (pid, kb >> 24, kb & 0xff_ffff, n))
+            .collect()
+    }
+
+    /// The kernel side's counters, summed over CPUs.
+    pub fn counters(&self) -> Counters {
+        let get = |i: u32| -> u64 {
+            self.counters
+                .get(&i, 0)
+                .map(|v| v.iter().sum())
+                .unwrap_or(0)
+        };
+        Counters {
+            lost: get(0),
+            throttled: get(1),
+            hist_full: get(2),
+            late: get(3),
+        }
+    }
+
+    /// Waits up to `timeout` for a window (poll on the ring buffer).
+    pub fn wait(&self, timeout: Duration) {
+        let mut fd = libc::pollfd {
+            fd: self.windows.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd; EINTR (Ctrl-C) just returns early.
+        unsafe { libc::poll(&mut fd, 1, timeout.as_millis().min(i32::MAX as u128) as i32) };
+    }
+
+    /// The next window the kernel sent, if any.
+    pub fn next_window(&mut self) -> Option<Result<RawWindow>> {
+        let item = self.windows.next()?;
+        Some(parse_window(&item).map_err(WatchError::from))
+    }
+
+    /// Time the kernel spent in the BPF programs and how often they ran
+    /// (zero when the kernel keeps no statistics).
+    pub fn kernel_time(&self) -> (Duration, u64) {
+        let mut time = Duration::ZERO;
+        let mut runs = 0;
+        for (_, program) in self.ebpf.programs() {
+            if let Ok(info) = program.info() {
+                time += info.run_time();
+                runs += info.run_count();
+            }
+        }
+        (time, runs)
+    }
+}

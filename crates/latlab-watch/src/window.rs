@@ -1,0 +1,353 @@
+//! A window from the kernel turned into latlab-explain's model: its events
+//! become [`Rec`]s, its wake-up a [`Period`], the rings' events before the
+//! due time the CPU states at that time ([`CpuState`]), so that explain's
+//! own analysis ([`latlab_explain::analyze_windows`]) ranks the causes.
+
+use std::collections::HashMap;
+
+use latlab_explain::model::{Kind, Names, Rec};
+use latlab_explain::separate::{CpuState, Window};
+use latlab_explain::{Period, PeriodSource};
+
+use crate::irqnames::IrqNames;
+use crate::records::{comm_str, EvType, RawWindow};
+
+/// Names of tasks that appear in a ring only as the running task (no
+/// switch to them in the ring), from `/proc/<tid>/comm`, remembered for a
+/// while (bounded: forgotten all at once past [`COMM_CACHE`] entries).
+#[derive(Debug, Default)]
+pub struct CommCache {
+    known: HashMap<i32, String>,
+}
+
+/// Task names the cache keeps at most.
+pub const COMM_CACHE: usize = 4096;
+
+impl CommCache {
+    /// The name of `pid` (`None` for a task that is gone).
+    pub fn get(&mut self, pid: i32) -> Option<String> {
+        if pid <= 0 {
+            return None;
+        }
+        if let Some(c) = self.known.get(&pid) {
+            return Some(c.clone());
+        }
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+        let comm = comm.trim_end().to_string();
+        if self.known.len() >= COMM_CACHE {
+            self.known.clear();
+        }
+        self.known.insert(pid, comm.clone());
+        Some(comm)
+    }
+
+    /// Learns a name seen in a ring.
+    pub fn learn(&mut self, pid: i32, comm: &str) {
+        if pid > 0 && !comm.is_empty() {
+            if self.known.len() >= COMM_CACHE {
+                self.known.clear();
+            }
+            self.known.insert(pid, comm.to_string());
+        }
+    }
+}
+
+/// The explain window of `raw`, its events' names interned into `names`.
+/// `truncated` in the result: a ring did not reach back to the due time
+/// (its CPU logged more than a ring holds in the window).
+pub fn to_window(
+    raw: &RawWindow,
+    names: &mut Names,
+    irqs: &IrqNames,
+    comms: &mut CommCache,
+) -> (Window, bool) {
+    let h = &raw.head;
+    let start = h.start();
+    let period = Period {
+        pid: h.pid,
+        intended: start,
+        expiry: h.timer_driven().then_some(h.expires),
+        // A wake-up that no timer made has no interrupt part: the window
+        // starts at the wake-up.
+        expire: Some(if h.timer_driven() {
+            h.irq_at
+        } else {
+            h.woken_at
+        }),
+        wake: Some(h.woken_at),
+        run: h.switch_at,
+        timer_cpu: h.timer_cpu,
+        cpu: h.cpu,
+        position: 0,
+        source: PeriodSource::Hrtimer,
+        soft: h.soft,
+    };
+    names.set_comm_bytes(h.pid, &h.comm);
+    // Names first: every switch and wake-up names its task.
+    for e in &raw.events {
+        match e.ty {
+            EvType::Switch => {
+                names.set_comm_bytes(e.b, &e.comm);
+                comms.learn(e.b, &comm_str(&e.comm));
+            }
+            EvType::Waking => {
+                names.set_comm_bytes(e.a, &e.comm);
+            }
+            _ => {}
+        }
+    }
+    let mut unnamed: Vec<i32> = Vec::new();
+    for e in &raw.events {
+        for pid in [e.pid, if e.ty == EvType::Switch { e.a } else { 0 }] {
+            if pid > 0 && names.comm(pid) == "<...>" && !unnamed.contains(&pid) {
+                unnamed.push(pid);
+            }
+        }
+    }
+    for pid in unnamed {
+        if let Some(c) = comms.get(pid) {
+            let s = names.intern(&c);
+            names.set_comm(pid, s);
+        }
+    }
+    let mut timer_st = CpuState::default();
+    let mut task_st = CpuState::default();
+    let mut events = Vec::new();
+    for e in &raw.events {
+        if e.ts > h.switch_at {
+            continue;
+        }
+        let rec = to_rec(e, names, irqs);
+        if e.ts < start {
+            if e.cpu == h.timer_cpu {
+                timer_st.apply(&rec);
+            }
+            if e.cpu == h.cpu {
+                task_st.apply(&rec);
+            }
+        } else {
+            events.push(rec);
+        }
+    }
+    let truncated = raw
+        .horizon
+        .iter()
+        .any(|&(_, oldest, wrapped)| wrapped && oldest > start);
+    let window = Window {
+        period: 0,
+        late: h.late,
+        p: period,
+        timer_cpu_state: timer_st,
+        task_cpu_state: task_st,
+        events,
+        dropped: 0,
+        text: Vec::new(),
+    };
+    (window, truncated)
+}
+
+fn to_rec(e: &crate::records::Ev, names: &mut Names, irqs: &IrqNames) -> Rec {
+    let (event, kind) = match e.ty {
+        EvType::Switch => {
+            let prev_name = String::from(names.comm(e.a));
+            let prev_comm = names.intern(&prev_name);
+            let next_comm = names.intern(&comm_str(&e.comm));
+            (
+                "sched_switch",
+                Kind::Switch {
+                    prev_pid: e.a,
+                    prev_runnable: e.d != 0,
+                    next_pid: e.b,
+                    next_prio: e.c,
+                    next_comm,
+                    prev_comm,
+                },
+            )
+        }
+        EvType::Waking => (
+            "sched_waking",
+            Kind::Wake {
+                pid: e.a,
+                target_cpu: e.b,
+                waking: true,
+            },
+        ),
+        EvType::IrqEntry => (
+            "irq_handler_entry",
+            Kind::IrqEntry {
+                irq: e.a,
+                name: names.intern(&irqs.name(e.a)),
+            },
+        ),
+        EvType::IrqExit => ("irq_handler_exit", Kind::IrqExit { irq: e.a }),
+        EvType::SoftirqEntry => ("softirq_entry", Kind::SoftirqEntry { vec: e.a as u8 }),
+        EvType::SoftirqExit => ("softirq_exit", Kind::SoftirqExit { vec: e.a as u8 }),
+        EvType::HrtimerEntry => (
+            "hrtimer_expire_entry",
+            Kind::HrtimerExpireEntry {
+                timer: e.x,
+                now: None,
+            },
+        ),
+        EvType::HrtimerExit => (
+            "hrtimer_expire_exit",
+            Kind::HrtimerExpireExit { timer: e.x },
+        ),
+        EvType::TimerVectorEntry => (
+            "local_timer_entry",
+            Kind::IrqEntry {
+                irq: -1,
+                name: names.intern("local_timer"),
+            },
+        ),
+        EvType::TimerVectorExit => ("local_timer_exit", Kind::IrqExit { irq: -1 }),
+    };
+    Rec {
+        ts: e.ts,
+        cpu: e.cpu,
+        pid: e.pid,
+        name: names.intern(event),
+        kind,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::records::tests::{comm, ev};
+    use crate::records::Head;
+
+    /// A 1 ms timer task (pid 42, rt priority 95) on CPU 1, woken by its
+    /// timer on CPU 1; a `dd` (pid 900, nice 0) keeps a NET_RX softirq
+    /// running on CPU 1 from before the expiry until 60 µs after it.
+    fn softirq_window(late: bool, extra: u64) -> RawWindow {
+        let t = 10_000_000u64;
+        let head = Head {
+            pid: 42,
+            cpu: 1,
+            timer_cpu: 1,
+            prio: 4,
+            expires: t,
+            irq_at: t + 2_000 + extra,
+            woken_at: t + 3_000 + extra,
+            switch_at: t + 5_000 + extra,
+            late,
+            soft: false,
+            comm: comm("cyclictest"),
+        };
+        let mut events = vec![ev(
+            t - 500_000,
+            1,
+            EvType::Switch,
+            42,
+            [42, 900, 120, 0],
+            "dd",
+        )];
+        if extra > 0 {
+            events.push(ev(
+                t - 1_000,
+                1,
+                EvType::SoftirqEntry,
+                900,
+                [3, 0, 0, 0],
+                "",
+            ));
+            events.push(ev(t + extra, 1, EvType::SoftirqExit, 900, [3, 0, 0, 0], ""));
+        }
+        events.extend([
+            ev(
+                t + 1_000 + extra,
+                1,
+                EvType::TimerVectorEntry,
+                900,
+                [236, 0, 0, 0],
+                "",
+            ),
+            ev(t + 2_000 + extra, 1, EvType::HrtimerEntry, 900, [0; 4], ""),
+            ev(
+                t + 3_000 + extra,
+                1,
+                EvType::Waking,
+                900,
+                [42, 1, 4, 0],
+                "cyclictest",
+            ),
+            ev(t + 3_500 + extra, 1, EvType::HrtimerExit, 900, [0; 4], ""),
+            ev(
+                t + 4_000 + extra,
+                1,
+                EvType::TimerVectorExit,
+                900,
+                [236, 0, 0, 0],
+                "",
+            ),
+            ev(
+                t + 5_000 + extra,
+                1,
+                EvType::Switch,
+                900,
+                [900, 42, 4, 1],
+                "cyclictest",
+            ),
+        ]);
+        RawWindow {
+            head,
+            events,
+            horizon: vec![(1, t - 500_000, false)],
+        }
+    }
+
+    #[test]
+    fn a_late_window_is_explained_by_explains_own_analysis() {
+        let mut names = Names::new();
+        let (irqs, mut comms) = (IrqNames::default(), CommCache::default());
+        let (late, cut) = to_window(&softirq_window(true, 60_000), &mut names, &irqs, &mut comms);
+        assert!(!cut);
+        assert_eq!(late.p.latency(), 65_000);
+        // The softirq was running at the due time: the state says so.
+        assert_eq!(late.timer_cpu_state.softirq, Some(3));
+        assert_eq!(late.timer_cpu_state.current, 900);
+        let (normal, _) = to_window(&softirq_window(false, 0), &mut names, &irqs, &mut comms);
+        let a = latlab_explain::analyze_windows(&[late, normal], &names, false);
+        let sum: u64 = a.parts[0].iter().map(|p| p.ns).sum();
+        assert_eq!(sum, 65_000, "the parts add up to the latency");
+        assert_eq!(a.causes[0].cause.category(), "softirq");
+        assert!(
+            a.causes[0].description.contains("NET_RX"),
+            "{:?}",
+            a.causes[0]
+        );
+        assert_eq!(a.windows.len(), 1);
+        assert_eq!(a.windows[0].task, "cyclictest:42");
+    }
+
+    #[test]
+    fn a_wake_up_without_timer_starts_at_the_wake_up() {
+        let mut raw = softirq_window(true, 0);
+        raw.head.expires = 0;
+        let mut names = Names::new();
+        let (w, _) = to_window(
+            &raw,
+            &mut names,
+            &IrqNames::default(),
+            &mut CommCache::default(),
+        );
+        assert_eq!(w.p.intended, raw.head.woken_at);
+        assert_eq!(w.p.latency(), 2_000);
+        assert_eq!(w.p.expiry, None);
+    }
+
+    #[test]
+    fn a_ring_that_does_not_reach_the_due_time_is_marked() {
+        let mut raw = softirq_window(true, 0);
+        raw.horizon = vec![(1, raw.head.expires + 10, true)];
+        let mut names = Names::new();
+        let (_, cut) = to_window(
+            &raw,
+            &mut names,
+            &IrqNames::default(),
+            &mut CommCache::default(),
+        );
+        assert!(cut);
+    }
+}
