@@ -6,7 +6,8 @@
 //! the load, trace and explanation parts into [`RunDocument`]),
 //! `latlab.respond` (latlab-respond), `latlab.lockbench` and
 //! `latlab.lockbench-simulation` (latlab-lock), `latlab.explain`
-//! (latlab-explain), `latlab.load` (latlab-load). This crate adds what
+//! (latlab-explain), `latlab.load` (latlab-load), `latlab.watch`
+//! (latlab-watch). This crate adds what
 //! needs all of them: the run document, the dispatch on `schema` used by
 //! `latlab report`, `compare`, `history` and `scenario`, and the JSON
 //! Schemas ([`schemas`]) published under `docs/schema/`.
@@ -32,6 +33,7 @@ pub use latlab_explain::ExplainDocument;
 pub use latlab_load::LoadDocument;
 pub use latlab_lock::document::{BenchReport, SimReport};
 pub use latlab_respond::result::RespondResult;
+pub use latlab_watch::WatchDocument;
 pub use run::RunDocument;
 
 /// One result file, by kind.
@@ -49,6 +51,8 @@ pub enum Document {
     Explain(Box<ExplainDocument>),
     /// `latlab.load`: a background load's throughput.
     Load(Box<LoadDocument>),
+    /// `latlab.watch`: the wake-ups of running tasks, watched in the kernel.
+    Watch(Box<WatchDocument>),
     /// Any other schema (a newer latlab's, another tool's): kept as JSON.
     Other {
         /// The `schema` field (`"unknown"` when absent).
@@ -60,7 +64,7 @@ pub enum Document {
 
 /// Every kind of document latlab writes: schema name and a one-line
 /// description, in the order of [`schemas`].
-pub const KINDS: [(&str, &str); 6] = [
+pub const KINDS: [(&str, &str); 7] = [
     ("latlab.run", "a latency measurement (`latlab run`)"),
     (
         "latlab.respond",
@@ -81,6 +85,10 @@ pub const KINDS: [(&str, &str); 6] = [
     (
         "latlab.load",
         "a background load's throughput (`latlab load --json`)",
+    ),
+    (
+        "latlab.watch",
+        "the wake-ups of running tasks watched in the kernel (`latlab watch --json`)",
     ),
 ];
 
@@ -108,6 +116,7 @@ impl Document {
             }
             "latlab.explain" => Document::Explain(Box::new(serde_json::from_value(value)?)),
             "latlab.load" => Document::Load(Box::new(serde_json::from_value(value)?)),
+            "latlab.watch" => Document::Watch(Box::new(serde_json::from_value(value)?)),
             _ => Document::Other { schema, value },
         })
     }
@@ -121,6 +130,7 @@ impl Document {
             Document::Simulation(d) => &d.schema,
             Document::Explain(d) => &d.schema,
             Document::Load(d) => &d.schema,
+            Document::Watch(d) => &d.schema,
             Document::Other { schema, .. } => schema,
         }
     }
@@ -153,6 +163,7 @@ impl Document {
             Document::Simulation(d) => serde_json::to_value(d),
             Document::Explain(d) => serde_json::to_value(d),
             Document::Load(d) => serde_json::to_value(d),
+            Document::Watch(d) => serde_json::to_value(d),
             Document::Other { value, .. } => Ok(value.clone()),
         }
     }
@@ -175,6 +186,7 @@ impl Serialize for Document {
             Document::Simulation(d) => d.serialize(serializer),
             Document::Explain(d) => d.serialize(serializer),
             Document::Load(d) => d.serialize(serializer),
+            Document::Watch(d) => d.serialize(serializer),
             Document::Other { value, .. } => value.serialize(serializer),
         }
     }
@@ -214,6 +226,7 @@ pub fn schemas() -> Vec<(&'static str, schemars::Schema)> {
             "latlab.lockbench" => schemars::schema_for!(BenchReport),
             "latlab.lockbench-simulation" => schemars::schema_for!(SimReport),
             "latlab.explain" => schemars::schema_for!(ExplainDocument),
+            "latlab.watch" => schemars::schema_for!(WatchDocument),
             _ => schemars::schema_for!(LoadDocument),
         };
         schema.insert("title".into(), name.into());

@@ -155,6 +155,12 @@ impl TerminalText for LoadDocument {
     }
 }
 
+impl TerminalText for latlab_document::WatchDocument {
+    fn terminal_text(&self) -> String {
+        crate::watch::text(self)
+    }
+}
+
 impl TerminalText for Document {
     /// The kind's text; a kind latlab does not know, as pretty JSON.
     fn terminal_text(&self) -> String {
@@ -165,6 +171,7 @@ impl TerminalText for Document {
             Document::Simulation(d) => d.terminal_text(),
             Document::Explain(d) => d.terminal_text(),
             Document::Load(d) => d.terminal_text(),
+            Document::Watch(d) => d.terminal_text(),
             Document::Other { value, .. } => {
                 serde_json::to_string_pretty(value).unwrap_or_default() + "\n"
             }

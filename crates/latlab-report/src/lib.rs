@@ -28,6 +28,7 @@ pub mod respond;
 pub mod rt_tests;
 pub mod simulation;
 pub mod table;
+pub mod watch;
 
 #[cfg(test)]
 pub(crate) mod fixture;

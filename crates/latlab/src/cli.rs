@@ -56,4 +56,6 @@ pub enum Command {
     Push(crate::cmd::push::PushArgs),
     /// Serve the store (SQLite or PostgreSQL) over HTTP: boards push results, a dashboard shows the fleet.
     Serve(crate::cmd::serve::ServeArgs),
+    /// Watch the wake-ups of running tasks for hours or days, live, in the kernel (eBPF): latency histograms and the causes of late ones.
+    Watch(crate::cmd::watch::WatchArgs),
 }

@@ -28,7 +28,7 @@ fn fixtures() -> PathBuf {
 }
 
 /// Every JSON fixture with the schema it must read as.
-const FIXTURES: [(&str, &str); 8] = [
+const FIXTURES: [(&str, &str); 9] = [
     ("run-plain.json", "latlab.run"),
     ("run-load.json", "latlab.run"),
     ("run-explain.json", "latlab.run"),
@@ -37,6 +37,7 @@ const FIXTURES: [(&str, &str); 8] = [
     ("lockbench-sim.json", "latlab.lockbench-simulation"),
     ("explain.json", "latlab.explain"),
     ("load.json", "latlab.load"),
+    ("watch.json", "latlab.watch"),
 ];
 
 fn read_json(name: &str) -> Value {
@@ -56,6 +57,7 @@ fn variant(document: &Document) -> &'static str {
         Document::Simulation(_) => "latlab.lockbench-simulation",
         Document::Explain(_) => "latlab.explain",
         Document::Load(_) => "latlab.load",
+        Document::Watch(_) => "latlab.watch",
         Document::Other { .. } => "other",
     }
 }
@@ -149,6 +151,10 @@ fn every_fixture_renders_in_every_format_that_fits_its_kind() {
             Document::Simulation(_) => assert!(text.contains("paper"), "{text}"),
             Document::Explain(_) => assert!(text.contains("causes, ranked"), "{text}"),
             Document::Load(_) => assert!(text.contains("load cpu:1,io:1 for"), "{text}"),
+            Document::Watch(_) => {
+                assert!(text.contains("latlab watch: command `cyclictest"), "{text}");
+                assert!(text.contains("causes, ranked"), "{text}");
+            }
             Document::Other { .. } => panic!("{name} read as an unknown kind"),
         }
         let page = html::render(

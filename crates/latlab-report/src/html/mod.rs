@@ -80,6 +80,7 @@ pub fn auto_labels(documents: &[Document]) -> Vec<String> {
             (Document::Respond(respond), _) => format!("respond {}", respond.settings.channel),
             (Document::Explain(_), _) => "explain".into(),
             (Document::Load(load), _) => format!("load {}", load.report.spec),
+            (Document::Watch(w), _) => format!("watch {}", w.settings.selection),
             (Document::Other { schema, .. }, _) => schema.clone(),
             _ => String::new(),
         })
@@ -288,6 +289,7 @@ fn section_of(document: &Document) -> Option<&dyn HtmlSection> {
         Document::Simulation(d) => Some(d.as_ref()),
         Document::Explain(d) => Some(d.as_ref()),
         Document::Load(d) => Some(d.as_ref()),
+        Document::Watch(d) => Some(d.as_ref()),
         Document::Other { .. } => None,
     }
 }
@@ -380,6 +382,18 @@ impl HtmlSection for latlab_document::LoadDocument {
         plots::load_plot(&format!("{id}-load"), &self.report)
             .into_iter()
             .collect()
+    }
+}
+
+impl HtmlSection for latlab_document::WatchDocument {
+    fn html_section(&self, h: &mut String, id: &str, label: &str) {
+        crate::watch::section(h, id, label, self);
+        figures(h, &self.html_plots(id));
+        h.push_str("</section>\n");
+    }
+
+    fn html_plots(&self, id: &str) -> Vec<Plot> {
+        crate::watch::plots(id, self)
     }
 }
 

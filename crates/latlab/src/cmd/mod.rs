@@ -18,6 +18,7 @@ pub mod run;
 pub mod scenario;
 pub mod serve;
 pub mod status;
+pub mod watch;
 
 use std::process::ExitCode;
 
@@ -47,6 +48,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Respond(args) => respond::execute(args),
         Command::Push(args) => push::execute(args),
         Command::Serve(args) => serve::execute(args),
+        Command::Watch(args) => watch::execute(args),
     }
 }
 

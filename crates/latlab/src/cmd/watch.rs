@@ -1,0 +1,311 @@
+//! `latlab watch`: the wake-ups of running tasks measured and explained live
+//! in the kernel (eBPF; see crates/latlab-watch and docs/watch.md).
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use latlab_measure::units::format_ns;
+use latlab_report::formats::TerminalText;
+use latlab_watch::select::Selection;
+use latlab_watch::session::Live;
+use latlab_watch::{Session, SessionOptions};
+
+/// Arguments of `latlab watch`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  latlab watch --comm cyclictest --duration 10m --json watch.json\n  latlab watch --rt --metrics 127.0.0.1:9464\n  latlab watch --threshold 50us -- ./my-control-loop --config x.toml\n\nNeeds root (or CAP_BPF and CAP_PERFMON) and a kernel with BTF (CONFIG_DEBUG_INFO_BTF)."
+)]
+pub struct WatchArgs {
+    /// Watch these processes (all their threads, and threads they start); comma-separated.
+    #[arg(long, value_name = "PID", value_delimiter = ',')]
+    pub pid: Vec<i32>,
+    /// Watch threads with these names (`name`, or `prefix*`); comma-separated. Matches are rescanned every second.
+    #[arg(long, value_name = "NAME", value_delimiter = ',')]
+    pub comm: Vec<String>,
+    /// Watch every SCHED_FIFO/SCHED_RR user thread (kernel threads excluded); rescanned every second.
+    #[arg(long)]
+    pub rt: bool,
+    /// A wake-up later than this is late: its window is explained (e.g. 100us, 1ms).
+    #[arg(long, value_name = "TIME", default_value = "100us")]
+    pub threshold: String,
+    /// Snapshot interval: each is kept in the result and stored in the history.
+    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = super::record::parse_duration)]
+    pub interval: Duration,
+    /// Stop after this long (e.g. 30s, 1h, 3d); default: until Ctrl-C (or the command ends).
+    #[arg(long, value_name = "DURATION", value_parser = super::record::parse_duration)]
+    pub duration: Option<Duration>,
+    /// Write the result (schema latlab.watch) as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Serve OpenMetrics (Prometheus) text on this address, e.g. 127.0.0.1:9464.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<String>,
+    /// Late windows sent per second and CPU at most (the rest are counted, not explained).
+    #[arg(long, value_name = "N", default_value_t = 50)]
+    pub max_windows: u32,
+    /// Send one normal wake-up in N as a baseline window for the cause ranking (0: none).
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    pub baseline_every: u32,
+    /// The history database snapshots and the result are stored in.
+    #[command(flatten)]
+    pub history: super::history::DbArgs,
+    /// Do not store snapshots and the result in the history.
+    #[arg(long)]
+    pub no_history: bool,
+    /// No live view and no progress lines; only the final text.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// The command to start and watch (its threads and children), after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+fn selection(args: &WatchArgs) -> anyhow::Result<Selection> {
+    let chosen = [
+        !args.pid.is_empty(),
+        !args.comm.is_empty(),
+        args.rt,
+        !args.command.is_empty(),
+    ]
+    .iter()
+    .filter(|&&b| b)
+    .count();
+    if chosen != 1 {
+        anyhow::bail!(
+            "choose the tasks to watch with exactly one of --pid PID, --comm NAME, --rt, or -- COMMAND"
+        );
+    }
+    Ok(if !args.pid.is_empty() {
+        Selection::Pids(args.pid.clone())
+    } else if !args.comm.is_empty() {
+        Selection::Comms(args.comm.clone())
+    } else if args.rt {
+        Selection::Rt
+    } else {
+        Selection::Command(args.command.clone())
+    })
+}
+
+fn threshold_ns(text: &str) -> anyhow::Result<u64> {
+    match latlab_explain::Threshold::parse(text)? {
+        latlab_explain::Threshold::Ns(n) if n > 0 => Ok(n),
+        _ => anyhow::bail!(
+            "--threshold {text}: give a time such as 100us or 1ms (a percentile is not known before the watch)"
+        ),
+    }
+}
+
+fn clock(d: Duration) -> String {
+    let s = d.as_secs();
+    format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+}
+
+/// The top-like view.
+fn screen(live: &Live, selection: &str, threshold: u64, cpu_share: f64) -> String {
+    let mut s = format!(
+        "latlab watch: {selection}, {} watched, threshold {} (Ctrl-C stops and writes the result)\n\n",
+        clock(live.elapsed),
+        format_ns(threshold)
+    );
+    s.push_str(&format!(
+        "{:<16} {:>8} {:>10} {:>10} {:>11} {:>10} {:>10} {:>6}\n",
+        "TASK", "TID", "WAKE-UPS", "NOW", "P99", "WORST", "IRQ WORST", "LATE"
+    ));
+    for t in live.tasks.iter().take(20) {
+        // p99 needs 1000 samples (10 above it); mark a guess with '?'.
+        let p99 = if t.samples >= latlab_watch::stats::samples_needed(99.0) {
+            format_ns(t.p99_ns)
+        } else {
+            format!("{}?", format_ns(t.p99_ns))
+        };
+        s.push_str(&format!(
+            "{:<16} {:>8} {:>10} {:>10} {:>11} {:>10} {:>10} {:>6}\n",
+            t.comm.chars().take(16).collect::<String>(),
+            t.tid,
+            t.samples,
+            format_ns(t.current_ns),
+            p99,
+            format_ns(t.worst_ns),
+            t.irq_worst_ns.map(format_ns).unwrap_or_else(|| "-".into()),
+            t.late
+        ));
+    }
+    if live.tasks.len() > 20 {
+        s.push_str(&format!("... and {} more\n", live.tasks.len() - 20));
+    }
+    if live.tasks.is_empty() {
+        s.push_str("(no wake-up of a watched task yet)\n");
+    }
+    let sp = &live.spikes;
+    s.push_str(&format!(
+        "\nspikes over {}: {} ({:.1}/h, 95% CI {:.1}-{:.1}/h)",
+        format_ns(threshold),
+        sp.count,
+        sp.per_hour,
+        sp.per_hour_low,
+        sp.per_hour_high
+    ));
+    if let Some(ago) = live.since_worst {
+        s.push_str(&format!(
+            "; worst {} {} ago",
+            format_ns(sp.worst_ns),
+            clock(ago)
+        ));
+    }
+    s.push('\n');
+    if live.top_causes.is_empty() {
+        s.push_str("causes: no late window yet\n");
+    } else {
+        s.push_str("top causes of late wake-ups:\n");
+        for (d, n, share) in &live.top_causes {
+            s.push_str(&format!("  {:>5.1}%  {d} ({n} windows)\n", share * 100.0));
+        }
+    }
+    let c = &live.counters;
+    s.push_str(&format!(
+        "kernel: {} late, {} windows throttled, {} lost; watch's CPU: {:.3}%\n",
+        c.late,
+        c.throttled,
+        c.lost,
+        cpu_share * 100.0
+    ));
+    s
+}
+
+/// Runs the watch until its duration, Ctrl-C/SIGTERM or the command's end.
+pub fn execute(args: WatchArgs) -> anyhow::Result<ExitCode> {
+    let selection = selection(&args)?;
+    let threshold = threshold_ns(&args.threshold)?;
+    if args.interval < Duration::from_secs(1) {
+        anyhow::bail!("--interval must be at least 1s");
+    }
+    let metrics = match &args.metrics {
+        Some(addr) => {
+            let (text, bound) = latlab_watch::metrics::serve(addr)?;
+            eprintln!("OpenMetrics at http://{bound}/metrics");
+            Some(text)
+        }
+        None => None,
+    };
+    latlab_rt::stop::install()?;
+    let mut session = Session::start(SessionOptions {
+        selection,
+        threshold_ns: threshold,
+        interval: args.interval,
+        max_windows_per_sec: args.max_windows,
+        baseline_every: args.baseline_every,
+    })?;
+    let mut history = if args.no_history {
+        None
+    } else {
+        let path = args.history.path()?;
+        Some(
+            latlab_history::History::open(&path)
+                .with_context(|| format!("history {}", path.display()))?,
+        )
+    };
+    let describe = session.options().selection.describe();
+    let tty = std::io::stderr().is_terminal() && !args.quiet;
+    let started = Instant::now();
+    let mut last_view = Instant::now() - Duration::from_secs(10);
+    let mut last_line = Instant::now();
+    let progress_every = args.interval.min(Duration::from_secs(10));
+    if !args.quiet && !tty {
+        eprintln!(
+            "latlab watch: {describe}, {} task(s) now, threshold {}",
+            session.watched().len(),
+            format_ns(threshold)
+        );
+    }
+    let stopped_by = loop {
+        if latlab_rt::stop::requested() {
+            break match latlab_rt::stop::signal() {
+                Some(libc::SIGTERM) => "SIGTERM".to_string(),
+                _ => "Ctrl-C".to_string(),
+            };
+        }
+        if args.duration.is_some_and(|d| started.elapsed() >= d) {
+            break "duration".to_string();
+        }
+        if let Some(status) = session.command_exit() {
+            break format!("the command ended ({status})");
+        }
+        session.poll(Duration::from_millis(100))?;
+        if session.snapshot_due() {
+            let snap = session.snapshot();
+            if let Some(h) = history.as_mut() {
+                let doc = serde_json::to_value(session.snapshot_document(&snap))?;
+                if let Err(e) = h.insert_document(&doc) {
+                    eprintln!("warning: the snapshot was not stored in the history: {e}");
+                }
+            }
+        }
+        if last_view.elapsed() >= Duration::from_secs(1) {
+            last_view = Instant::now();
+            let need_live = tty || metrics.is_some() || last_line.elapsed() >= progress_every;
+            if !need_live {
+                continue;
+            }
+            let live = session.live();
+            let overhead = session.overhead();
+            let share = (overhead.process_cpu_ns + overhead.bpf_ns) as f64
+                / live.elapsed.as_nanos().max(1) as f64;
+            if let Some(text) = &metrics {
+                let body = latlab_watch::metrics::render(
+                    &session.task_histograms(),
+                    &session.cause_totals(),
+                    live.counters.late,
+                    &overhead,
+                );
+                if let Ok(mut t) = text.lock() {
+                    *t = body;
+                }
+            }
+            if tty {
+                eprint!(
+                    "\x1b[H\x1b[2J{}",
+                    screen(&live, &describe, threshold, share)
+                );
+            } else if !args.quiet && last_line.elapsed() >= progress_every {
+                last_line = Instant::now();
+                let worst = live.tasks.iter().map(|t| t.worst_ns).max().unwrap_or(0);
+                let samples: u64 = live.tasks.iter().map(|t| t.samples).sum();
+                let top = live
+                    .top_causes
+                    .first()
+                    .map(|(d, _, s)| format!("; top cause {d} ({:.0}%)", s * 100.0))
+                    .unwrap_or_default();
+                eprintln!(
+                    "[{}] {} task(s), {samples} wake-ups, worst {}, {} late ({:.1}/h){top}",
+                    clock(live.elapsed),
+                    live.tasks.len(),
+                    format_ns(worst),
+                    live.spikes.count,
+                    live.spikes.per_hour
+                );
+            }
+        }
+    };
+    session.stop_command();
+    let document = session.finish(&stopped_by);
+    if tty {
+        eprint!("\x1b[H\x1b[2J");
+    }
+    let value = serde_json::to_value(&document)?;
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&document)?;
+        super::measuring::write_file(path, text.as_bytes())?;
+        println!("Result written to {}", path.display());
+    }
+    if let Some(h) = history.as_mut() {
+        match h.insert_document(&value) {
+            Ok(id) => println!("Stored in the history as id {id} (`latlab report` draws it)"),
+            Err(e) => eprintln!("warning: the result was not stored in the history: {e}"),
+        }
+    }
+    print!("{}", document.terminal_text());
+    Ok(ExitCode::SUCCESS)
+}
