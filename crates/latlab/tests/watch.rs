@@ -1,0 +1,435 @@
+//! `latlab watch` with real parts: the BPF side loaded into this kernel,
+//! real SCHED_FIFO periodic threads (`latlab run`), a real higher-priority
+//! CPU hog, real HTTP and a real OpenMetrics parser (Python's
+//! prometheus_client), real signals. Needs root and a kernel with BTF; skips
+//! with the reason elsewhere (fails under LATLAB_REQUIRE_PRIVILEGE=1).
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{latlab, require, root};
+use serde_json::Value;
+
+/// One watch at a time: the hog and the measurements share CPU 0.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn bpf_ready(test: &str) -> bool {
+    root(test)
+        && require(
+            &format!("{test}: kernel BTF"),
+            Path::new("/sys/kernel/btf/vmlinux").exists(),
+            "a kernel built with CONFIG_DEBUG_INFO_BTF=y",
+        )
+}
+
+fn read(path: &Path) -> Value {
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The task of `doc` called `comm` with the most thread-latency samples.
+fn task<'a>(doc: &'a Value, comm: &str) -> &'a Value {
+    doc["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["comm"] == comm)
+        .max_by_key(|t| t["thread"]["summary"]["count"].as_u64().unwrap_or(0))
+        .unwrap_or_else(|| panic!("no task {comm} in {:#}", doc["tasks"]))
+}
+
+#[test]
+fn watch_counts_what_a_sched_fifo_thread_measures_itself() {
+    if !bpf_ready("watch of latlab run") {
+        return;
+    }
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let (run_json, watch_json) = (dir.path().join("run.json"), dir.path().join("watch.json"));
+    // The command is started held: every activation of its threads is seen.
+    let out = latlab()
+        .args([
+            "watch",
+            "--threshold",
+            "1ms",
+            "--interval",
+            "1s",
+            "--no-history",
+            "--quiet",
+            "--json",
+        ])
+        .arg(&watch_json)
+        .args([
+            "--",
+            env!("CARGO_BIN_EXE_latlab"),
+            "run",
+            "--duration",
+            "3s",
+            "--interval",
+            "1ms",
+        ])
+        .args([
+            "--cpus",
+            "0",
+            "--priority",
+            "80",
+            "-q",
+            "--no-save",
+            "--json",
+        ])
+        .arg(&run_json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (run, watch) = (read(&run_json), read(&watch_json));
+    assert!(watch["stopped_by"]
+        .as_str()
+        .unwrap()
+        .starts_with("the command ended"));
+    let measured = &run["threads"][0];
+    let seen = task(&watch, "latlab-cpu0");
+    let (cycles, count) = (
+        measured["cycles"].as_u64().unwrap(),
+        seen["thread"]["summary"]["count"].as_u64().unwrap(),
+    );
+    // Every activation that slept is one timer wake-up. One that came after
+    // its next period had begun (a missed period) did not sleep: its
+    // expiry had passed, so there was no wake-up to see. Watch also sees
+    // the thread's first sleep(s) before measuring starts.
+    let missed = measured["missed_periods"].as_u64().unwrap();
+    assert!(
+        count + missed + 3 >= cycles && count <= cycles + 5,
+        "watch {count}, run {cycles} with {missed} missed periods"
+    );
+    // Watch measures expiry to the switch; run expiry to its clock read
+    // after it: run's figures are watch's plus the return from the sleep.
+    let (p50_run, p50_watch) = (
+        measured["latency"]["p50"].as_u64().unwrap(),
+        seen["thread"]["summary"]["p50"].as_u64().unwrap(),
+    );
+    assert!(
+        p50_watch <= p50_run + 1_000,
+        "p50 watch {p50_watch} ns, run {p50_run} ns"
+    );
+    assert!(
+        p50_watch * 4 + 20_000 >= p50_run,
+        "p50 watch {p50_watch} ns, run {p50_run} ns"
+    );
+    // The timer-interrupt part is there and smaller.
+    let irq = seen["irq"]["summary"]["p50"].as_u64().unwrap();
+    assert!(irq <= p50_watch, "irq p50 {irq} > thread p50 {p50_watch}");
+    assert!(!watch["snapshots"].as_array().unwrap().is_empty());
+}
+
+/// A SCHED_FIFO 99 thread of this process, pinned to CPU 0, spinning `spin`
+/// every `every` until `stop`; returns its thread id.
+fn hog(spin: Duration, every: Duration, stop: Instant) -> std::thread::JoinHandle<()> {
+    std::thread::Builder::new()
+        .name("latlab-hog".into())
+        .spawn(move || {
+            // SAFETY: plain syscalls on the calling thread.
+            unsafe {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                libc::CPU_SET(0, &mut set);
+                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+                let param = libc::sched_param { sched_priority: 99 };
+                assert_eq!(libc::sched_setscheduler(0, libc::SCHED_FIFO, &param), 0);
+            }
+            while Instant::now() < stop {
+                let until = Instant::now() + spin;
+                while Instant::now() < until {
+                    std::hint::spin_loop();
+                }
+                std::thread::sleep(every);
+            }
+        })
+        .unwrap()
+}
+
+#[test]
+fn a_higher_priority_hog_is_named_as_the_cause() {
+    if !bpf_ready("watch cause injection") {
+        return;
+    }
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let watch_json = dir.path().join("watch.json");
+    let h = hog(
+        Duration::from_millis(3),
+        Duration::from_millis(40),
+        Instant::now() + Duration::from_secs(6),
+    );
+    let out = latlab()
+        .args([
+            "watch",
+            "--threshold",
+            "500us",
+            "--interval",
+            "2s",
+            "--no-history",
+            "--quiet",
+            "--json",
+        ])
+        .arg(&watch_json)
+        .args([
+            "--",
+            env!("CARGO_BIN_EXE_latlab"),
+            "run",
+            "--duration",
+            "4s",
+            "--interval",
+            "1ms",
+        ])
+        .args(["--cpus", "0", "--priority", "50", "-q", "--no-save"])
+        .output()
+        .unwrap();
+    h.join().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc = read(&watch_json);
+    let seen = task(&doc, "latlab-cpu0");
+    assert!(seen["late_windows"].as_u64().unwrap() >= 5, "{:#}", seen);
+    let causes = doc["causes"].as_array().unwrap();
+    let top = causes.first().expect("ranked causes");
+    assert_eq!(
+        top["cause"]["category"], "other_task",
+        "{:#}",
+        doc["causes"]
+    );
+    assert!(
+        top["description"].as_str().unwrap().contains("latlab-hog"),
+        "{:#}",
+        doc["causes"]
+    );
+    // The hog's worst is about its spin.
+    let worst = seen["worst_ns"].as_u64().unwrap();
+    assert!((2_000_000..40_000_000).contains(&worst), "worst {worst} ns");
+}
+
+fn scrape(addr: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).ok()?;
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        .ok()?;
+    let mut text = String::new();
+    s.read_to_string(&mut text).ok()?;
+    Some(text)
+}
+
+fn python_prometheus() -> bool {
+    Command::new("python3")
+        .args(["-c", "import prometheus_client.openmetrics.parser"])
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[test]
+fn metrics_are_served_and_parse_as_openmetrics() {
+    if !bpf_ready("watch --metrics")
+        || !require(
+            "Python's prometheus_client",
+            python_prometheus(),
+            "pip install prometheus_client",
+        )
+    {
+        return;
+    }
+    let _one = serial();
+    let addr = "127.0.0.1:19464";
+    let mut watch = latlab()
+        .args([
+            "watch",
+            "--metrics",
+            addr,
+            "--threshold",
+            "200us",
+            "--no-history",
+            "--quiet",
+        ])
+        .args([
+            "--",
+            env!("CARGO_BIN_EXE_latlab"),
+            "run",
+            "--duration",
+            "4s",
+            "--interval",
+            "1ms",
+        ])
+        .args(["--cpus", "0", "-q", "--no-save"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the histograms are in the text.
+    let start = Instant::now();
+    let body = loop {
+        std::thread::sleep(Duration::from_millis(500));
+        if let Some(r) = scrape(addr) {
+            if r.contains("kind=\"thread\"") && r.contains("latlab-cpu0") {
+                break r;
+            }
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "no histograms served"
+        );
+    };
+    assert!(watch.wait().unwrap().success());
+    let (head, text) = body.split_once("\r\n\r\n").unwrap();
+    assert!(head.contains("application/openmetrics-text"), "{head}");
+    let script = r#"
+import sys
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+fams = {f.name: f for f in text_string_to_metric_families(sys.stdin.read())}
+h = fams["latlab_watch_latency_seconds"]
+assert h.type == "histogram", h.type
+counts = [s.value for s in h.samples if s.name.endswith("_count") and s.labels["comm"] == "latlab-cpu0" and s.labels["kind"] == "thread"]
+assert counts and counts[0] > 100, counts
+assert fams["latlab_watch_cpu_seconds"].type == "counter"
+print("ok", len(h.samples))
+"#;
+    let mut py = Command::new("python3")
+        .args(["-c", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    py.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    let out = py.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "the OpenMetrics parser refused the text: {}\n{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // And a broken text is refused by the same parser (it does check).
+    let mut py = Command::new("python3")
+        .args(["-c", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    py.stdin
+        .take()
+        .unwrap()
+        .write_all(text.replace("# EOF\n", "").as_bytes())
+        .unwrap();
+    assert!(!py.wait().unwrap().success());
+}
+
+#[test]
+fn ctrl_c_writes_the_result() {
+    if !bpf_ready("watch Ctrl-C") {
+        return;
+    }
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("watch.json");
+    let db = dir.path().join("h.sqlite");
+    let watch = latlab()
+        .args(["watch", "--rt", "--interval", "1s", "--quiet", "--json"])
+        .arg(&json)
+        .arg("--db")
+        .arg(&db)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    common::wait_until_catches(watch.id(), libc::SIGINT, Duration::from_millis(2500));
+    // SAFETY: a signal to our own child.
+    unsafe { libc::kill(watch.id() as i32, libc::SIGINT) };
+    let out = watch.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc = read(&json);
+    assert_eq!(doc["schema"], "latlab.watch");
+    assert_eq!(doc["stopped_by"], "Ctrl-C");
+    // The snapshots and the result are in the history.
+    let list = latlab()
+        .args(["history", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&list.stdout);
+    assert!(text.contains(" watch-snapshot "), "{text}");
+    assert!(text.contains(" watch "), "{text}");
+    // And the report draws it.
+    let html = dir.path().join("r.html");
+    let r = latlab()
+        .args(["report"])
+        .arg(&json)
+        .arg("-o")
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("Worst latency per interval over the whole watch"));
+}
+
+#[test]
+fn bad_selections_and_missing_privilege_are_named() {
+    let out = latlab()
+        .args(["watch", "--duration", "1s"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains("exactly one of --pid PID, --comm NAME, --rt, or -- COMMAND"),
+        "{e}"
+    );
+    let out = latlab()
+        .args(["watch", "--threshold", "p99", "--rt"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("give a time such as 100us"));
+    if !bpf_ready("watch errors") {
+        return;
+    }
+    let out = latlab()
+        .args(["watch", "--pid", "2147483646"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("--pid 2147483646: no such process"), "{e}");
+    // An unprivileged user is told what is missing and what to do.
+    let out = Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+        ])
+        .arg(env!("CARGO_BIN_EXE_latlab"))
+        .args(["watch", "--rt", "--no-history", "--duration", "1s"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains("CAP_BPF and CAP_PERFMON") && e.contains("--tracefs"),
+        "{e}"
+    );
+}
