@@ -7,10 +7,10 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum WatchError {
     /// The kernel has no BTF, which CO-RE programs on `tp_btf` need.
-    #[error("this kernel has no BTF (/sys/kernel/btf/vmlinux is missing): latlab watch needs a kernel built with CONFIG_DEBUG_INFO_BTF=y (and CONFIG_BPF_SYSCALL=y); without them use `latlab watch --tracefs`")]
+    #[error("this kernel has no BTF (/sys/kernel/btf/vmlinux is missing): latlab watch needs a kernel built with CONFIG_DEBUG_INFO_BTF=y (and CONFIG_BPF_SYSCALL=y); without them, record and explain afterwards: `latlab record -o t.dat -- APP` then `latlab explain t.dat`")]
     NoBtf,
     /// The `bpf()` system call does not exist.
-    #[error("this kernel has no bpf() system call: latlab watch needs CONFIG_BPF_SYSCALL=y (and CONFIG_DEBUG_INFO_BTF=y); without it use `latlab watch --tracefs`")]
+    #[error("this kernel has no bpf() system call: latlab watch needs CONFIG_BPF_SYSCALL=y (and CONFIG_DEBUG_INFO_BTF=y); without it, record and explain afterwards: `latlab record` then `latlab explain`")]
     NoBpfSyscall,
     /// The user may not load tracing BPF programs.
     #[error("loading BPF programs needs root, or CAP_BPF and CAP_PERFMON (e.g. `sudo setcap cap_bpf,cap_perfmon+ep $(which latlab)`); {detail}")]

@@ -53,7 +53,7 @@ pub fn check_with(btf: &Path, caps: u64) -> Result<()> {
             .collect();
         return Err(WatchError::NoPrivilege {
             detail: format!(
-                "this process (uid {}) lacks {}; or use `latlab watch --tracefs` as root",
+                "this process (uid {}) lacks {}; run it as root",
                 // SAFETY: getuid cannot fail.
                 unsafe { libc::getuid() },
                 missing.join(" and ")
@@ -85,7 +85,7 @@ mod tests {
         assert!(e.contains("CAP_BPF and CAP_PERFMON"), "{e}");
         let e = check_with(&no_btf, 1 << CAP_BPF).unwrap_err().to_string();
         assert!(
-            e.contains("lacks CAP_PERFMON") && e.contains("--tracefs"),
+            e.contains("lacks CAP_PERFMON") && e.contains("as root"),
             "{e}"
         );
         assert!(may_trace((1 << CAP_BPF) | (1 << CAP_PERFMON)));

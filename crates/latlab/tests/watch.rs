@@ -429,7 +429,7 @@ fn bad_selections_and_missing_privilege_are_named() {
     assert!(!out.status.success());
     let e = String::from_utf8_lossy(&out.stderr);
     assert!(
-        e.contains("CAP_BPF and CAP_PERFMON") && e.contains("--tracefs"),
+        e.contains("CAP_BPF and CAP_PERFMON") && e.contains("as root"),
         "{e}"
     );
 }

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Overhead of `latlab watch` on the latency it watches (issue 16).
+#
+# Runs cyclictest (-m -p95 -i1000, SECONDS long) ROUNDS times alone and
+# ROUNDS times watched by `latlab watch --comm cyclictest`, alternating, and
+# prints each round's p99 (from cyclictest's own histogram) side by side,
+# the ratio of the medians watched/alone (goal: <= 1.05), and watch's own
+# CPU time (its process and its BPF programs) per hour of watching.
+#
+# Usage (as root): bench/watch-overhead.sh [ROUNDS] [SECONDS]
+#   LATLAB=path/to/latlab (default target/release/latlab, built if missing)
+# Run it on a quiet machine: the script prints the load average first.
+set -euo pipefail
+ROUNDS=${1:-5}
+SECS=${2:-20}
+here=$(cd "$(dirname "$0")/.." && pwd)
+LATLAB=${LATLAB:-$here/target/release/latlab}
+if [[ ! -x $LATLAB ]]; then
+    (cd "$here" && cargo build --release -p latlab >&2)
+fi
+[[ $(id -u) -eq 0 ]] || { echo "run as root: BPF and SCHED_FIFO need it" >&2; exit 1; }
+for t in cyclictest jq; do command -v $t >/dev/null || { echo "needs $t (apt-get install rt-tests jq)" >&2; exit 1; }; done
+work=$(mktemp -d /tmp/latlab-watch-bench.XXXXXX)
+watch_pid=
+cleanup() {
+    [[ -n $watch_pid ]] && kill -INT "$watch_pid" 2>/dev/null && wait "$watch_pid" 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+# p99 and max (µs) from cyclictest's histogram (-h): the first bucket
+# where the cumulative count reaches 99 %.
+p99_of() {
+    awk '/^[0-9]/ { n = 0; for (i = 2; i <= NF; i++) n += $i; c[++k] = n; v[k] = $1 + 0; total += n }
+         /^# Max Latencies:/ { max = $4 + 0 }
+         END { s = 0; for (j = 1; j <= k; j++) { s += c[j]; if (s >= 0.99 * total) { print v[j], max; exit } } }' "$1"
+}
+
+echo "$(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "cyclictest -m -p95 -i1000 -D${SECS}, $ROUNDS rounds alone and watched, alternating"
+printf '%-6s %12s %12s %12s %12s\n' round "alone p99" "watched p99" "alone max" "watched max"
+alone=() watched=() cpu=()
+for r in $(seq 1 "$ROUNDS"); do
+    cyclictest -m -p95 -i1000 -D"$SECS" -q -h 20000 >"$work/alone-$r.txt"
+    read -r a amax < <(p99_of "$work/alone-$r.txt")
+    "$LATLAB" watch --comm cyclictest --threshold 100us --interval 1m --no-history --quiet \
+        --json "$work/watch-$r.json" >/dev/null 2>"$work/watch.err" &
+    watch_pid=$!
+    sleep 2 # the BPF side loaded; the rescan picks cyclictest up within 1 s
+    cyclictest -m -p95 -i1000 -D"$SECS" -q -h 20000 >"$work/watched-$r.txt"
+    kill -INT "$watch_pid"; wait "$watch_pid" || { cat "$work/watch.err" >&2; exit 1; }
+    watch_pid=
+    read -r w wmax < <(p99_of "$work/watched-$r.txt")
+    alone+=("$a") watched+=("$w")
+    cpu+=("$(jq '.overhead.cpu_ns_per_hour / 1e9' "$work/watch-$r.json")")
+    printf '%-6s %10s us %10s us %10s us %10s us\n' "$r" "$a" "$w" "$amax" "$wmax"
+done
+median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+ma=$(median "${alone[@]}") mw=$(median "${watched[@]}") mc=$(median "${cpu[@]}")
+echo "median p99: alone $ma us, watched $mw us, ratio watched/alone $(awk -v a="$ma" -v w="$mw" 'BEGIN { printf "%.3f", w / a }') (goal <= 1.05)"
+echo "watch's own CPU time: median $(awk -v c="$mc" 'BEGIN { printf "%.2f", c }') s per hour of watching ($(awk -v c="$mc" 'BEGIN { printf "%.3f", c / 36 }') % of one CPU)"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
