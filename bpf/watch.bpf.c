@@ -221,8 +221,8 @@ enum ev_type {
 	EV_SOFTIRQ_EXIT = 6,  /* a: vec */
 	EV_HRTIMER_ENTRY = 7, /* x: timer address, a: callback in softirq */
 	EV_HRTIMER_EXIT = 8,  /* x: timer address */
-	EV_TIMER_VECTOR_ENTRY = 9,
-	EV_TIMER_VECTOR_EXIT = 10,
+	EV_VECTOR_ENTRY = 9,  /* a: vector number, b: enum vector */
+	EV_VECTOR_EXIT = 10,  /* a: vector number, b: enum vector */
 };
 
 struct ev {
@@ -487,21 +487,32 @@ int BPF_PROG(on_softirq_exit, unsigned int vec)
 	return 0;
 }
 
-/* x86: the LAPIC timer interrupt is a vector, not an irq_handler. The
- * loader skips these where the tracepoint does not exist. */
-SEC("tp_btf/local_timer_entry")
-int BPF_PROG(on_local_timer_entry, int vector)
-{
-	log_ev(EV_TIMER_VECTOR_ENTRY, bpf_ktime_get_ns(), 0, vector, 0, 0, 0);
-	return 0;
+/* x86 interrupt vectors (irq_vectors:*): the LAPIC timer, and the IPIs
+ * (reschedule, function calls such as TLB shootdowns, irq_work) that
+ * interrupt a CPU without an irq_handler event. b: which vector (enum
+ * vector). The loader skips the ones this kernel does not have. */
+enum vector { VEC_LOCAL_TIMER = 0, VEC_RESCHEDULE = 1, VEC_CALL_FUNCTION = 2,
+	      VEC_CALL_FUNCTION_SINGLE = 3, VEC_IRQ_WORK = 4 };
+
+#define VECTOR_PROGRAMS(name, id)					\
+SEC("tp_btf/" #name "_entry")						\
+int BPF_PROG(on_##name##_entry, int vector)				\
+{									\
+	log_ev(EV_VECTOR_ENTRY, bpf_ktime_get_ns(), 0, vector, id, 0, 0);	\
+	return 0;							\
+}									\
+SEC("tp_btf/" #name "_exit")						\
+int BPF_PROG(on_##name##_exit, int vector)				\
+{									\
+	log_ev(EV_VECTOR_EXIT, bpf_ktime_get_ns(), 0, vector, id, 0, 0);	\
+	return 0;							\
 }
 
-SEC("tp_btf/local_timer_exit")
-int BPF_PROG(on_local_timer_exit, int vector)
-{
-	log_ev(EV_TIMER_VECTOR_EXIT, bpf_ktime_get_ns(), 0, vector, 0, 0, 0);
-	return 0;
-}
+VECTOR_PROGRAMS(local_timer, VEC_LOCAL_TIMER)
+VECTOR_PROGRAMS(reschedule, VEC_RESCHEDULE)
+VECTOR_PROGRAMS(call_function, VEC_CALL_FUNCTION)
+VECTOR_PROGRAMS(call_function_single, VEC_CALL_FUNCTION_SINGLE)
+VECTOR_PROGRAMS(irq_work, VEC_IRQ_WORK)
 
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)

@@ -42,8 +42,8 @@ impl AlignedBytes {
     }
 }
 
-/// Programs and their tracepoints; `false`: optional (x86's timer vector).
-pub const PROGRAMS: [(&str, &str, bool); 11] = [
+/// Programs and their tracepoints; `false`: optional (x86's vectors).
+pub const PROGRAMS: [(&str, &str, bool); 19] = [
     ("on_hrtimer_entry", "hrtimer_expire_entry", true),
     ("on_hrtimer_exit", "hrtimer_expire_exit", true),
     ("on_waking", "sched_waking", true),
@@ -54,6 +54,22 @@ pub const PROGRAMS: [(&str, &str, bool); 11] = [
     ("on_softirq_exit", "softirq_exit", true),
     ("on_local_timer_entry", "local_timer_entry", false),
     ("on_local_timer_exit", "local_timer_exit", false),
+    ("on_reschedule_entry", "reschedule_entry", false),
+    ("on_reschedule_exit", "reschedule_exit", false),
+    ("on_call_function_entry", "call_function_entry", false),
+    ("on_call_function_exit", "call_function_exit", false),
+    (
+        "on_call_function_single_entry",
+        "call_function_single_entry",
+        false,
+    ),
+    (
+        "on_call_function_single_exit",
+        "call_function_single_exit",
+        false,
+    ),
+    ("on_irq_work_entry", "irq_work_entry", false),
+    ("on_irq_work_exit", "irq_work_exit", false),
     ("on_fork", "sched_process_fork", true),
 ];
 

@@ -16,6 +16,16 @@ const RINGS_AT: usize = HEAD_SIZE + 16;
 /// Size of one `struct window_record`.
 pub const WINDOW_RECORD_SIZE: usize = RINGS_AT + 2 * RING_SIZE;
 
+/// The x86 vectors the BPF side logs (`enum vector`), by their tracepoint
+/// names, which are also the names `latlab explain` gives them.
+pub const VECTOR_NAMES: [&str; 5] = [
+    "local_timer",
+    "reschedule",
+    "call_function",
+    "call_function_single",
+    "irq_work",
+];
+
 /// What a ring event is (`enum ev_type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EvType {
@@ -35,10 +45,11 @@ pub enum EvType {
     HrtimerEntry,
     /// `hrtimer_expire_exit`: x timer.
     HrtimerExit,
-    /// x86 `local_timer_entry` (the LAPIC timer vector).
-    TimerVectorEntry,
-    /// x86 `local_timer_exit`.
-    TimerVectorExit,
+    /// An x86 vector's entry (`irq_vectors:*_entry`): a vector number,
+    /// b which ([`VECTOR_NAMES`]).
+    VectorEntry,
+    /// An x86 vector's exit.
+    VectorExit,
 }
 
 impl EvType {
@@ -52,8 +63,8 @@ impl EvType {
             6 => EvType::SoftirqExit,
             7 => EvType::HrtimerEntry,
             8 => EvType::HrtimerExit,
-            9 => EvType::TimerVectorEntry,
-            10 => EvType::TimerVectorExit,
+            9 => EvType::VectorEntry,
+            10 => EvType::VectorExit,
             _ => return None,
         })
     }
@@ -280,8 +291,8 @@ pub(crate) mod tests {
                     EvType::SoftirqExit => 6,
                     EvType::HrtimerEntry => 7,
                     EvType::HrtimerExit => 8,
-                    EvType::TimerVectorEntry => 9,
-                    EvType::TimerVectorExit => 10,
+                    EvType::VectorEntry => 9,
+                    EvType::VectorExit => 10,
                 };
                 put32(&mut b, at + 16, code);
                 for (i, v) in [e.pid, e.a, e.b, e.c, e.d].into_iter().enumerate() {

@@ -221,7 +221,13 @@ pub fn spawn_gated(argv: &[String]) -> Result<Started> {
     // close-on-exec flag, so the shell inherits it.
     unsafe {
         cmd.pre_exec(move || {
-            if libc::dup2(read_end, 3) < 0 {
+            // dup2 onto itself keeps close-on-exec: clear it instead.
+            let r = if read_end == 3 {
+                libc::fcntl(3, libc::F_SETFD, 0)
+            } else {
+                libc::dup2(read_end, 3)
+            };
+            if r < 0 {
                 return Err(std::io::Error::last_os_error());
             }
             Ok(())

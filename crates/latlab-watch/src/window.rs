@@ -193,14 +193,20 @@ fn to_rec(e: &crate::records::Ev, names: &mut Names, irqs: &IrqNames) -> Rec {
             "hrtimer_expire_exit",
             Kind::HrtimerExpireExit { timer: e.x },
         ),
-        EvType::TimerVectorEntry => (
-            "local_timer_entry",
-            Kind::IrqEntry {
-                irq: -1,
-                name: names.intern("local_timer"),
-            },
-        ),
-        EvType::TimerVectorExit => ("local_timer_exit", Kind::IrqExit { irq: -1 }),
+        EvType::VectorEntry => {
+            let vector = crate::records::VECTOR_NAMES
+                .get(e.b as usize)
+                .copied()
+                .unwrap_or("vector");
+            (
+                "irq_vectors_entry",
+                Kind::IrqEntry {
+                    irq: -1,
+                    name: names.intern(vector),
+                },
+            )
+        }
+        EvType::VectorExit => ("irq_vectors_exit", Kind::IrqExit { irq: -1 }),
     };
     Rec {
         ts: e.ts,
@@ -258,7 +264,7 @@ mod tests {
             ev(
                 t + 1_000 + extra,
                 1,
-                EvType::TimerVectorEntry,
+                EvType::VectorEntry,
                 900,
                 [236, 0, 0, 0],
                 "",
@@ -276,7 +282,7 @@ mod tests {
             ev(
                 t + 4_000 + extra,
                 1,
-                EvType::TimerVectorExit,
+                EvType::VectorExit,
                 900,
                 [236, 0, 0, 0],
                 "",
