@@ -9,7 +9,7 @@
 #   make lab-smoke  the CI subset: arm64 and rt-amd64, a few checks each
 #   make install    binary, man pages and completions under $(DESTDIR)$(PREFIX) (make uninstall)
 #   make cli-docs   regenerate docs/man and completions/ from the CLI, and docs/schema/ from the result types
-#   make bpf        rebuild latlab watch's BPF object bpf/watch.bpf.o (clang; make bpf-check compares)
+#   make bpf        rebuild latlab watch's BPF object crates/latlab-watch/bpf/watch.bpf.o (clang; make bpf-check compares)
 CARGO ?= cargo
 DURATION ?= 30s
 LATLAB := $(or $(CARGO_TARGET_DIR),target)/release/latlab
@@ -100,7 +100,7 @@ cli-docs:
 	$(CARGO) run --quiet --locked -p latlab -- generate schemas docs/schema
 
 # latlab watch's BPF object: committed, embedded by crates/latlab-watch, so a
-# build needs no clang. make bpf rebuilds it from bpf/watch.bpf.c; make
+# build needs no clang. make bpf rebuilds it from crates/latlab-watch/bpf/watch.bpf.c; make
 # bpf-check verifies the committed one is what this clang makes of the source
 # (a test runs the check; scripts/bpf.sh says why the output is deterministic).
 .PHONY: bpf bpf-check

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# The BPF object of `latlab watch` (bpf/watch.bpf.c -> bpf/watch.bpf.o).
-#   scripts/bpf.sh        rebuild bpf/watch.bpf.o (make bpf)
+# The BPF object of `latlab watch` (crates/latlab-watch/bpf/watch.bpf.c ->
+# watch.bpf.o beside it; inside the crate, so that it packs).
+#   scripts/bpf.sh        rebuild the object (make bpf)
 #   scripts/bpf.sh check  rebuild into a temporary file and compare it with the
 #                         committed object (make bpf-check); exit 0 with a note
 #                         when this clang is not the one that made it.
 # The object is committed (the crate embeds it), so building latlab needs no
 # clang. clang's output is deterministic for one version and one source: the
-# object is compiled from the relative path with DWARF stripped (llvm-strip -g
+# object is compiled with the directory mapped to . and DWARF stripped (llvm-strip -g
 # keeps the .BTF sections CO-RE needs), so no path of this machine is in it.
-# bpf/CLANG_VERSION names the clang that made the committed object.
+# CLANG_VERSION beside it names the clang that made the committed object.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../crates/latlab-watch"
 mode=${1:-build}
 clang=${BPF_CLANG:-clang}
 strip=${BPF_STRIP:-llvm-strip}
@@ -28,7 +29,7 @@ fi
 version=$("$clang" --version | head -1)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$clang" -O2 -g -target bpf -I"/usr/include/$multiarch" -Wall -Werror \
+"$clang" -O2 -g -target bpf -I"/usr/include/$multiarch" -Wall -Werror -fdebug-prefix-map="$PWD"=. \
   -c bpf/watch.bpf.c -o "$tmp/full.o"
 "$strip" -g "$tmp/full.o" -o "$tmp/watch.bpf.o"
 case $mode in

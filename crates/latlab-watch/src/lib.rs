@@ -1,8 +1,8 @@
 //! latlab-watch: the wake-ups of any task measured and explained live, in
 //! the kernel, for days (`latlab watch`, issue 16).
 //!
-//! The kernel side (`bpf/watch.bpf.c`, compiled by clang, committed as
-//! `bpf/watch.bpf.o` and loaded by [aya](https://aya-rs.dev), a pure-Rust
+//! The kernel side (`crates/latlab-watch/bpf/watch.bpf.c`, compiled by clang, committed as
+//! `crates/latlab-watch/bpf/watch.bpf.o` and loaded by [aya](https://aya-rs.dev), a pure-Rust
 //! loader) measures every wake-up of the watched tasks into histograms with
 //! latlab-measure's bucket scheme and sends only the windows of late
 //! wake-ups (plus a sample of normal ones) to user space. This crate:

@@ -14,7 +14,7 @@ use crate::records::{parse_window, RawWindow};
 
 /// The BPF object, compiled from `bpf/watch.bpf.c` by `make bpf` (clang) and
 /// committed: building latlab needs no clang.
-pub static OBJECT: &[u8] = include_bytes!("../../../bpf/watch.bpf.o");
+pub static OBJECT: &[u8] = include_bytes!("../bpf/watch.bpf.o");
 
 /// The object's bytes at 8-byte alignment: the ELF parser reads its
 /// headers in place, and `include_bytes!` promises no alignment.

@@ -1,5 +1,5 @@
 //! The records the BPF side writes, as bytes, and their parsing. The layouts
-//! mirror `bpf/watch.bpf.c` (`struct ev`, `struct ring`, `struct
+//! mirror `crates/latlab-watch/bpf/watch.bpf.c` (`struct ev`, `struct ring`, `struct
 //! window_head`, `struct window_record`); a test checks the sizes against
 //! the object's BTF-independent constants below.
 

@@ -32,10 +32,10 @@ pub struct WatchArgs {
     #[arg(long, value_name = "TIME", default_value = "100us")]
     pub threshold: String,
     /// Snapshot interval: each is kept in the result and stored in the history.
-    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = super::record::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = latlab_rt::duration::parse_positive)]
     pub interval: Duration,
-    /// Stop after this long (e.g. 30s, 1h, 3d); default: until Ctrl-C (or the command ends).
-    #[arg(long, value_name = "DURATION", value_parser = super::record::parse_duration)]
+    /// Stop after this long (e.g. 30s, 1h, 72h); default: until Ctrl-C (or the command ends).
+    #[arg(long, value_name = "DURATION", value_parser = latlab_rt::duration::parse_positive)]
     pub duration: Option<Duration>,
     /// Write the result (schema latlab.watch) as JSON to FILE.
     #[arg(long, value_name = "FILE")]
