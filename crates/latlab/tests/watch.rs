@@ -104,14 +104,18 @@ fn watch_counts_what_a_sched_fifo_thread_measures_itself() {
         measured["cycles"].as_u64().unwrap(),
         seen["thread"]["summary"]["count"].as_u64().unwrap(),
     );
-    // Every activation that slept is one timer wake-up. One that came after
-    // its next period had begun (a missed period) did not sleep: its
-    // expiry had passed, so there was no wake-up to see. Watch also sees
-    // the thread's first sleep(s) before measuring starts.
+    // Every activation that slept is one wake-up (timer-driven, or rarely
+    // not, when the thread was woken some other way). One whose expiry had
+    // passed before it slept (after a missed period) did not sleep: there was
+    // no wake-up to see. Watch also sees the thread's first sleep(s) before
+    // measuring starts. So watch counts about the cycles, fewer by at most
+    // the missed periods and a small share (measured: 0.3 % on the loaded
+    // build VM, docs/results/2026-11-24-watch-vs-cyclictest.md).
+    let woken = count + seen["wakeup"]["summary"]["count"].as_u64().unwrap_or(0);
     let missed = measured["missed_periods"].as_u64().unwrap();
     assert!(
-        count + missed + 3 >= cycles && count <= cycles + 5,
-        "watch {count}, run {cycles} with {missed} missed periods"
+        woken + missed + cycles / 100 + 3 >= cycles && woken <= cycles + 5,
+        "watch {woken}, run {cycles} with {missed} missed periods"
     );
     // Watch measures expiry to the switch; run expiry to its clock read
     // after it: run's figures are watch's plus the return from the sleep.
