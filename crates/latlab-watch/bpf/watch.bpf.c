@@ -399,7 +399,10 @@ int BPF_PROG(on_waking, struct task_struct *p)
 	u64 now = bpf_ktime_get_ns();
 	u32 pid = p->pid;
 	copy_comm(log_ev(EV_WAKING, now, 0, pid, -1, p->prio, 0), p);
-	if (!is_watched(pid))
+	/* A task woken while it still runs (its timer fired between arming
+	 * and schedule(), e.g. an expiry already past) never left the CPU:
+	 * no wake-up to measure, and no switch would end one. */
+	if (!is_watched(pid) || pid == (u32)bpf_get_current_pid_tgid())
 		return 0;
 	struct pending w = { .woken_at = now, .timer_cpu = bpf_get_smp_processor_id() };
 	struct cpu_state *s = this_cpu();
