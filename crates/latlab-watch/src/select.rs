@@ -132,9 +132,28 @@ pub fn scan(selection: &Selection, own: i32, command: Option<i32>) -> BTreeMap<i
             })
             .collect(),
         Selection::Command(_) => command.map(threads_of).unwrap_or_default(),
-        Selection::Comms(names) => all_threads()
+        // Only the name is needed: the small comm file, not stat.
+        Selection::Comms(names) => numbered("/proc")
             .into_iter()
-            .filter(|t| names.iter().any(|n| comm_matches(n, &t.comm)))
+            .flat_map(|pid| {
+                numbered(&format!("/proc/{pid}/task"))
+                    .into_iter()
+                    .filter_map(move |tid| {
+                        let comm =
+                            std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/comm")).ok()?;
+                        let comm = comm.trim_end().to_string();
+                        names
+                            .iter()
+                            .any(|n| comm_matches(n, &comm))
+                            .then_some(Thread {
+                                tid,
+                                pid,
+                                comm,
+                                policy: 0,
+                                kernel: false,
+                            })
+                    })
+            })
             .collect(),
         Selection::Rt => all_threads()
             .into_iter()

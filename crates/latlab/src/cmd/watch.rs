@@ -245,7 +245,8 @@ pub fn execute(args: WatchArgs) -> anyhow::Result<ExitCode> {
         }
         if last_view.elapsed() >= Duration::from_secs(1) {
             last_view = Instant::now();
-            let need_live = tty || metrics.is_some() || last_line.elapsed() >= progress_every;
+            let line_due = !args.quiet && last_line.elapsed() >= progress_every;
+            let need_live = tty || metrics.is_some() || line_due;
             if !need_live {
                 continue;
             }
@@ -269,7 +270,7 @@ pub fn execute(args: WatchArgs) -> anyhow::Result<ExitCode> {
                     "\x1b[H\x1b[2J{}",
                     screen(&live, &describe, threshold, share)
                 );
-            } else if !args.quiet && last_line.elapsed() >= progress_every {
+            } else if line_due {
                 last_line = Instant::now();
                 let worst = live.tasks.iter().map(|t| t.worst_ns).max().unwrap_or(0);
                 let samples: u64 = live.tasks.iter().map(|t| t.samples).sum();
