@@ -463,6 +463,11 @@ impl Session {
         snap
     }
 
+    /// Snapshots taken so far (each interval, and the last one `finish` takes).
+    pub fn snapshots_taken(&self) -> usize {
+        self.snapshots.len()
+    }
+
     /// The history document of a snapshot.
     pub fn snapshot_document(&self, snap: &Snapshot) -> SnapshotDocument {
         SnapshotDocument {

@@ -375,7 +375,11 @@ fn ctrl_c_writes_the_result() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&list.stdout);
-    assert!(text.contains(" watch-snapshot "), "{text}");
+    assert_eq!(
+        text.matches(" watch-snapshot ").count(),
+        doc["snapshots"].as_array().unwrap().len(),
+        "every snapshot of the result is in the history:\n{text}"
+    );
     assert!(text.contains(" watch "), "{text}");
     // And the report draws it.
     let html = dir.path().join("r.html");

@@ -291,7 +291,18 @@ pub fn execute(args: WatchArgs) -> anyhow::Result<ExitCode> {
         }
     };
     session.stop_command();
+    let taken = session.snapshots_taken();
     let document = session.finish(&stopped_by);
+    // The last, partial interval's snapshot (when finish took one) joins the others.
+    let last = (session.snapshots_taken() > taken)
+        .then(|| document.snapshots.last())
+        .flatten();
+    if let (Some(h), Some(last)) = (history.as_mut(), last) {
+        let doc = serde_json::to_value(session.snapshot_document(last))?;
+        if let Err(e) = h.insert_document(&doc) {
+            eprintln!("warning: the last snapshot was not stored in the history: {e}");
+        }
+    }
     if tty {
         eprint!("\x1b[H\x1b[2J");
     }
