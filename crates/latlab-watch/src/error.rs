@@ -71,7 +71,8 @@ pub enum WatchError {
 /// Result alias of this crate.
 pub type Result<T> = std::result::Result<T, WatchError>;
 
-/// An error and its causes on one line.
+/// An error and its causes on one line (the loader's messages).
+#[cfg(feature = "bpf")]
 pub(crate) fn chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut cur = e.source();
