@@ -58,6 +58,9 @@ _latlab() {
             latlab,serve)
                 cmd="latlab__subcmd__serve"
                 ;;
+            latlab,watch)
+                cmd="latlab__subcmd__watch"
+                ;;
             latlab__subcmd__help,compare)
                 cmd="latlab__subcmd__help__subcmd__compare"
                 ;;
@@ -100,6 +103,9 @@ _latlab() {
             latlab__subcmd__help,serve)
                 cmd="latlab__subcmd__help__subcmd__serve"
                 ;;
+            latlab__subcmd__help,watch)
+                cmd="latlab__subcmd__help__subcmd__watch"
+                ;;
             *)
                 ;;
         esac
@@ -107,7 +113,7 @@ _latlab() {
 
     case "${cmd}" in
         latlab)
-            opts="-h -V --help --version run dump explain load lockbench record report history compare scenario respond push serve help"
+            opts="-h -V --help --version run dump explain load lockbench record report history compare scenario respond push serve watch help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -235,7 +241,7 @@ _latlab() {
             return 0
             ;;
         latlab__subcmd__help)
-            opts="run dump explain load lockbench record report history compare scenario respond push serve help"
+            opts="run dump explain load lockbench record report history compare scenario respond push serve watch help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -431,6 +437,20 @@ _latlab() {
             return 0
             ;;
         latlab__subcmd__help__subcmd__serve)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latlab__subcmd__help__subcmd__watch)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1074,6 +1094,60 @@ _latlab() {
                     return 0
                     ;;
                 --db-connections)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latlab__subcmd__watch)
+            opts="-q -h -V --pid --comm --rt --threshold --interval --duration --json --metrics --max-windows --baseline-every --db --no-history --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --pid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --comm)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --threshold)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-windows)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --baseline-every)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

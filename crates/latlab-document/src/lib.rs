@@ -147,6 +147,7 @@ impl Document {
             Document::Simulation(d) => d.id.clone(),
             Document::Explain(d) => d.id.clone(),
             Document::Load(d) => d.id.clone(),
+            Document::Watch(d) => d.id.clone(),
             Document::Other { value, .. } => {
                 value.get("id").and_then(Value::as_str).map(str::to_string)
             }

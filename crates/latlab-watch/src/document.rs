@@ -30,6 +30,12 @@ pub struct WatchDocument {
     pub schema: String,
     /// Layout version ([`SCHEMA_VERSION`]).
     pub schema_version: u32,
+    /// The result's unique id (a random UUID given when it is written), by
+    /// which a store keeps it once; absent in files written before the field
+    /// existed (their id is derived from their content, see
+    /// `latlab_document::Document::id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
     /// The latlab that wrote it.
     pub latlab_version: String,
     /// When the watch started, UTC (RFC 3339).
@@ -219,6 +225,12 @@ pub struct SnapshotDocument {
     pub schema: String,
     /// Layout version ([`SCHEMA_VERSION`]).
     pub schema_version: u32,
+    /// The result's unique id (a random UUID given when it is written), by
+    /// which a store keeps it once; absent in files written before the field
+    /// existed (their id is derived from their content, see
+    /// `latlab_document::Document::id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
     /// When the interval ended, UTC (RFC 3339).
     pub started_at: String,
     /// When the watch started, UTC.

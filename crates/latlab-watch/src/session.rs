@@ -473,6 +473,7 @@ impl Session {
         SnapshotDocument {
             schema: SNAPSHOT_SCHEMA.into(),
             schema_version: SCHEMA_VERSION,
+            id: None,
             started_at: latlab_rt::clock::format_utc(latlab_rt::clock::unix_time_s()),
             watch_started_at: self.started_at.clone(),
             selection: self.opts.selection.describe(),
@@ -724,6 +725,7 @@ impl Session {
         WatchDocument {
             schema: SCHEMA.into(),
             schema_version: SCHEMA_VERSION,
+            id: None,
             latlab_version: env!("CARGO_PKG_VERSION").into(),
             started_at: self.started_at.clone(),
             duration_ns: self.started.elapsed().as_nanos() as u64,

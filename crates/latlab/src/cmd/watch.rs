@@ -201,11 +201,7 @@ pub fn execute(args: WatchArgs) -> anyhow::Result<ExitCode> {
     let mut history = if args.no_history {
         None
     } else {
-        let path = args.history.path()?;
-        Some(
-            latlab_history::History::open(&path)
-                .with_context(|| format!("history {}", path.display()))?,
-        )
+        Some(args.history.open().context("opening the history (--db)")?)
     };
     let describe = session.options().selection.describe();
     let tty = std::io::stderr().is_terminal() && !args.quiet;
@@ -237,7 +233,9 @@ pub fn execute(args: WatchArgs) -> anyhow::Result<ExitCode> {
         if session.snapshot_due() {
             let snap = session.snapshot();
             if let Some(h) = history.as_mut() {
-                let doc = serde_json::to_value(session.snapshot_document(&snap))?;
+                let mut snapshot = session.snapshot_document(&snap);
+                snapshot.id = Some(latlab_document::new_id());
+                let doc = serde_json::to_value(snapshot)?;
                 if let Err(e) = h.insert_document(&doc) {
                     eprintln!("warning: the snapshot was not stored in the history: {e}");
                 }
@@ -292,13 +290,16 @@ pub fn execute(args: WatchArgs) -> anyhow::Result<ExitCode> {
     };
     session.stop_command();
     let taken = session.snapshots_taken();
-    let document = session.finish(&stopped_by);
+    let mut document = session.finish(&stopped_by);
+    document.id = Some(latlab_document::new_id());
     // The last, partial interval's snapshot (when finish took one) joins the others.
     let last = (session.snapshots_taken() > taken)
         .then(|| document.snapshots.last())
         .flatten();
     if let (Some(h), Some(last)) = (history.as_mut(), last) {
-        let doc = serde_json::to_value(session.snapshot_document(last))?;
+        let mut snapshot = session.snapshot_document(last);
+        snapshot.id = Some(latlab_document::new_id());
+        let doc = serde_json::to_value(snapshot)?;
         if let Err(e) = h.insert_document(&doc) {
             eprintln!("warning: the last snapshot was not stored in the history: {e}");
         }
