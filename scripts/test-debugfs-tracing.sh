@@ -97,8 +97,11 @@ set +e
 unshare --mount --propagation private bash "$inner" "$CARGO" "${tests[@]}" >"$log" 2>&1
 status=$?
 # The whole output is long (--nocapture, to see every SKIP line): show the
-# mounts, the results and anything that went wrong.
-grep -E '^(tracefs:|== |test result|SKIP:|cleanup:|LEFT BEHIND|a test mounted|no /sys|/sys/kernel/tracing is)|panicked|FAILED|^error' "$log" || true
+# mounts, the results and anything that went wrong (a panic with its
+# message, up to the blank line or the backtrace note that ends it).
+awk '/panicked at/ { inpanic = 1 }
+     inpanic { print; if (/^$/ || /^note: /) inpanic = 0; next }
+     /^(tracefs:|== |test result|SKIP:|cleanup:|LEFT BEHIND|a test mounted|no \/sys|\/sys\/kernel\/tracing is)|FAILED|^error/' "$log"
 set -e
 seconds=$(( $(date +%s) - start ))
 
