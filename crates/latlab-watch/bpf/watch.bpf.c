@@ -12,7 +12,8 @@
 // softirqs, hrtimer callbacks); only for a wake-up later than the threshold
 // (and one in `baseline_every` normal ones, explain's baseline) the head of
 // the wake-up and the rings of the task's CPU and of the timer's CPU go to
-// user space through a ring buffer.
+// user space through a ring buffer, at the CPU's next switch (the task
+// leaving it): the copy never delays the wake-up it describes.
 //
 // Built with clang -target bpf (`make bpf`); CO-RE without vmlinux.h: the
 // structs below name only the fields read, and the loader (aya) relocates
@@ -185,6 +186,21 @@ struct {
 	__type(value, struct pending);
 } pending SEC(".maps");
 
+/* The head of a window: the wake-up it is about. */
+struct window_head {
+	u32 pid;
+	u32 cpu;
+	u32 timer_cpu;
+	s32 prio;
+	u64 expires;
+	u64 irq_at;
+	u64 woken_at;
+	u64 switch_at;
+	u32 late;
+	u32 soft;
+	char comm[16];
+};
+
 /* ---- per-CPU state ---- */
 struct cpu_state {
 	u64 soft;          /* soft expiry of the hrtimer callback being run; 0: other clocks */
@@ -195,7 +211,11 @@ struct cpu_state {
 	u32 measured;      /* wake-ups measured (for the baseline) */
 	u64 second;        /* the second windows are being counted in */
 	u32 windows;       /* windows sent in that second */
-	u32 pad;
+	u32 deferred;      /* a window waits in `window` for this CPU's next switch */
+	/* The window of the wake-up that just switched in: sent at the next
+	 * switch on this CPU (the task leaving it), so that copying the rings
+	 * never delays the very wake-up being measured. */
+	struct window_head window;
 };
 
 struct {
@@ -271,26 +291,24 @@ static __always_inline struct ev *log_ev(u32 type, u64 ts, u64 x, s32 a, s32 b, 
 	return e;
 }
 
+/* The comm of a task the tracepoint hands over (a trusted pointer): two
+ * direct loads, far cheaper than a bpf_probe_read_kernel_str() call on the
+ * wake-up path. The kernel keeps comm NUL-terminated within its 16 bytes. */
+static __always_inline void comm_into(char *dst, struct task_struct *t)
+{
+	u64 *d = (u64 *)dst;
+	const u64 *c = (const u64 *)t->comm;
+	d[0] = c[0];
+	d[1] = c[1];
+}
+
 static __always_inline void copy_comm(struct ev *e, struct task_struct *t)
 {
 	if (e)
-		BPF_CORE_READ_STR_INTO(&e->comm, t, comm);
+		comm_into(e->comm, t);
 }
 
 /* ---- windows to user space ---- */
-struct window_head {
-	u32 pid;
-	u32 cpu;
-	u32 timer_cpu;
-	s32 prio;
-	u64 expires;
-	u64 irq_at;
-	u64 woken_at;
-	u64 switch_at;
-	u32 late;
-	u32 soft;
-	char comm[16];
-};
 
 /* One window: the head and the rings of the task's CPU and (when it is
  * another) of the timer's CPU, in one record so that windows of different
@@ -322,16 +340,39 @@ static __always_inline bool window_allowed(struct cpu_state *s, u64 now)
 	return 1;
 }
 
-static __always_inline void emit_window(struct task_struct *next, struct pending *p, u64 now,
-					bool late)
+/* Keeps the window of the wake-up that is switching in now for the next
+ * switch on this CPU. */
+static __always_inline void defer_window(struct cpu_state *s, struct task_struct *next,
+					 struct pending *p, u64 now, bool late)
 {
-	u32 zero = 0, cpu = bpf_get_smp_processor_id();
+	struct window_head *w = &s->window;
+	w->pid = next->pid;
+	w->cpu = bpf_get_smp_processor_id();
+	w->timer_cpu = p->timer_cpu;
+	w->prio = next->prio;
+	w->expires = p->expires;
+	w->irq_at = p->irq_at;
+	w->woken_at = p->woken_at;
+	w->switch_at = now;
+	w->late = late;
+	w->soft = p->soft;
+	comm_into(w->comm, next);
+	s->deferred = 1;
+}
+
+/* Sends the deferred window: its head and the rings of the task's CPU and
+ * (when it is another) of the timer's CPU. The rings run on past the
+ * switch; user space cuts them at `switch_at`. */
+static __always_inline void emit_window(struct cpu_state *s)
+{
+	u32 zero = 0, cpu = s->window.cpu, timer_cpu = s->window.timer_cpu;
+	s->deferred = 0;
 	struct ring *task_ring = bpf_map_lookup_percpu_elem(&rings, &zero, cpu);
 	struct ring *timer_ring = 0;
 	if (!task_ring)
 		return;
-	if (p->timer_cpu != cpu) {
-		timer_ring = bpf_map_lookup_percpu_elem(&rings, &zero, p->timer_cpu);
+	if (timer_cpu != cpu) {
+		timer_ring = bpf_map_lookup_percpu_elem(&rings, &zero, timer_cpu);
 		if (!timer_ring)
 			return;
 	}
@@ -340,20 +381,10 @@ static __always_inline void emit_window(struct task_struct *next, struct pending
 		count(CNT_LOST);
 		return;
 	}
-	rec->w.pid = next->pid;
-	rec->w.cpu = cpu;
-	rec->w.timer_cpu = p->timer_cpu;
-	rec->w.prio = next->prio;
-	rec->w.expires = p->expires;
-	rec->w.irq_at = p->irq_at;
-	rec->w.woken_at = p->woken_at;
-	rec->w.switch_at = now;
-	rec->w.late = late;
-	rec->w.soft = p->soft;
-	BPF_CORE_READ_STR_INTO(&rec->w.comm, next, comm);
+	rec->w = s->window;
 	rec->rings = timer_ring ? 2 : 1;
 	rec->ring_cpu[0] = cpu;
-	rec->ring_cpu[1] = p->timer_cpu;
+	rec->ring_cpu[1] = timer_cpu;
 	rec->pad = 0;
 	bpf_probe_read_kernel(&rec->ring[0], sizeof(rec->ring[0]), task_ring);
 	if (timer_ring)
@@ -370,8 +401,8 @@ int BPF_PROG(on_hrtimer_entry, struct hrtimer *timer, s64 *now)
 	struct cpu_state *s = this_cpu();
 	u64 soft = 0;
 	u32 in_softirq = 0;
-	if (BPF_CORE_READ(timer, base, clockid) == CLOCK_MONOTONIC)
-		soft = BPF_CORE_READ(timer, _softexpires);
+	if (timer->base->clockid == CLOCK_MONOTONIC)
+		soft = timer->_softexpires;
 	if (s) {
 		in_softirq = s->softirq == HRTIMER_SOFTIRQ + 1;
 		s->soft = soft;
@@ -421,6 +452,9 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 {
 	u64 now = bpf_ktime_get_ns();
 	u32 prev_pid = prev->pid, next_pid = next->pid;
+	struct cpu_state *s = this_cpu();
+	if (s && s->deferred)
+		emit_window(s);
 	copy_comm(log_ev(EV_SWITCH, now, 0, prev_pid, next_pid, next->prio,
 			 preempt || prev_state == 0),
 		  next);
@@ -437,7 +471,6 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	} else {
 		hist_add(next_pid, KIND_WAKEUP, lat);
 	}
-	struct cpu_state *s = this_cpu();
 	bool late = lat > threshold_ns;
 	bool baseline = 0;
 	if (s) {
@@ -448,7 +481,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		count(CNT_LATE);
 	if ((late || baseline) && s) {
 		if (window_allowed(s, now))
-			emit_window(next, p, now, late);
+			defer_window(s, next, p, now, late);
 		else if (late)
 			count(CNT_THROTTLED);
 	}
