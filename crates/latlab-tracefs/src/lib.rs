@@ -45,7 +45,7 @@ mod reader;
 pub mod ringbuf;
 mod tracefs;
 
-pub use capture::{Capture, CaptureOptions, CaptureReport, CpuReport, TRACE_CLOCK};
+pub use capture::{Capture, CaptureOptions, CaptureReport, CpuReport, LiveReader, TRACE_CLOCK};
 pub use error::{Result, TracefsError};
 pub use events::{parse_event_spec, resolve_events, EventId, EventSet, EVENT_SETS};
 pub use instance::{

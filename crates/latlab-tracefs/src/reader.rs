@@ -81,8 +81,13 @@ pub(crate) fn open_pipe_raw(path: &Path, cpu: usize) -> Result<File> {
 }
 
 /// Reads every page still in the buffer (full or partial) with read(2) and
-/// appends them to `out`. Returns the bytes written.
-pub(crate) fn read_remaining(src: &File, out: &mut File, page_size: usize) -> std::io::Result<u64> {
+/// appends them to `out` (a file, or memory for a live reader). Returns the
+/// bytes written.
+pub(crate) fn read_remaining(
+    src: &File,
+    out: &mut impl Write,
+    page_size: usize,
+) -> std::io::Result<u64> {
     let mut buf = vec![0u8; page_size];
     let mut total = 0u64;
     loop {

@@ -83,8 +83,9 @@ pub struct WatchDocument {
 pub struct WatchSettings {
     /// Which tasks (`pid 812`, `comm cyclictest`, `command ...`, `--rt`).
     pub selection: String,
-    /// `bpf` (in-kernel) or `tracefs` (streamed events).
-    pub backend: String,
+    /// Which kernel side measured: `bpf` (in-kernel) or `tracefs`
+    /// (streamed events, `--tracefs`).
+    pub backend: Backend,
     /// A wake-up later than this is late (ns).
     pub threshold_ns: u64,
     /// Snapshot interval (ns).
@@ -93,6 +94,37 @@ pub struct WatchSettings {
     pub max_windows_per_sec: u32,
     /// One normal wake-up in this many is sent as a baseline window.
     pub baseline_every: u32,
+}
+
+/// The kernel side that measured a watch.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    /// BPF programs on the tracepoints measure in the kernel and send only
+    /// late windows (the default).
+    #[default]
+    Bpf,
+    /// The same tracepoints streamed through a private tracefs instance and
+    /// measured in user space (`latlab watch --tracefs`): more CPU.
+    Tracefs,
+}
+
+impl Backend {
+    /// Its name in the document and the text.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Bpf => "bpf",
+            Backend::Tracefs => "tracefs",
+        }
+    }
+}
+
+impl std::fmt::Display for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// All tasks together.
@@ -167,6 +199,11 @@ pub struct WindowCounts {
     pub throttled: u64,
     /// Windows the ring buffer had no room for.
     pub lost: u64,
+    /// Trace events the kernel's ring buffers lost (`--tracefs`: user space
+    /// fell behind; their wake-ups may be missing or, rarely, mismeasured);
+    /// always 0 with BPF.
+    #[serde(default)]
+    pub events_lost: u64,
     /// Windows whose ring did not reach back to the due time (the CPU
     /// logged more events than a ring holds): explained from what remained.
     pub truncated: u64,

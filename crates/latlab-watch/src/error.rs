@@ -7,19 +7,19 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum WatchError {
     /// The kernel has no BTF, which CO-RE programs on `tp_btf` need.
-    #[error("this kernel has no BTF (/sys/kernel/btf/vmlinux is missing): latlab watch needs a kernel built with CONFIG_DEBUG_INFO_BTF=y (and CONFIG_BPF_SYSCALL=y); without them, record and explain afterwards: `latlab record -o t.dat -- APP` then `latlab explain t.dat`")]
+    #[error("this kernel has no BTF (/sys/kernel/btf/vmlinux is missing): latlab watch's BPF side needs a kernel built with CONFIG_DEBUG_INFO_BTF=y (and CONFIG_BPF_SYSCALL=y); without them, watch with `latlab watch --tracefs` (streams the same events through a private tracefs instance, at a higher CPU cost)")]
     NoBtf,
     /// The `bpf()` system call does not exist.
-    #[error("this kernel has no bpf() system call: latlab watch needs CONFIG_BPF_SYSCALL=y (and CONFIG_DEBUG_INFO_BTF=y); without it, record and explain afterwards: `latlab record` then `latlab explain`")]
+    #[error("this kernel has no bpf() system call: latlab watch's BPF side needs CONFIG_BPF_SYSCALL=y (and CONFIG_DEBUG_INFO_BTF=y); without it, watch with `latlab watch --tracefs` (streams the same events through a private tracefs instance, at a higher CPU cost)")]
     NoBpfSyscall,
     /// The user may not load tracing BPF programs.
-    #[error("loading BPF programs needs root, or CAP_BPF and CAP_PERFMON (e.g. `sudo setcap cap_bpf,cap_perfmon+ep $(which latlab)`); {detail}")]
+    #[error("loading BPF programs needs root, or CAP_BPF and CAP_PERFMON (e.g. `sudo setcap cap_bpf,cap_perfmon+ep $(which latlab)`); {detail}; where BPF cannot be had, `latlab watch --tracefs` watches through tracefs instead (needs write access to tracefs, e.g. root; costs more CPU)")]
     NoPrivilege {
         /// What was found.
         detail: String,
     },
     /// The kernel refused the object or a program.
-    #[error("the kernel refused latlab watch's BPF {what}: {reason}")]
+    #[error("the kernel refused latlab watch's BPF {what}: {reason} (`latlab watch --tracefs` watches without BPF)")]
     Load {
         /// Which part (`object`, `program on_switch`, ...).
         what: String,
@@ -34,6 +34,9 @@ pub enum WatchError {
         /// The loader's message.
         reason: String,
     },
+    /// The tracefs side (`--tracefs`) could not start or read.
+    #[error("latlab watch --tracefs: {0}")]
+    Tracefs(String),
     /// No task matches the selection (yet).
     #[error("{0}")]
     Selection(String),

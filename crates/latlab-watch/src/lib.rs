@@ -8,6 +8,10 @@
 //! wake-ups (plus a sample of normal ones) to user space. This crate:
 //! - [`probe`]: what the kernel and the user offer (BTF, bpf(), CAP_BPF);
 //! - [`loader`]: the object loaded and attached, its maps;
+//! - [`tracefs`] and [`mirror`]: without BPF (`--tracefs`), the same
+//!   tracepoints streamed from a private tracefs instance into the BPF
+//!   program's logic written in Rust;
+//! - [`side`]: what the session needs of either kernel side;
 //! - [`select`]: which tasks (`--pid`, `--comm`, `--rt`, a command);
 //! - [`records`] and [`window`]: a window as latlab-explain's model, so that
 //!   explain's own analysis names the causes;
@@ -26,17 +30,27 @@ pub mod irqnames;
 #[cfg(feature = "bpf")]
 pub mod loader;
 pub mod metrics;
+#[cfg(feature = "bpf")]
+pub mod mirror;
 pub mod probe;
 pub mod records;
 pub mod select;
 #[cfg(feature = "bpf")]
 pub mod session;
+#[cfg(feature = "bpf")]
+pub mod side;
 pub mod stats;
+#[cfg(feature = "bpf")]
+pub mod tracefs;
 pub mod window;
 
-pub use document::WatchDocument;
+pub use document::{Backend, WatchDocument};
 pub use error::{Result, WatchError};
 #[cfg(feature = "bpf")]
 pub use loader::{BpfSide, Settings};
 #[cfg(feature = "bpf")]
 pub use session::{Session, SessionOptions};
+#[cfg(feature = "bpf")]
+pub use side::KernelSide;
+#[cfg(feature = "bpf")]
+pub use tracefs::TracefsSide;

@@ -109,6 +109,9 @@ pub struct Counters {
     pub hist_full: u64,
     /// Wake-ups over the threshold.
     pub late: u64,
+    /// Trace events the kernel could not hand over (`--tracefs` only: its
+    /// ring buffers overran); 0 for the BPF side.
+    pub events_lost: u64,
 }
 
 /// The loaded and attached BPF side.
@@ -248,6 +251,7 @@ impl BpfSide {
             throttled: get(1),
             hist_full: get(2),
             late: get(3),
+            events_lost: 0,
         }
     }
 

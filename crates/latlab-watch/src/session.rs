@@ -1,4 +1,5 @@
-//! A running watch: the BPF side loaded, the tasks chosen, windows turned
+//! A running watch: a kernel side ([`KernelSide`]: BPF, or tracefs with
+//! `--tracefs`) started, the tasks chosen, windows turned
 //! into explanations as they arrive, a snapshot every interval, and the
 //! final [`WatchDocument`]. Memory is bounded however long it runs: the
 //! kernel's histograms are sparse (at most 65 536 buckets), the windows kept
@@ -21,6 +22,8 @@ use crate::irqnames::IrqNames;
 use crate::loader::{BpfSide, Counters, Settings};
 use crate::records::{comm_str, RawWindow};
 use crate::select::{self, Selection, Started};
+use crate::side::KernelSide;
+use crate::tracefs::TracefsSide;
 use crate::window::{to_window, CommCache};
 
 /// Late windows kept for the ranked analysis: the worst ones...
@@ -51,6 +54,8 @@ pub struct SessionOptions {
     pub max_windows_per_sec: u32,
     /// One normal wake-up in this many sends a baseline window.
     pub baseline_every: u32,
+    /// The kernel side that measures.
+    pub backend: Backend,
 }
 
 #[derive(Debug, Clone)]
@@ -105,7 +110,7 @@ pub struct Live {
 
 /// A running watch.
 pub struct Session {
-    bpf: BpfSide,
+    side: Box<dyn KernelSide>,
     opts: SessionOptions,
     started: Instant,
     start_mono_ns: u64,
@@ -150,8 +155,8 @@ pub fn own_usage() -> (Duration, u64) {
 }
 
 impl Session {
-    /// Loads the BPF side, starts the command (if any) and watches the
-    /// selected tasks.
+    /// Starts the kernel side (`opts.backend`), the command (if any) and
+    /// watches the selected tasks.
     pub fn start(opts: SessionOptions) -> Result<Session> {
         select::validate(&opts.selection)?;
         let settings = Settings {
@@ -160,12 +165,15 @@ impl Session {
             max_windows_per_sec: opts.max_windows_per_sec,
             baseline_every: opts.baseline_every,
         };
-        let bpf = BpfSide::load(&settings)?;
+        let side: Box<dyn KernelSide> = match opts.backend {
+            Backend::Bpf => Box::new(BpfSide::load(&settings)?),
+            Backend::Tracefs => Box::new(TracefsSide::start(&settings)?),
+        };
         let system = SystemInfo::gather();
         let rt_kernel = system.preemption_model.as_deref() == Some("rt")
             || system.kernel_version.contains("PREEMPT_RT");
         let mut session = Session {
-            bpf,
+            side,
             started: Instant::now(),
             start_mono_ns: monotonic_ns(),
             started_at: latlab_rt::clock::format_utc(latlab_rt::clock::unix_time_s()),
@@ -196,16 +204,11 @@ impl Session {
         };
         if let Selection::Command(argv) = &session.opts.selection {
             let mut started = select::spawn_gated(argv)?;
-            session.bpf.watch(started.child.id())?;
+            session.side.watch(started.child.id())?;
             started.release();
             session.command = Some(started);
         }
         session.rescan()?;
-        for note in &session.bpf.skipped {
-            session
-                .notes
-                .insert(format!("optional tracepoint not on this kernel: {note}"));
-        }
         Ok(session)
     }
 
@@ -221,7 +224,7 @@ impl Session {
 
     /// The threads watched now, with their names.
     pub fn watched(&self) -> BTreeMap<i32, String> {
-        self.bpf
+        self.side
             .watched()
             .into_iter()
             .map(|t| {
@@ -243,11 +246,11 @@ impl Session {
         self.last_scan = Instant::now();
         let command = self.command.as_ref().map(|c| c.child.id() as i32);
         let now = select::scan(&self.opts.selection, self.own_pid, command);
-        let watched: BTreeSet<u32> = self.bpf.watched().into_iter().collect();
+        let watched: BTreeSet<u32> = self.side.watched().into_iter().collect();
         for (&tid, comm) in &now {
             self.names.insert(tid, comm.clone());
             if !watched.contains(&(tid as u32)) {
-                self.bpf.watch(tid as u32)?;
+                self.side.watch(tid as u32)?;
             }
         }
         let strict = matches!(self.opts.selection, Selection::Comms(_) | Selection::Rt);
@@ -255,7 +258,7 @@ impl Session {
             let t = tid as i32;
             let alive = std::path::Path::new(&format!("/proc/{t}")).exists();
             if !alive || (strict && !now.contains_key(&t)) {
-                self.bpf.unwatch(tid);
+                self.side.unwatch(tid);
             } else if !self.names.contains_key(&t) {
                 if let Some(c) = self.comms.get(t) {
                     self.names.insert(t, c);
@@ -295,9 +298,9 @@ impl Session {
     /// Waits up to `timeout` for windows, handles those that came, rescans
     /// the selection when due. Returns the windows handled.
     pub fn poll(&mut self, timeout: Duration) -> Result<usize> {
-        self.bpf.wait(timeout);
+        self.side.wait(timeout)?;
         let mut n = 0;
-        while let Some(w) = self.bpf.next_window() {
+        while let Some(w) = self.side.next_window() {
             self.take_window(w?);
             n += 1;
         }
@@ -421,7 +424,7 @@ impl Session {
 
     /// Reads the kernel's histograms now.
     fn read_counts(&mut self) -> &Counts {
-        self.latest = histograms::group(&self.bpf.histogram_counts());
+        self.latest = histograms::group(&self.side.histogram_counts());
         &self.latest
     }
 
@@ -442,7 +445,7 @@ impl Session {
                 all.merge(&histograms::histogram(b));
             }
         }
-        let late_total = self.bpf.counters().late;
+        let late_total = self.side.counters().late;
         let snap = Snapshot {
             at_ns: self.started.elapsed().as_nanos() as u64,
             interval_ns: interval.as_nanos() as u64,
@@ -491,7 +494,7 @@ impl Session {
     }
 
     fn spikes(&self) -> Spikes {
-        let count = self.bpf.counters().late;
+        let count = self.side.counters().late;
         let (per_hour, lo, hi) =
             crate::stats::rate_per_hour(count, self.started.elapsed().as_nanos() as u64);
         let (worst_ns, worst_at_ns) = self.worst.unwrap_or((0, 0));
@@ -597,14 +600,14 @@ impl Session {
                 .worst
                 .map(|(_, at)| elapsed.saturating_sub(Duration::from_nanos(at))),
             top_causes,
-            counters: self.bpf.counters(),
+            counters: self.side.counters(),
         }
     }
 
     /// What watching cost so far.
     pub fn overhead(&self) -> Overhead {
         let (cpu, rss) = own_usage();
-        let (bpf, runs) = self.bpf.kernel_time();
+        let (bpf, runs) = self.side.kernel_time();
         let hours = self.started.elapsed().as_secs_f64() / 3600.0;
         let total = cpu + bpf;
         Overhead {
@@ -679,12 +682,20 @@ impl Session {
                 LatencyKind::Wakeup => t.wakeup = Some(result),
             }
         }
-        let counters = self.bpf.counters();
+        let counters = self.side.counters();
         self.counts.throttled = counters.throttled;
         self.counts.lost = counters.lost;
+        self.counts.events_lost = counters.events_lost;
         let (causes, categories, worst_windows, analysed) = self.analysis();
         self.counts.analysed = analysed;
         let mut notes: Vec<String> = self.notes.iter().cloned().collect();
+        notes.extend(self.side.notes());
+        if counters.events_lost > 0 {
+            notes.push(format!(
+                "{} trace events were lost (the tracefs ring buffers overran: the machine was too busy for watch's reader); wake-ups around them may be missing",
+                counters.events_lost
+            ));
+        }
         if counters.hist_full > 0 {
             notes.push(format!(
                 "{} samples were not counted: the kernel's histogram map was full (65536 buckets)",
@@ -733,7 +744,7 @@ impl Session {
             system: self.system.clone(),
             settings: WatchSettings {
                 selection: self.opts.selection.describe(),
-                backend: "bpf".into(),
+                backend: self.side.backend(),
                 threshold_ns: self.opts.threshold_ns,
                 interval_ns: self.opts.interval.as_nanos() as u64,
                 max_windows_per_sec: self.opts.max_windows_per_sec,
@@ -757,7 +768,7 @@ impl Session {
 
     /// The kernel side's counters.
     pub fn counters(&self) -> Counters {
-        self.bpf.counters()
+        self.side.counters()
     }
 
     /// Cause totals so far (for metrics).

@@ -16,7 +16,7 @@ use latlab_watch::{Session, SessionOptions};
 /// Arguments of `latlab watch`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  latlab watch --comm cyclictest --duration 10m --json watch.json\n  latlab watch --rt --metrics 127.0.0.1:9464\n  latlab watch --threshold 50us -- ./my-control-loop --config x.toml\n\nNeeds root (or CAP_BPF and CAP_PERFMON) and a kernel with BTF (CONFIG_DEBUG_INFO_BTF)."
+    after_help = "Examples:\n  latlab watch --comm cyclictest --duration 10m --json watch.json\n  latlab watch --rt --metrics 127.0.0.1:9464\n  latlab watch --threshold 50us -- ./my-control-loop --config x.toml\n  latlab watch --tracefs --comm cyclictest\n\nNeeds root (or CAP_BPF and CAP_PERFMON) and a kernel with BPF and BTF (CONFIG_BPF_SYSCALL, CONFIG_DEBUG_INFO_BTF); without them, --tracefs (root, or write access to tracefs)."
 )]
 pub struct WatchArgs {
     /// Watch these processes (all their threads, and threads they start); comma-separated.
@@ -55,6 +55,12 @@ pub struct WatchArgs {
     /// Do not store snapshots and the result in the history.
     #[arg(long)]
     pub no_history: bool,
+    /// Measure without BPF: stream the same tracepoints from a private tracefs instance and
+    /// analyse them as they arrive (nothing written to disk; the instance is removed at the
+    /// end). Same figures and causes; costs more: every event of every CPU is recorded and
+    /// decoded in user space (here about 9x the BPF side's CPU time; docs/watch.md).
+    #[arg(long)]
+    pub tracefs: bool,
     /// No live view and no progress lines; only the final text.
     #[arg(long, short)]
     pub quiet: bool,
@@ -104,9 +110,9 @@ fn clock(d: Duration) -> String {
 }
 
 /// The top-like view.
-fn screen(live: &Live, selection: &str, threshold: u64, cpu_share: f64) -> String {
+fn screen(live: &Live, selection: &str, threshold: u64, cpu_share: f64, side: &str) -> String {
     let mut s = format!(
-        "latlab watch: {selection}, {} watched, threshold {} (Ctrl-C stops and writes the result)\n\n",
+        "latlab watch ({side}): {selection}, {} watched, threshold {} (Ctrl-C stops and writes the result)\n\n",
         clock(live.elapsed),
         format_ns(threshold)
     );
@@ -166,12 +172,13 @@ fn screen(live: &Live, selection: &str, threshold: u64, cpu_share: f64) -> Strin
     }
     let c = &live.counters;
     s.push_str(&format!(
-        "kernel: {} late, {} windows throttled, {} lost; watch's CPU: {:.3}%\n",
-        c.late,
-        c.throttled,
-        c.lost,
-        cpu_share * 100.0
+        "kernel: {} late, {} windows throttled, {} lost",
+        c.late, c.throttled, c.lost
     ));
+    if side == "tracefs" {
+        s.push_str(&format!(", {} trace events lost", c.events_lost));
+    }
+    s.push_str(&format!("; watch's CPU: {:.3}%\n", cpu_share * 100.0));
     s
 }
 
@@ -197,6 +204,11 @@ pub fn execute(args: WatchArgs) -> anyhow::Result<ExitCode> {
         interval: args.interval,
         max_windows_per_sec: args.max_windows,
         baseline_every: args.baseline_every,
+        backend: if args.tracefs {
+            latlab_watch::Backend::Tracefs
+        } else {
+            latlab_watch::Backend::Bpf
+        },
     })?;
     let mut history = if args.no_history {
         None
@@ -204,6 +216,7 @@ pub fn execute(args: WatchArgs) -> anyhow::Result<ExitCode> {
         Some(args.history.open().context("opening the history (--db)")?)
     };
     let describe = session.options().selection.describe();
+    let side = session.options().backend.name();
     let tty = std::io::stderr().is_terminal() && !args.quiet;
     let started = Instant::now();
     let mut last_view = Instant::now() - Duration::from_secs(10);
@@ -211,7 +224,7 @@ pub fn execute(args: WatchArgs) -> anyhow::Result<ExitCode> {
     let progress_every = args.interval.min(Duration::from_secs(10));
     if !args.quiet && !tty {
         eprintln!(
-            "latlab watch: {describe}, {} task(s) now, threshold {}",
+            "latlab watch ({side}): {describe}, {} task(s) now, threshold {}",
             session.watched().len(),
             format_ns(threshold)
         );
@@ -266,7 +279,7 @@ pub fn execute(args: WatchArgs) -> anyhow::Result<ExitCode> {
             if tty {
                 eprint!(
                     "\x1b[H\x1b[2J{}",
-                    screen(&live, &describe, threshold, share)
+                    screen(&live, &describe, threshold, share, side)
                 );
             } else if line_due {
                 last_line = Instant::now();
@@ -277,8 +290,13 @@ pub fn execute(args: WatchArgs) -> anyhow::Result<ExitCode> {
                     .first()
                     .map(|(d, _, s)| format!("; top cause {d} ({:.0}%)", s * 100.0))
                     .unwrap_or_default();
+                let lost = if live.counters.events_lost > 0 {
+                    format!("; {} trace events lost", live.counters.events_lost)
+                } else {
+                    String::new()
+                };
                 eprintln!(
-                    "[{}] {} task(s), {samples} wake-ups, worst {}, {} late ({:.1}/h){top}",
+                    "[{}] {} task(s), {samples} wake-ups, worst {}, {} late ({:.1}/h){top}{lost}",
                     clock(live.elapsed),
                     live.tasks.len(),
                     format_ns(worst),

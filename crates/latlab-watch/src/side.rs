@@ -1,0 +1,127 @@
+//! The kernel side a [`crate::Session`] runs over: the BPF programs
+//! ([`BpfSide`]) or the tracefs stream with the same logic in user space
+//! ([`TracefsSide`]). Both give the same histogram counts, counters and
+//! windows, so that the analysis, snapshots, live view, metrics and result
+//! are one code.
+
+use std::time::Duration;
+
+use crate::document::Backend;
+use crate::error::{Result, WatchError};
+use crate::loader::{BpfSide, Counters};
+use crate::records::RawWindow;
+use crate::tracefs::TracefsSide;
+
+/// What the session needs of a kernel side.
+pub trait KernelSide {
+    /// Which side this is.
+    fn backend(&self) -> Backend;
+    /// Starts watching thread `tid`.
+    fn watch(&mut self, tid: u32) -> Result<()>;
+    /// Stops watching thread `tid`.
+    fn unwatch(&mut self, tid: u32);
+    /// The threads watched now (those added on fork included).
+    fn watched(&self) -> Vec<u32>;
+    /// Every histogram bucket counted so far: `(pid, kind, bucket, count)`.
+    fn histogram_counts(&self) -> Vec<(u32, u32, u32, u64)>;
+    /// The counters.
+    fn counters(&self) -> Counters;
+    /// Waits up to `timeout` for windows (the tracefs side reads and
+    /// analyses the events that came meanwhile).
+    fn wait(&mut self, timeout: Duration) -> Result<()>;
+    /// The next window, if one came.
+    fn next_window(&mut self) -> Option<Result<RawWindow>>;
+    /// Kernel time spent in the side's programs and their runs (BPF; zero
+    /// for tracefs, whose recording cost is not measurable per event).
+    fn kernel_time(&self) -> (Duration, u64);
+    /// Remarks for the result (optional tracepoints missing, ...).
+    fn notes(&self) -> Vec<String>;
+}
+
+impl KernelSide for BpfSide {
+    fn backend(&self) -> Backend {
+        Backend::Bpf
+    }
+    fn watch(&mut self, tid: u32) -> Result<()> {
+        BpfSide::watch(self, tid)
+    }
+    fn unwatch(&mut self, tid: u32) {
+        BpfSide::unwatch(self, tid)
+    }
+    fn watched(&self) -> Vec<u32> {
+        BpfSide::watched(self)
+    }
+    fn histogram_counts(&self) -> Vec<(u32, u32, u32, u64)> {
+        BpfSide::histogram_counts(self)
+    }
+    fn counters(&self) -> Counters {
+        BpfSide::counters(self)
+    }
+    fn wait(&mut self, timeout: Duration) -> Result<()> {
+        BpfSide::wait(self, timeout);
+        Ok(())
+    }
+    fn next_window(&mut self) -> Option<Result<RawWindow>> {
+        BpfSide::next_window(self)
+    }
+    fn kernel_time(&self) -> (Duration, u64) {
+        BpfSide::kernel_time(self)
+    }
+    fn notes(&self) -> Vec<String> {
+        self.skipped
+            .iter()
+            .map(|s| format!("optional tracepoint not on this kernel: {s}"))
+            .collect()
+    }
+}
+
+impl KernelSide for TracefsSide {
+    fn backend(&self) -> Backend {
+        Backend::Tracefs
+    }
+    fn watch(&mut self, tid: u32) -> Result<()> {
+        if self.mirror_mut().watch(tid) {
+            Ok(())
+        } else {
+            Err(WatchError::Selection(format!(
+                "too many tasks to watch (at most {})",
+                crate::mirror::MAX_WATCHED
+            )))
+        }
+    }
+    fn unwatch(&mut self, tid: u32) {
+        self.mirror_mut().unwatch(tid)
+    }
+    fn watched(&self) -> Vec<u32> {
+        self.mirror().watched()
+    }
+    fn histogram_counts(&self) -> Vec<(u32, u32, u32, u64)> {
+        self.mirror().histogram_counts()
+    }
+    fn counters(&self) -> Counters {
+        TracefsSide::counters(self)
+    }
+    fn wait(&mut self, timeout: Duration) -> Result<()> {
+        TracefsSide::wait(self, timeout)
+    }
+    fn next_window(&mut self) -> Option<Result<RawWindow>> {
+        TracefsSide::next_window(self).map(Ok)
+    }
+    fn kernel_time(&self) -> (Duration, u64) {
+        (Duration::ZERO, 0)
+    }
+    fn notes(&self) -> Vec<String> {
+        let mut n = self.notes.clone();
+        n.push(
+            "measured through tracefs (--tracefs): overhead counts watch's process only; the kernel's cost of recording every event is not in it (docs/watch.md gives measured figures)"
+                .into(),
+        );
+        if self.pages_after_loss > 0 {
+            n.push(format!(
+                "the kernel flagged lost events before {} ring-buffer pages: wake-ups around them may be missing",
+                self.pages_after_loss
+            ));
+        }
+        n
+    }
+}
