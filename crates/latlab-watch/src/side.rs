@@ -116,6 +116,12 @@ impl KernelSide for TracefsSide {
             "measured through tracefs (--tracefs): overhead counts watch's process only; the kernel's cost of recording every event is not in it (docs/watch.md gives measured figures)"
                 .into(),
         );
+        let inferred = self.mirror().inferred_switches();
+        if inferred > 0 {
+            n.push(format!(
+                "{inferred} task switches were missing from the trace (this kernel does not record every sched_switch in tracefs) and were put in at the next task's first event: those wake-ups are measured to that moment, later than the switch by the time the task took to its first traced event"
+            ));
+        }
         if self.pages_after_loss > 0 {
             n.push(format!(
                 "the kernel flagged lost events before {} ring-buffer pages: wake-ups around them may be missing",

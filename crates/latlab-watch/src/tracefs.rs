@@ -173,10 +173,12 @@ impl Decoder {
                 Some(d) => {
                     by_id.insert(f.id, d);
                 }
-                None => return Err(WatchError::Tracefs(format!(
+                None => {
+                    return Err(WatchError::Tracefs(format!(
                     "{system}:{} lacks a field latlab watch reads (this kernel's format differs)",
                     f.name
-                ))),
+                )))
+                }
             }
         }
         let (common_type, common_pid) = common.ok_or_else(|| {
