@@ -36,6 +36,7 @@ tests=(
   "-p latlab --test run"
   "-p latlab --test explain"
   "-p latlab --test timer_truth"
+  "-p latlab --test watch_tracefs"
 )
 for t in "${tests[@]}"; do
   # shellcheck disable=SC2086 # $t is the cargo arguments

@@ -10,6 +10,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::watch::{hog, read, task};
 use common::{latlab, require, root};
 use serde_json::Value;
 
@@ -27,23 +28,6 @@ fn bpf_ready(test: &str) -> bool {
             Path::new("/sys/kernel/btf/vmlinux").exists(),
             "a kernel built with CONFIG_DEBUG_INFO_BTF=y",
         )
-}
-
-fn read(path: &Path) -> Value {
-    let text =
-        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap()
-}
-
-/// The task of `doc` called `comm` with the most thread-latency samples.
-fn task<'a>(doc: &'a Value, comm: &str) -> &'a Value {
-    doc["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|t| t["comm"] == comm)
-        .max_by_key(|t| t["thread"]["summary"]["count"].as_u64().unwrap_or(0))
-        .unwrap_or_else(|| panic!("no task {comm} in {:#}", doc["tasks"]))
 }
 
 #[test]
@@ -135,31 +119,6 @@ fn watch_counts_what_a_sched_fifo_thread_measures_itself() {
     let irq = seen["irq"]["summary"]["p50"].as_u64().unwrap();
     assert!(irq <= p50_watch, "irq p50 {irq} > thread p50 {p50_watch}");
     assert!(!watch["snapshots"].as_array().unwrap().is_empty());
-}
-
-/// A SCHED_FIFO 99 thread of this process, pinned to CPU 0, spinning `spin`
-/// every `every` until `stop`; returns its thread id.
-fn hog(spin: Duration, every: Duration, stop: Instant) -> std::thread::JoinHandle<()> {
-    std::thread::Builder::new()
-        .name("latlab-hog".into())
-        .spawn(move || {
-            // SAFETY: plain syscalls on the calling thread.
-            unsafe {
-                let mut set: libc::cpu_set_t = std::mem::zeroed();
-                libc::CPU_SET(0, &mut set);
-                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-                let param = libc::sched_param { sched_priority: 99 };
-                assert_eq!(libc::sched_setscheduler(0, libc::SCHED_FIFO, &param), 0);
-            }
-            while Instant::now() < stop {
-                let until = Instant::now() + spin;
-                while Instant::now() < until {
-                    std::hint::spin_loop();
-                }
-                std::thread::sleep(every);
-            }
-        })
-        .unwrap()
 }
 
 #[test]
@@ -440,4 +399,6 @@ fn bad_selections_and_missing_privilege_are_named() {
         e.contains("CAP_BPF and CAP_PERFMON") && e.contains("as root"),
         "{e}"
     );
+    // ... and where BPF cannot be had, the way without it.
+    assert!(e.contains("latlab watch --tracefs"), "{e}");
 }

@@ -80,3 +80,55 @@ impl Drop for FullDisk {
         }
     }
 }
+
+/// What the `latlab watch` tests share (tests/watch.rs, tests/watch_tracefs.rs).
+pub mod watch {
+    use std::path::Path;
+    use std::time::{Duration, Instant};
+
+    use serde_json::Value;
+
+    /// A JSON file.
+    pub fn read(path: &Path) -> Value {
+        let text = std::fs::read_to_string(path)
+            .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+        serde_json::from_str(&text).unwrap()
+    }
+
+    /// The task of `doc` called `comm` with the most thread-latency samples.
+    pub fn task<'a>(doc: &'a Value, comm: &str) -> &'a Value {
+        doc["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["comm"] == comm)
+            .max_by_key(|t| t["thread"]["summary"]["count"].as_u64().unwrap_or(0))
+            .unwrap_or_else(|| panic!("no task {comm} in {:#}", doc["tasks"]))
+    }
+
+    /// A SCHED_FIFO 99 thread of this process called `latlab-hog`, pinned
+    /// to CPU 0, spinning `spin` every `every` until `stop` (it always
+    /// sleeps between bursts).
+    pub fn hog(spin: Duration, every: Duration, stop: Instant) -> std::thread::JoinHandle<()> {
+        std::thread::Builder::new()
+            .name("latlab-hog".into())
+            .spawn(move || {
+                // SAFETY: plain syscalls on the calling thread.
+                unsafe {
+                    let mut set: libc::cpu_set_t = std::mem::zeroed();
+                    libc::CPU_SET(0, &mut set);
+                    libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+                    let param = libc::sched_param { sched_priority: 99 };
+                    assert_eq!(libc::sched_setscheduler(0, libc::SCHED_FIFO, &param), 0);
+                }
+                while Instant::now() < stop {
+                    let until = Instant::now() + spin;
+                    while Instant::now() < until {
+                        std::hint::spin_loop();
+                    }
+                    std::thread::sleep(every);
+                }
+            })
+            .unwrap()
+    }
+}
