@@ -12,7 +12,6 @@ use std::time::{Duration, Instant};
 
 use common::watch::{hog, read, task};
 use common::{latlab, require, root};
-use serde_json::Value;
 
 /// One watch at a time: the hog and the measurements share CPU 0.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
