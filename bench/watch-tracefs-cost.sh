@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# What `latlab watch --tracefs` costs next to the BPF side (issue 16), on
+# the same workload, side by side.
+#
+# Each round runs cyclictest (-m -p95 -i1000, SECONDS long) three times:
+# alone, watched by `latlab watch --comm cyclictest` (BPF), and watched by
+# `latlab watch --tracefs --comm cyclictest`. For each it prints
+# cyclictest's p99 (its own histogram), watch's CPU time per hour as watch
+# reports it (its process, plus its BPF programs' run time for BPF), and the
+# whole machine's busy CPU time per hour above the alone run (from
+# /proc/stat: it includes what the kernel spends recording trace events,
+# which no per-process figure shows). Then the medians and the ratios
+# tracefs/BPF. On a shared VM the machine-wide figure is noisy: read the
+# ratios, and the spread of the rounds.
+#
+# Usage (as root): bench/watch-tracefs-cost.sh [ROUNDS] [SECONDS]
+#   LATLAB=path/to/latlab (default target/release/latlab, built if missing)
+set -euo pipefail
+ROUNDS=${1:-3}
+SECS=${2:-20}
+here=$(cd "$(dirname "$0")/.." && pwd)
+LATLAB=${LATLAB:-$here/target/release/latlab}
+if [[ ! -x $LATLAB ]]; then
+    (cd "$here" && cargo build --release -p latlab >&2)
+fi
+[[ $(id -u) -eq 0 ]] || { echo "run as root: BPF, tracefs and SCHED_FIFO need it" >&2; exit 1; }
+for t in cyclictest jq; do command -v $t >/dev/null || { echo "needs $t (apt-get install rt-tests jq)" >&2; exit 1; }; done
+work=$(mktemp -d /tmp/latlab-watch-cost.XXXXXX)
+watch_pid=
+cleanup() {
+    [[ -n $watch_pid ]] && kill -INT "$watch_pid" 2>/dev/null && wait "$watch_pid" 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+# p99 (µs) from cyclictest's histogram (-h): the first bucket where the
+# cumulative count reaches 99 %.
+p99_of() {
+    awk '/^[0-9]/ { n = 0; for (i = 2; i <= NF; i++) n += $i; c[++k] = n; v[k] = $1 + 0; total += n }
+         END { s = 0; for (j = 1; j <= k; j++) { s += c[j]; if (s >= 0.99 * total) { print v[j]; exit } } }' "$1"
+}
+# Busy CPU time of the whole machine so far (USER_HZ ticks): user, nice,
+# system, irq, softirq (not idle, iowait, steal).
+busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8; exit }' /proc/stat; }
+hz=$(getconf CLK_TCK)
+
+# One cyclictest run; MODE: alone, bpf or tracefs. Prints "p99 watch_cpu_s_per_h machine_busy_s_per_h".
+one() {
+    local mode=$1 r=$2 flags=()
+    [[ $mode == tracefs ]] && flags=(--tracefs)
+    if [[ $mode != alone ]]; then
+        "$LATLAB" watch "${flags[@]}" --comm cyclictest --threshold 100us --interval 1m --no-history \
+            --quiet --json "$work/$mode-$r.json" >/dev/null 2>"$work/watch.err" &
+        watch_pid=$!
+        sleep 2 # loaded; the rescan picks cyclictest up within 1 s
+    fi
+    local b0 t0 b1 t1
+    b0=$(busy) t0=$(date +%s.%N)
+    cyclictest -m -p95 -i1000 -D"$SECS" -q -h 20000 >"$work/$mode-$r.txt"
+    b1=$(busy) t1=$(date +%s.%N)
+    local cpu=0
+    if [[ -n $watch_pid ]]; then
+        kill -INT "$watch_pid"; wait "$watch_pid" || { cat "$work/watch.err" >&2; exit 1; }
+        watch_pid=
+        cpu=$(jq '.overhead.cpu_ns_per_hour / 1e9' "$work/$mode-$r.json")
+        lost=$(jq '.windows_seen.events_lost' "$work/$mode-$r.json")
+        [[ $lost == 0 ]] || echo "  ($mode round $r: $lost trace events lost)" >&2
+    fi
+    echo "$(p99_of "$work/$mode-$r.txt") $cpu $(awk -v b="$((b1 - b0))" -v hz="$hz" -v s="$t0" -v e="$t1" 'BEGIN { printf "%.1f", b / hz / (e - s) * 3600 }')"
+}
+
+echo "$(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "latlab $(cd "$here" && git rev-parse --short HEAD 2>/dev/null || echo '?'); cyclictest -m -p95 -i1000 -D${SECS}, $ROUNDS rounds of alone / bpf / tracefs"
+printf '%-6s %-8s %10s %16s %18s\n' round mode "p99" "watch CPU s/h" "machine busy s/h"
+declare -A p99 cpu busy_h
+for r in $(seq 1 "$ROUNDS"); do
+    for mode in alone bpf tracefs; do
+        read -r p c b < <(one "$mode" "$r")
+        p99[$mode]+="$p " cpu[$mode]+="$c " busy_h[$mode]+="$b "
+        printf '%-6s %-8s %7s us %16.2f %18s\n' "$r" "$mode" "$p" "$c" "$b"
+    done
+done
+# shellcheck disable=SC2086 # $1 is the list, split on purpose
+median() { printf '%s\n' $1 | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+for mode in alone bpf tracefs; do
+    printf 'median %-8s p99 %s us, watch CPU %.2f s/h, machine busy %s s/h\n' "$mode" \
+        "$(median "${p99[$mode]}")" "$(median "${cpu[$mode]}")" "$(median "${busy_h[$mode]}")"
+done
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "-" }'; }
+cb=$(median "${cpu[bpf]}") ct=$(median "${cpu[tracefs]}")
+ba=$(median "${busy_h[alone]}") bb=$(median "${busy_h[bpf]}") bt=$(median "${busy_h[tracefs]}")
+eb=$(awk -v x="$bb" -v a="$ba" 'BEGIN { d = x - a; printf "%.1f", d > 0 ? d : 0 }')
+et=$(awk -v x="$bt" -v a="$ba" 'BEGIN { d = x - a; printf "%.1f", d > 0 ? d : 0 }')
+echo "watch's own CPU time per hour: tracefs/bpf = $(ratio "$ct" "$cb") ($ct s vs $cb s; $(awk -v c="$ct" 'BEGIN { printf "%.2f", c / 36 }') % vs $(awk -v c="$cb" 'BEGIN { printf "%.2f", c / 36 }') % of one CPU)"
+echo "machine busy time above alone per hour: tracefs $et s, bpf $eb s, tracefs/bpf = $(ratio "$et" "$eb")"
+echo "p99 watched/alone: bpf $(ratio "$(median "${p99[bpf]}")" "$(median "${p99[alone]}")"), tracefs $(ratio "$(median "${p99[tracefs]}")" "$(median "${p99[alone]}")")"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
