@@ -18,27 +18,9 @@
 set -euo pipefail
 ROUNDS=${1:-3}
 SECS=${2:-20}
-here=$(cd "$(dirname "$0")/.." && pwd)
-LATLAB=${LATLAB:-$here/target/release/latlab}
-if [[ ! -x $LATLAB ]]; then
-    (cd "$here" && cargo build --release -p latlab >&2)
-fi
-[[ $(id -u) -eq 0 ]] || { echo "run as root: BPF, tracefs and SCHED_FIFO need it" >&2; exit 1; }
-for t in cyclictest jq; do command -v $t >/dev/null || { echo "needs $t (apt-get install rt-tests jq)" >&2; exit 1; }; done
-work=$(mktemp -d /tmp/latlab-watch-cost.XXXXXX)
-watch_pid=
-cleanup() {
-    [[ -n $watch_pid ]] && kill -INT "$watch_pid" 2>/dev/null && wait "$watch_pid" 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
+# shellcheck source=bench/watch-common.sh
+source "$(dirname "$0")/watch-common.sh"
 
-# p99 (µs) from cyclictest's histogram (-h): the first bucket where the
-# cumulative count reaches 99 %.
-p99_of() {
-    awk '/^[0-9]/ { n = 0; for (i = 2; i <= NF; i++) n += $i; c[++k] = n; v[k] = $1 + 0; total += n }
-         END { s = 0; for (j = 1; j <= k; j++) { s += c[j]; if (s >= 0.99 * total) { print v[j]; exit } } }' "$1"
-}
 # Busy CPU time of the whole machine so far (USER_HZ ticks): user, nice,
 # system, irq, softirq (not idle, iowait, steal).
 busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8; exit }' /proc/stat; }
@@ -66,7 +48,9 @@ one() {
         lost=$(jq '.windows_seen.events_lost' "$work/$mode-$r.json")
         [[ $lost == 0 ]] || echo "  ($mode round $r: $lost trace events lost)" >&2
     fi
-    echo "$(p99_of "$work/$mode-$r.txt") $cpu $(awk -v b="$((b1 - b0))" -v hz="$hz" -v s="$t0" -v e="$t1" 'BEGIN { printf "%.1f", b / hz / (e - s) * 3600 }')"
+    local _p50 p _max
+    read -r _p50 p _max < <(pct_of "$work/$mode-$r.txt")
+    echo "$p $cpu $(awk -v b="$((b1 - b0))" -v hz="$hz" -v s="$t0" -v e="$t1" 'BEGIN { printf "%.1f", b / hz / (e - s) * 3600 }')"
 }
 
 echo "$(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); load average: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::watch::{hog, read, task};
+use common::watch::{hog_named_as_the_cause, read, task};
 use common::{latlab, require, root};
 
 /// One watch at a time: the hog and the measurements share CPU 0.
@@ -126,61 +126,7 @@ fn a_higher_priority_hog_is_named_as_the_cause() {
         return;
     }
     let _one = serial();
-    let dir = tempfile::tempdir().unwrap();
-    let watch_json = dir.path().join("watch.json");
-    let h = hog(
-        Duration::from_millis(3),
-        Duration::from_millis(40),
-        Instant::now() + Duration::from_secs(6),
-    );
-    let out = latlab()
-        .args([
-            "watch",
-            "--threshold",
-            "500us",
-            "--interval",
-            "2s",
-            "--no-history",
-            "--quiet",
-            "--json",
-        ])
-        .arg(&watch_json)
-        .args([
-            "--",
-            env!("CARGO_BIN_EXE_latlab"),
-            "run",
-            "--duration",
-            "4s",
-            "--interval",
-            "1ms",
-        ])
-        .args(["--cpus", "0", "--priority", "50", "-q", "--no-save"])
-        .output()
-        .unwrap();
-    h.join().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc = read(&watch_json);
-    let seen = task(&doc, "latlab-cpu0");
-    assert!(seen["late_windows"].as_u64().unwrap() >= 5, "{:#}", seen);
-    let causes = doc["causes"].as_array().unwrap();
-    let top = causes.first().expect("ranked causes");
-    assert_eq!(
-        top["cause"]["category"], "other_task",
-        "{:#}",
-        doc["causes"]
-    );
-    assert!(
-        top["description"].as_str().unwrap().contains("latlab-hog"),
-        "{:#}",
-        doc["causes"]
-    );
-    // The hog's worst is about its spin.
-    let worst = seen["worst_ns"].as_u64().unwrap();
-    assert!((2_000_000..40_000_000).contains(&worst), "worst {worst} ns");
+    hog_named_as_the_cause(&[]);
 }
 
 fn scrape(addr: &str) -> Option<String> {

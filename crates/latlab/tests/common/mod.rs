@@ -106,6 +106,66 @@ pub mod watch {
             .unwrap_or_else(|| panic!("no task {comm} in {:#}", doc["tasks"]))
     }
 
+    /// Watches (`latlab watch`, with `extra` options) a SCHED_FIFO 50
+    /// `latlab run` thread on CPU 0 while a SCHED_FIFO 99 [`hog`] spins 3 ms
+    /// every 40 ms there, and checks that the hog is the top cause and the
+    /// worst about its spin. Returns the result and the printed text.
+    pub fn hog_named_as_the_cause(extra: &[&str]) -> (Value, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let watch_json = dir.path().join("watch.json");
+        let h = hog(
+            Duration::from_millis(3),
+            Duration::from_millis(40),
+            Instant::now() + Duration::from_secs(6),
+        );
+        let out = super::latlab()
+            .arg("watch")
+            .args(extra)
+            .args(["--threshold", "500us", "--interval", "2s"])
+            .args(["--no-history", "--quiet", "--json"])
+            .arg(&watch_json)
+            .args([
+                "--",
+                env!("CARGO_BIN_EXE_latlab"),
+                "run",
+                "--duration",
+                "4s",
+            ])
+            .args(["--interval", "1ms", "--cpus", "0", "--priority", "50"])
+            .args(["-q", "--no-save"])
+            .output()
+            .unwrap();
+        h.join().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc = read(&watch_json);
+        let seen = task(&doc, "latlab-cpu0");
+        assert!(seen["late_windows"].as_u64().unwrap() >= 5, "{:#}", seen);
+        let top = doc["causes"]
+            .as_array()
+            .unwrap()
+            .first()
+            .cloned()
+            .expect("ranked causes");
+        assert_eq!(
+            top["cause"]["category"], "other_task",
+            "{:#}",
+            doc["causes"]
+        );
+        assert!(
+            top["description"].as_str().unwrap().contains("latlab-hog"),
+            "{:#}",
+            doc["causes"]
+        );
+        // The hog's worst is about its spin.
+        let worst = seen["worst_ns"].as_u64().unwrap();
+        assert!((2_000_000..40_000_000).contains(&worst), "worst {worst} ns");
+        (doc, String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
     /// A SCHED_FIFO 99 thread of this process called `latlab-hog`, pinned
     /// to CPU 0, spinning `spin` every `every` until `stop` (it always
     /// sleeps between bursts).
