@@ -6,6 +6,12 @@
 //! `latlab watch --tracefs` feeds it from a private tracefs instance
 //! ([`crate::tracefs`]).
 //!
+//! The BPF side sends a window at the CPU's next switch (so that copying
+//! the rings never delays the wake-up it describes) and user space cuts the
+//! rings at `switch_at`; here nothing runs on the watched wake-up's path, so
+//! the window is taken at the switch itself: the same events up to
+//! `switch_at`.
+//!
 //! One difference the trace forces: `hrtimer_expire_entry` in tracefs holds
 //! no expiry, so the soft expiry comes from the timer's last
 //! `hrtimer_start` (and its clock from `hrtimer_setup`/`hrtimer_init` when
