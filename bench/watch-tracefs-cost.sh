@@ -23,7 +23,7 @@
 set -euo pipefail
 ROUNDS=${1:-3}
 SECS=${2:-20}
-LOOPS=${3:-300}
+LOOPS=${3:-3000}
 # shellcheck source=bench/watch-common.sh
 source "$(dirname "$0")/watch-common.sh"
 command -v hackbench >/dev/null || { echo "needs hackbench (apt-get install rt-tests)" >&2; exit 1; }
@@ -36,8 +36,8 @@ hz=$(getconf CLK_TCK)
 # CPU time (ticks) of process $1 so far: utime + stime.
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
-# CPU time (s) this shell's waited-for children used so far.
-children_cpu() { awk -v hz="$hz" '{ printf "%.3f", ($16 + $17) / hz }' "/proc/$BASHPID/stat"; }
+# CPU time (s) the waited-for children of shell $1 used so far.
+children_cpu() { awk -v hz="$hz" '{ printf "%.3f", ($16 + $17) / hz }' "/proc/$1/stat"; }
 
 # One cyclictest run and one hackbench; MODE: alone, bpf or tracefs. Prints
 # "p99 watch_cpu_s_per_h machine_busy_s_per_h hackbench_cpu_s". Watch's CPU is taken over the
@@ -59,10 +59,10 @@ one() {
     cyclictest -m -p95 -i1000 -D"$SECS" -q -h 20000 >"$work/$mode-$r.txt"
     b1=$(busy) t1=$(date +%s.%N)
     [[ -n $watch_pid ]] && w1=$(ticks "$watch_pid")
-    local h0 h1
-    h0=$(children_cpu)
+    local h0 h1 me=$BASHPID
+    h0=$(children_cpu "$me")
     hackbench -p -g 1 -l "$LOOPS" >/dev/null
-    h1=$(children_cpu)
+    h1=$(children_cpu "$me")
     local cpu=0
     if [[ -n $watch_pid ]]; then
         kill -INT "$watch_pid"; wait "$watch_pid" || { cat "$work/watch.err" >&2; exit 1; }
