@@ -1105,7 +1105,7 @@ _latlab() {
             return 0
             ;;
         latlab__subcmd__watch)
-            opts="-q -h -V --pid --comm --rt --threshold --interval --duration --json --metrics --max-windows --baseline-every --db --no-history --quiet --help --version"
+            opts="-q -h -V --pid --comm --rt --threshold --interval --duration --json --metrics --max-windows --baseline-every --db --no-history --tracefs --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

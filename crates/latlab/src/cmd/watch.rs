@@ -57,8 +57,10 @@ pub struct WatchArgs {
     pub no_history: bool,
     /// Measure without BPF: stream the same tracepoints from a private tracefs instance and
     /// analyse them as they arrive (nothing written to disk; the instance is removed at the
-    /// end). Same figures and causes; costs more: every event of every CPU is recorded and
-    /// decoded in user space (here about 9x the BPF side's CPU time; docs/watch.md).
+    /// end). Same figures and causes, at another cost: the kernel writes every scheduler,
+    /// interrupt and timer event of every CPU to a ring buffer (paid by the traced tasks) and
+    /// latlab decodes them all (its own CPU here 0.74x the BPF side's, 1.5 % of a CPU), and
+    /// events are lost when the machine is too busy to read them (counted). docs/watch.md
     #[arg(long)]
     pub tracefs: bool,
     /// No live view and no progress lines; only the final text.
