@@ -272,13 +272,19 @@ pub fn measure(
 
     // Wait for every thread to be pinned and prioritised before starting.
     let mut setup_error = None;
+    let mut tids = vec![0; threads];
     for _ in 0..threads {
         match ready_rx.recv() {
-            Ok(Ok(())) => {}
+            Ok(Ok((index, tid))) => tids[index] = tid,
             Ok(Err(e)) => {
                 setup_error.get_or_insert(e);
             }
             Err(_) => break,
+        }
+    }
+    if setup_error.is_none() {
+        if let Err(reason) = monitor.threads(&tids) {
+            setup_error = Some(MeasureError::Monitor(reason));
         }
     }
     let mut settle = Duration::ZERO;
@@ -406,16 +412,19 @@ struct ThreadContext {
     abort: Arc<AtomicBool>,
     start_ns: Arc<AtomicU64>,
     barrier: Arc<Barrier>,
-    ready: std::sync::mpsc::Sender<Result<(), MeasureError>>,
+    /// Tells the main thread this thread is set up: its index and thread id.
+    ready: std::sync::mpsc::Sender<Result<(usize, i32), MeasureError>>,
     sink: Option<SampleSink>,
 }
 
 impl ThreadContext {
-    fn setup(&self) -> Result<(), MeasureError> {
+    fn setup(&self) -> Result<(usize, i32), MeasureError> {
         sched::pin_current_thread(self.cpu)?;
         sched::set_current_thread(self.config.policy, self.config.priority)?;
         latlab_rt::memory::prefault_stack(64 * 1024);
-        Ok(())
+        // SAFETY: gettid cannot fail.
+        let tid = unsafe { libc::gettid() };
+        Ok((self.index, tid))
     }
 
     fn run(mut self) -> Result<Option<ThreadOutput>, MeasureError> {

@@ -137,6 +137,56 @@ pub struct ThreadResult {
     pub series: Vec<SeriesPoint>,
     /// Period accuracy.
     pub period: PeriodSummary,
+    /// The same thread's timer-driven wake-ups measured in the kernel and
+    /// split at the timer interrupt (`--split`, with BPF); absent when the
+    /// run had no split (and in results written before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<LatencySplit>,
+}
+
+/// The wake-up latency of timer-driven wake-ups split at the timer
+/// interrupt, measured in the kernel by latlab watch's BPF side (`latlab
+/// run --split`): the two parts the MontaVista paper names, *interrupt
+/// latency* (the expiry to the timer interrupt) and *preemption latency*
+/// (the timer interrupt to the thread running), and their sum, what rtla
+/// timerlat calls *thread latency*. Per wake-up, `thread_latency` =
+/// `interrupt_latency` + `preemption_latency` exactly; latlab's own
+/// `latency` adds the return to user space and the clock read after the
+/// thread runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LatencySplit {
+    /// Timer-driven wake-ups the kernel measured (its hrtimer callback
+    /// woke the thread). Usually the thread's `cycles` plus one: the kernel
+    /// also sees the wake-up at or past the end, which latlab does not
+    /// count; a missed period whose expiry had passed before the thread
+    /// slept has no wake-up.
+    pub timer_wakeups: u64,
+    /// Other wake-ups of the thread (no timer callback woke it, e.g. the
+    /// start of the run): not in the figures.
+    pub other_wakeups: u64,
+    /// Interrupt latency: the timer's expiry (its soft expiry, the intended
+    /// wake-up) to the timer interrupt reading the clock to run the expired
+    /// timers (`now` of the kernel's `hrtimer_expire_entry` event).
+    /// MontaVista's "interrupt latency", rtla timerlat's "IRQ latency".
+    pub interrupt_latency: LatencyPart,
+    /// Preemption latency: that timer interrupt to the thread running (the
+    /// kernel's switch to it). MontaVista's "preemption latency": what the
+    /// scheduler, other tasks and interrupts, and sections with preemption
+    /// off add after the interrupt.
+    pub preemption_latency: LatencyPart,
+    /// Thread latency: the expiry to the thread running, the sum of the two
+    /// above; rtla timerlat's "thread latency".
+    pub thread_latency: LatencyPart,
+}
+
+/// One part of a [`LatencySplit`]: its statistics (the mean and deviation
+/// from bucket midpoints, within 0.2 %) and its histogram, ns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LatencyPart {
+    /// Statistics, ns.
+    pub summary: Summary,
+    /// Histogram: non-empty buckets `{low, high, count}` in ns.
+    pub histogram: Histogram,
 }
 
 /// All threads together.
@@ -157,6 +207,10 @@ pub struct Totals {
     pub worst: Vec<WorstSample>,
     /// Period accuracy over all threads (deviation from each thread's own period).
     pub period: PeriodSummary,
+    /// Every thread's [`LatencySplit`] together (`--split`); absent without
+    /// one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<LatencySplit>,
 }
 
 /// The overall verdict.
@@ -248,6 +302,7 @@ impl ThreadResult {
             worst: output.worst.as_slice().to_vec(),
             series: output.series.clone(),
             period: output.period.summary(),
+            split: None,
         }
     }
 }
@@ -274,6 +329,7 @@ impl Totals {
             histogram: stats.histogram().clone(),
             worst: worst.as_slice().to_vec(),
             period: period.unwrap_or_else(|| PeriodTracker::new(0, 0)).summary(),
+            split: None,
         }
     }
 }

@@ -65,6 +65,7 @@ pub fn summary_table(result: &RunResult) -> String {
         });
     }
     latency_table(&mut out, ("CPU", 4), Some("missed"), &rows);
+    split_block(&mut out, result);
     early_block(&mut out, result);
     out.push('\n');
     period_block(&mut out, result);
@@ -76,6 +77,65 @@ pub fn summary_table(result: &RunResult) -> String {
         "try --max-latency 1ms or --profile emblix-class2",
     );
     out
+}
+
+/// What the three parts of a [`latlab_measure::result::LatencySplit`] are,
+/// one line each (the terminal and HTML summaries say it under their table).
+pub const SPLIT_LEGEND: [&str; 3] = [
+    "interrupt: the timer's expiry -> the timer interrupt (MontaVista's interrupt latency, \
+     rtla's IRQ latency)",
+    "preemption: the timer interrupt -> the thread running (MontaVista's preemption latency)",
+    "thread: the expiry -> the thread running, interrupt + preemption (rtla's thread latency); \
+     latlab's latency adds the return to user space",
+];
+
+/// Appends the split of the latency at the timer interrupt (`--split`), if
+/// the run has one: per thread and overall, the timer wake-ups the kernel
+/// measured and p50/p99/max of each part.
+fn split_block(out: &mut String, result: &RunResult) {
+    let Some(overall) = &result.overall.split else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "\nLatency split at the timer interrupt (us; measured in the kernel, BPF)"
+    );
+    let header = format!(
+        "{:>4} {:>10}  {:^26}  {:^26}  {:^26}",
+        "", "timer", "interrupt latency", "preemption latency", "thread latency"
+    );
+    let _ = writeln!(out, "{}", header.trim_end());
+    let _ = writeln!(
+        out,
+        "{:>4} {:>10}  {:>8} {:>8} {:>8}  {:>8} {:>8} {:>8}  {:>8} {:>8} {:>8}",
+        "CPU", "wake-ups", "p50", "p99", "max", "p50", "p99", "max", "p50", "p99", "max"
+    );
+    let row = |out: &mut String, label: &str, s: &latlab_measure::result::LatencySplit| {
+        let _ = write!(out, "{label:>4} {:>10}", s.timer_wakeups);
+        for part in [
+            &s.interrupt_latency,
+            &s.preemption_latency,
+            &s.thread_latency,
+        ] {
+            let l = &part.summary;
+            let _ = write!(out, "  {:>8} {:>8} {:>8}", us(l.p50), us(l.p99), us(l.max));
+        }
+        out.push('\n');
+    };
+    for t in &result.threads {
+        match &t.split {
+            Some(split) => row(out, &t.cpu.to_string(), split),
+            None => {
+                let _ = writeln!(out, "{:>4} {:>10}", t.cpu, "-");
+            }
+        }
+    }
+    if result.threads.len() > 1 {
+        row(out, "all", overall);
+    }
+    for line in SPLIT_LEGEND {
+        let _ = writeln!(out, "{line}");
+    }
 }
 
 /// Appends the one-line description of the machine (kernel, preemption,

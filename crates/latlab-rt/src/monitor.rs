@@ -8,6 +8,13 @@ use std::time::Duration;
 /// the measurement. An error from either stops the measurement, which
 /// returns it.
 pub trait Monitor<P: ?Sized> {
+    /// The real-time threads exist, are pinned and at their priority, and
+    /// have not yet measured anything: their thread ids, in the order of
+    /// the measurement's threads (e.g. to watch them in the kernel). Called
+    /// before [`Monitor::ready`].
+    fn threads(&mut self, _tids: &[i32]) -> Result<(), String> {
+        Ok(())
+    }
     /// Every real-time thread is pinned and at its priority (e.g. start a
     /// background load here). Returns how long to wait before the first
     /// period or event, so a load started here can settle (its start-up is
@@ -47,6 +54,7 @@ mod tests {
     #[test]
     fn defaults_go_on_and_overrides_can_stop() {
         let silent: &mut dyn Monitor<u64> = &mut Silent;
+        assert_eq!(silent.threads(&[1, 2]), Ok(()));
         assert_eq!(silent.ready(), Ok(Duration::ZERO));
         assert_eq!(silent.progress(&7), Ok(()));
         let mut counting = Counting(0);

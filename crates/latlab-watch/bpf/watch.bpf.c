@@ -5,7 +5,9 @@
 // For every wake-up of a watched task it measures, in the kernel:
 // - a timer-driven wake-up (the task woken inside an hrtimer callback of a
 //   CLOCK_MONOTONIC timer): the timer-interrupt latency (soft expiry to the
-//   callback) and the thread latency (soft expiry to the task running);
+//   timer interrupt's clock read, the `now` of hrtimer_expire_entry), the
+//   thread latency (soft expiry to the task running) and their difference,
+//   the preemption latency (that clock read to the task running);
 // - any other wake-up: sched_waking to the task running;
 // into histograms with latlab-measure's bucket scheme. Every CPU keeps a
 // short ring of the events explain needs (switches, wake-ups, interrupts,
@@ -76,7 +78,9 @@ const volatile u32 baseline_every = 1000;
 #define EXACT (1ULL << PRECISION_BITS)
 #define HALF (EXACT / 2)
 
-enum kind { KIND_THREAD = 0, KIND_IRQ = 1, KIND_WAKEUP = 2 };
+/* KIND_PREEMPT: the timer interrupt to the task running (thread minus irq,
+ * sample by sample: MontaVista's preemption latency). */
+enum kind { KIND_THREAD = 0, KIND_IRQ = 1, KIND_WAKEUP = 2, KIND_PREEMPT = 3 };
 
 struct hist_key {
 	u32 pid;
@@ -173,7 +177,7 @@ static __always_inline bool is_watched(u32 pid)
 /* ---- a wake-up on its way ---- */
 struct pending {
 	u64 expires; /* soft expiry of the timer (0: not timer-driven) */
-	u64 irq_at;  /* the timer callback started */
+	u64 irq_at;  /* the timer interrupt read the time for its callback (its `now`) */
 	u64 woken_at;
 	u32 timer_cpu;
 	u32 soft;    /* the callback ran in the HRTIMER softirq */
@@ -204,7 +208,7 @@ struct window_head {
 /* ---- per-CPU state ---- */
 struct cpu_state {
 	u64 soft;          /* soft expiry of the hrtimer callback being run; 0: other clocks */
-	u64 entered;       /* when that callback started */
+	u64 entered;       /* the timer interrupt's clock read for that callback (its `now`) */
 	u32 in_callback;
 	u32 softirq;       /* vector + 1 of the softirq being run, 0: none */
 	u32 callback_soft; /* that callback runs in the HRTIMER softirq */
@@ -401,12 +405,21 @@ int BPF_PROG(on_hrtimer_entry, struct hrtimer *timer, s64 *now)
 	struct cpu_state *s = this_cpu();
 	u64 soft = 0;
 	u32 in_softirq = 0;
-	if (timer->base->clockid == CLOCK_MONOTONIC)
+	/* The time the interrupt read for its expired timers (the same number
+	 * tracefs's hrtimer_expire_entry shows as `now`): for a CLOCK_MONOTONIC
+	 * timer, monotonic time as bpf_ktime_get_ns; ts when unreadable. */
+	s64 base_now = 0;
+	u64 entered = ts;
+	if (timer->base->clockid == CLOCK_MONOTONIC) {
 		soft = timer->_softexpires;
+		if (!bpf_probe_read_kernel(&base_now, sizeof(base_now), now) && base_now > 0 &&
+		    (u64)base_now <= ts)
+			entered = base_now;
+	}
 	if (s) {
 		in_softirq = s->softirq == HRTIMER_SOFTIRQ + 1;
 		s->soft = soft;
-		s->entered = ts;
+		s->entered = entered;
 		s->in_callback = 1;
 		s->callback_soft = in_softirq;
 	}
@@ -468,6 +481,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	if (p->expires) {
 		hist_add(next_pid, KIND_THREAD, lat);
 		hist_add(next_pid, KIND_IRQ, p->irq_at > p->expires ? p->irq_at - p->expires : 0);
+		hist_add(next_pid, KIND_PREEMPT, now > p->irq_at ? now - p->irq_at : 0);
 	} else {
 		hist_add(next_pid, KIND_WAKEUP, lat);
 	}

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use latlab_measure::histogram::{bucket_bounds, Bucket, Histogram};
+use latlab_measure::result::{LatencyPart, LatencySplit};
 use latlab_measure::stats::Summary;
 
 /// What a latency measures (`enum kind` of the BPF side).
@@ -37,6 +38,43 @@ impl LatencyKind {
             LatencyKind::Wakeup => "wakeup",
         }
     }
+}
+
+/// The kernel's number of the preemption latency (`KIND_PREEMPT`): the
+/// timer interrupt to the task running, counted for every timer-driven
+/// wake-up beside [`LatencyKind::Irq`] and [`LatencyKind::Thread`]. Not a
+/// [`LatencyKind`]: [`group`] leaves it out, and `latlab run --split` reads
+/// it with [`latency_split`].
+pub const PREEMPTION_KIND: u32 = 3;
+
+/// The split of the timer-driven wake-ups of the tasks `tids` (all of them
+/// together) from the kernel's `(pid, kind, bucket, count)` rows; `None`
+/// when the kernel saw no wake-up of them at all.
+pub fn latency_split(rows: &[(u32, u32, u32, u64)], tids: &[i32]) -> Option<LatencySplit> {
+    let mut by_kind: BTreeMap<u32, BTreeMap<u32, u64>> = BTreeMap::new();
+    for &(pid, kind, bucket, n) in rows {
+        if tids.contains(&(pid as i32)) {
+            *by_kind.entry(kind).or_default().entry(bucket).or_default() += n;
+        }
+    }
+    if by_kind.is_empty() {
+        return None;
+    }
+    let part = |kind: u32| {
+        let h = histogram(&by_kind.get(&kind).cloned().unwrap_or_default());
+        LatencyPart {
+            summary: summary(&h),
+            histogram: h,
+        }
+    };
+    let count = |kind: u32| by_kind.get(&kind).map_or(0, |b| b.values().sum());
+    Some(LatencySplit {
+        timer_wakeups: count(0),
+        other_wakeups: count(2),
+        interrupt_latency: part(1),
+        preemption_latency: part(PREEMPTION_KIND),
+        thread_latency: part(0),
+    })
 }
 
 /// Sparse counts: per (task, kind), bucket index to count.
@@ -147,6 +185,36 @@ mod tests {
             "{} vs {exact_mean}",
             s.mean
         );
+    }
+
+    #[test]
+    fn the_split_adds_the_chosen_threads_and_keeps_the_kinds_apart() {
+        let b = |ns: u64| bucket_index(ns) as u32;
+        let rows = [
+            // Thread 7: two timer wake-ups (irq 200 ns + 300 ns, 400 ns + 100 ns; below 1024 ns a bucket is one ns), one other.
+            (7, 1, b(200), 1),
+            (7, 1, b(400), 1),
+            (7, PREEMPTION_KIND, b(300), 1),
+            (7, PREEMPTION_KIND, b(100), 1),
+            (7, 0, b(500), 2),
+            (7, 2, b(900), 1),
+            // Thread 8: one timer wake-up; thread 9 is not asked for.
+            (8, 1, b(600), 1),
+            (8, PREEMPTION_KIND, b(100), 1),
+            (8, 0, b(700), 1),
+            (9, 0, b(7_000), 5),
+        ];
+        let one = latency_split(&rows, &[7]).unwrap();
+        assert_eq!((one.timer_wakeups, one.other_wakeups), (2, 1));
+        assert_eq!(one.interrupt_latency.summary.count, 2);
+        assert_eq!(one.interrupt_latency.summary.max, 400);
+        assert_eq!(one.preemption_latency.summary.min, 100);
+        assert_eq!(one.thread_latency.summary.p50, 500);
+        let both = latency_split(&rows, &[7, 8]).unwrap();
+        assert_eq!(both.timer_wakeups, 3);
+        assert_eq!(both.interrupt_latency.histogram.count(), 3);
+        assert_eq!(both.thread_latency.summary.max, 700);
+        assert!(latency_split(&rows, &[10]).is_none());
     }
 
     #[test]

@@ -73,6 +73,41 @@ pub const PROGRAMS: [(&str, &str, bool); 19] = [
     ("on_fork", "sched_process_fork", true),
 ];
 
+/// Which of the [`PROGRAMS`] [`BpfSide::load_programs`] attaches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Programs {
+    /// Every one, with the kernel's run-time statistics of BPF programs
+    /// sampled ([`BpfSide::kernel_time`]): `latlab watch`.
+    All,
+    /// Only those the histograms of timer-driven wake-ups need
+    /// ([`TIMER_WAKEUP_TRACEPOINTS`]), no statistics: `latlab run --split`,
+    /// at the least cost to the measurement. No late windows either: load
+    /// it with [`Settings::histograms_only`].
+    TimerWakeups,
+}
+
+/// The tracepoints [`Programs::TimerWakeups`] attaches to: the timer
+/// callback (expiry and interrupt), the wake-up, the switch to the task, and
+/// the softirqs (whether a callback ran in the HRTIMER softirq).
+pub const TIMER_WAKEUP_TRACEPOINTS: [&str; 6] = [
+    "hrtimer_expire_entry",
+    "hrtimer_expire_exit",
+    "sched_waking",
+    "sched_switch",
+    "softirq_entry",
+    "softirq_exit",
+];
+
+impl Programs {
+    /// Whether the program on `tracepoint` is attached.
+    pub fn attaches(self, tracepoint: &str) -> bool {
+        match self {
+            Programs::All => true,
+            Programs::TimerWakeups => TIMER_WAKEUP_TRACEPOINTS.contains(&tracepoint),
+        }
+    }
+}
+
 /// The settings the BPF side is loaded with (its `.rodata`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Settings {
@@ -85,6 +120,19 @@ pub struct Settings {
     /// One normal wake-up in this many sends its window (explain's
     /// baseline); 0: none.
     pub baseline_every: u32,
+}
+
+impl Settings {
+    /// Histograms only: no window is ever sent (no threshold, no baseline),
+    /// no fork followed.
+    pub fn histograms_only() -> Settings {
+        Settings {
+            threshold_ns: u64::MAX,
+            follow_forks: false,
+            max_windows_per_sec: 0,
+            baseline_every: 0,
+        }
+    }
 }
 
 impl Default for Settings {
@@ -145,6 +193,11 @@ impl BpfSide {
     /// Checks what the kernel offers ([`crate::probe::check`]), loads the
     /// object and attaches every program.
     pub fn load(settings: &Settings) -> Result<BpfSide> {
+        BpfSide::load_programs(settings, Programs::All)
+    }
+
+    /// [`BpfSide::load`], attaching only `programs`.
+    pub fn load_programs(settings: &Settings, programs: Programs) -> Result<BpfSide> {
         crate::probe::check()?;
         let btf = Btf::from_sys_fs().map_err(|_| WatchError::NoBtf)?;
         let follow = u8::from(settings.follow_forks);
@@ -158,6 +211,9 @@ impl BpfSide {
             .map_err(|e| load_error("object", &e))?;
         let mut skipped = Vec::new();
         for (name, tracepoint, required) in PROGRAMS {
+            if !programs.attaches(tracepoint) {
+                continue;
+            }
             let program: &mut BtfTracePoint = ebpf
                 .program_mut(name)
                 .ok_or_else(|| WatchError::Load {
@@ -206,7 +262,10 @@ impl BpfSide {
             hist: HashMap::try_from(hist).map_err(map_err("hist"))?,
             counters: PerCpuArray::try_from(counters).map_err(map_err("counters"))?,
             windows: RingBuf::try_from(windows).map_err(map_err("windows"))?,
-            stats: StatsSampler::start(),
+            stats: match programs {
+                Programs::All => StatsSampler::start(),
+                Programs::TimerWakeups => StatsSampler::off(),
+            },
             ebpf,
             skipped,
         })
@@ -326,6 +385,20 @@ struct StatsSampler {
 }
 
 impl StatsSampler {
+    /// No statistics at all (`latlab run --split`: nothing reads them).
+    fn off() -> Self {
+        let now = Instant::now();
+        StatsSampler {
+            fd: None,
+            loaded: now,
+            at: now,
+            sampled: Duration::ZERO,
+            always: false,
+            refused: true,
+            said: Default::default(),
+        }
+    }
+
     fn start() -> Self {
         let always = std::fs::read_to_string("/proc/sys/kernel/bpf_stats_enabled")
             .is_ok_and(|v| v.trim() == "1");

@@ -17,6 +17,7 @@ pub mod respond;
 pub mod run;
 pub mod scenario;
 pub mod serve;
+pub mod split;
 pub mod status;
 pub mod watch;
 

@@ -28,6 +28,7 @@ use latlab_tracefs::{Capture, CaptureOptions, CaptureReport};
 
 use super::background::{BackgroundLoad, LiveUpdate, LoadFlags, LoadMonitor};
 use super::measuring::{write_file, FarmFlags, OutputFiles, RequirementFlags, SaveFlags};
+use super::split::{Split, SplitMode, SplitMonitor};
 use super::status::{bar, count_and_eta, StatusLine};
 use super::{EXIT_REQUIREMENT_FAILED, EXIT_SUSPECT};
 
@@ -126,6 +127,12 @@ pub struct RunArgs {
     /// Ring-buffer size per CPU in KiB for --trace.
     #[arg(long, value_name = "KB")]
     pub trace_buffer_kb: Option<u32>,
+    /// Split each timer-driven wake-up's latency, measured in the kernel (BPF, as root), into
+    /// interrupt latency (expiry to the timer interrupt) and preemption latency (the
+    /// interrupt to the thread running): columns in the summary, `split` in the JSON. auto:
+    /// when BPF is available, else a note says why not; on: fail without it.
+    #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
+    pub split: SplitMode,
 }
 
 /// A run, fully resolved.
@@ -252,17 +259,22 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
 
+    let mut split = Split::start(args.split)?;
+
     let started = clock::unix_time_s();
     session.measurement_starts();
-    let mut monitor = LoadMonitor {
-        live: LiveView::new(!args.quiet && std::io::stderr().is_terminal(), &run.measure),
-        load: BackgroundLoad::new(&args.load),
+    let mut monitor = SplitMonitor {
+        inner: LoadMonitor {
+            live: LiveView::new(!args.quiet && std::io::stderr().is_terminal(), &run.measure),
+            load: BackgroundLoad::new(&args.load),
+        },
+        split: split.as_mut(),
     };
     let measured = engine::measure(&run.measure, &mut monitor);
-    monitor.live.finish();
+    monitor.inner.live.finish();
     // Stop the load and the trace before the summary, whatever happened to
     // the measurement.
-    let load_report = monitor.load.stop();
+    let load_report = monitor.inner.load.stop();
     let trace_report = trace.map(TraceSession::stop).transpose();
     let output = measured?;
     // A load or trace that failed (a full disk under --trace) costs its own
@@ -288,6 +300,9 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     };
     let mut result = RunDocument::new(RunResult::assemble(&output, context, &run.requirements));
     result.result.id = Some(latlab_document::new_id());
+    if let Some(split) = split {
+        split.finish(&mut result.result);
+    }
     if let Some(report) = &load_report {
         result.load = Some(report.clone());
     }
