@@ -37,6 +37,7 @@ tests=(
   "-p latlab --test explain"
   "-p latlab --test timer_truth"
   "-p latlab --test watch_tracefs"
+  "-p latlab --test run_split"
 )
 for t in "${tests[@]}"; do
   # shellcheck disable=SC2086 # $t is the cargo arguments

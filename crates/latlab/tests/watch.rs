@@ -6,27 +6,17 @@
 
 mod common;
 
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::watch::{hog_named_as_the_cause, read, task};
-use common::{latlab, require, root};
+use common::{bpf_ready, latlab, require};
 
 /// One watch at a time: the hog and the measurements share CPU 0.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-fn bpf_ready(test: &str) -> bool {
-    root(test)
-        && require(
-            &format!("{test}: kernel BTF"),
-            Path::new("/sys/kernel/btf/vmlinux").exists(),
-            "a kernel built with CONFIG_DEBUG_INFO_BTF=y",
-        )
 }
 
 #[test]

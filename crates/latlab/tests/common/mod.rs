@@ -23,6 +23,17 @@ pub fn latlab() -> Command {
 pub use latlab_testkit::process::{catches, first_child, state, wait_until_catches, KillOnDrop};
 pub use latlab_testkit::{require, root};
 
+/// True when BPF programs can be loaded here: root and a kernel with BTF;
+/// otherwise skips or fails (see [`require`]).
+pub fn bpf_ready(test: &str) -> bool {
+    root(test)
+        && require(
+            &format!("{test}: kernel BTF"),
+            std::path::Path::new("/sys/kernel/btf/vmlinux").exists(),
+            "a kernel built with CONFIG_DEBUG_INFO_BTF=y",
+        )
+}
+
 /// The file a command's output names as where its result went instead
 /// ("... it was written to PATH instead"), when the asked-for place was full.
 pub fn fallback_named(stdout: &str) -> std::path::PathBuf {

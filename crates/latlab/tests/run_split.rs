@@ -1,0 +1,301 @@
+//! `latlab run --split` (issue 16) checked against an independent view of
+//! the same run: the kernel trace recorded alongside (`--trace`, tracefs,
+//! `trace_clock=mono`), decoded with latlab-explain's reader.
+//!
+//! For every wake-up of the measurement thread by its own timer, the trace
+//! has `hrtimer_expire_entry` with the interrupt's clock read (`now`), and
+//! the thread's `hrtimer_start` with the soft expiry: `now - soft` is the
+//! interrupt latency the BPF side counts. The checks: the BPF histogram of
+//! interrupt latency has the trace's count (within what lost events can
+//! explain) and the same p50/p90/p99 within one bucket; the BPF's count of
+//! timer wake-ups is run's sample count (less the periods missed without a
+//! sleep); the BPF's thread latency (to the switch-in) is at most run's own
+//! latency (which adds the return to user space and the clock read), at
+//! the median; and interrupt + preemption make up the thread latency.
+//!
+//! Needs root and a kernel with BTF (and tracefs); skips with the reason
+//! elsewhere, fails under LATLAB_REQUIRE_PRIVILEGE=1. Run with
+//! `--nocapture` to see the figures.
+
+mod common;
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::process::Command;
+
+use common::{bpf_ready, latlab};
+use latlab_explain::model::{Kind, Names};
+use latlab_explain::source::Lost;
+use latlab_explain::{Source, Trace};
+use latlab_measure::histogram::{bucket_index, Histogram};
+use serde_json::Value;
+
+/// One run at a time: both measure on CPU 0.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Samples of the run: 2 s at 1 ms.
+const LOOPS: u64 = 2_000;
+
+/// The interrupt latencies (`now - soft expiry`, ns) of every wake-up of
+/// the thread called `comm` by its own timer in `trace`, and what the trace
+/// lost.
+fn trace_interrupt_latencies(trace: &Path, comm: &str) -> (Vec<u64>, Lost) {
+    let source = Trace::open(trace).expect("the trace opens");
+    let mut names = Names::new();
+    // Per timer address: the soft expiry of its latest start, by whom.
+    let mut armed: HashMap<u64, (u64, i32)> = HashMap::new();
+    // Per CPU: the timer whose callback runs, and that interrupt's `now`.
+    let mut expiring: HashMap<u32, (u64, u64)> = HashMap::new();
+    let mut running: HashMap<u32, i32> = HashMap::new();
+    // (thread, interrupt latency) of each timer wake-up, while the thread
+    // is not known yet: the thread is the one named `comm` that armed timers.
+    let mut wakeups: Vec<(i32, u64)> = Vec::new();
+    let mut arming: HashSet<i32> = HashSet::new();
+    let lost = source
+        .walk(&mut names, &mut |r, _, _| match r.kind {
+            Kind::HrtimerStart { timer, soft, .. } => {
+                armed.insert(timer, (soft, r.pid));
+                arming.insert(r.pid);
+            }
+            Kind::HrtimerExpireEntry {
+                timer,
+                now: Some(now),
+            } => {
+                expiring.insert(r.cpu, (timer, now));
+            }
+            Kind::HrtimerExpireExit { .. } => {
+                expiring.remove(&r.cpu);
+            }
+            Kind::Wake {
+                pid, waking: true, ..
+            } => {
+                // As the BPF side: woken inside the callback of the timer it
+                // armed, the expiry passed, and not while it still ran.
+                let Some(&(timer, now)) = expiring.get(&r.cpu) else {
+                    return;
+                };
+                let Some(&(soft, owner)) = armed.get(&timer) else {
+                    return;
+                };
+                if owner == pid && soft <= now && running.get(&r.cpu) != Some(&pid) {
+                    wakeups.push((pid, now - soft));
+                }
+            }
+            Kind::Switch { next_pid, .. } => {
+                running.insert(r.cpu, next_pid);
+            }
+            _ => {}
+        })
+        .expect("the trace decodes");
+    let threads: HashSet<i32> = arming
+        .into_iter()
+        .filter(|&pid| names.comm(pid) == comm)
+        .collect();
+    assert_eq!(
+        threads.len(),
+        1,
+        "one thread {comm} armed timers in the trace"
+    );
+    let values = wakeups
+        .into_iter()
+        .filter(|(pid, _)| threads.contains(pid))
+        .map(|(_, ns)| ns)
+        .collect();
+    (values, lost)
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+}
+
+/// The histogram of a JSON `{low, high, count}` bucket list.
+fn histogram(v: &Value) -> Histogram {
+    let mut h = Histogram::new();
+    for b in v.as_array().expect("histogram buckets") {
+        h.record_n(u(&b["low"]), u(&b["count"]));
+    }
+    h
+}
+
+#[test]
+fn the_split_agrees_with_the_kernel_trace_and_with_run() {
+    if !bpf_ready("run --split against the trace") {
+        return;
+    }
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let out = latlab()
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "--cpus",
+            "0",
+            "--interval",
+            "1ms",
+            "--priority",
+            "80",
+        ])
+        .args(["--loops", &LOOPS.to_string(), "--split", "on"])
+        .args(["--trace", "t.dat", "--trace-events", "sched,timer"])
+        .args(["--trace-threshold", "10s", "--trace-buffer-kb", "4096"])
+        .args(["--json", "r.json", "--no-save", "-q"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("Latency split at the timer interrupt")
+            && stdout.contains("preemption latency"),
+        "{stdout}"
+    );
+    let run: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("r.json")).unwrap()).unwrap();
+    assert_eq!(run["trace"]["trace_clock"], "mono");
+    let thread = &run["threads"][0];
+    let split = &thread["split"];
+    let (trace_values, decoded_lost) =
+        trace_interrupt_latencies(&dir.path().join("t.dat"), "latlab-cpu0");
+    let lost = u(&run["trace"]["lost_events"]) + decoded_lost.counted;
+    let mut trace = Histogram::new();
+    for &v in &trace_values {
+        trace.record(v);
+    }
+    let bpf = histogram(&split["interrupt_latency"]["histogram"]);
+    let (cycles, missed) = (u(&thread["cycles"]), u(&thread["missed_periods"]));
+    let timer_wakeups = u(&split["timer_wakeups"]);
+    let percentile = |h: &Histogram, p: f64| h.value_at_percentile(p).unwrap_or(0);
+    eprintln!(
+        "run: {cycles} samples, {missed} missed, p50 {} ns; BPF: {timer_wakeups} timer wake-ups, \
+         interrupt p50/p90/p99 {}/{}/{} ns; trace: {} wake-ups, p50/p90/p99 {}/{}/{} ns, {lost} \
+         events lost",
+        u(&thread["latency"]["p50"]),
+        percentile(&bpf, 50.0),
+        percentile(&bpf, 90.0),
+        percentile(&bpf, 99.0),
+        trace.count(),
+        percentile(&trace, 50.0),
+        percentile(&trace, 90.0),
+        percentile(&trace, 99.0),
+    );
+
+    // Counts. Both views start before the thread's first sleep and end after
+    // its last (a --loops run has no wake-up past its end): without lost
+    // events they see the same wake-ups; allow 2 for a wake-up at the edge
+    // of the trace's buffers, one per lost event, and 1 % when pages were
+    // lost without a count.
+    let allowed = 2 + lost + (decoded_lost.uncounted_pages > 0) as u64 * LOOPS / 100;
+    assert!(
+        bpf.count().abs_diff(trace.count()) <= allowed,
+        "BPF {} interrupt latencies, trace {} (allowed {allowed})",
+        bpf.count(),
+        trace.count()
+    );
+    assert_eq!(bpf.count(), timer_wakeups);
+    // Percentiles: both take the interrupt's clock read and the timer's soft
+    // expiry, so they fall into the same bucket; allow the next one for the
+    // wake-ups only one side counted.
+    for p in [50.0, 90.0, 99.0] {
+        let (a, b) = (percentile(&bpf, p), percentile(&trace, p));
+        assert!(
+            bucket_index(a).abs_diff(bucket_index(b)) <= 1,
+            "interrupt latency p{p}: BPF {a} ns, trace {b} ns: more than one bucket apart"
+        );
+    }
+    // Every sample that slept is one timer wake-up: run's cycles, less the
+    // periods missed without sleeping, and the first/last allowed for.
+    assert!(
+        timer_wakeups <= cycles + 1 && timer_wakeups + missed + 1 >= cycles,
+        "BPF {timer_wakeups} timer wake-ups, run {cycles} samples ({missed} missed)"
+    );
+    assert!(u(&split["other_wakeups"]) <= 3, "{split:#}");
+    // The kernel's thread latency ends at the switch-in; run's reads the
+    // clock after the return to user space: never less, at the median.
+    let (bpf_thread, run_latency) = (
+        u(&split["thread_latency"]["summary"]["p50"]),
+        u(&thread["latency"]["p50"]),
+    );
+    assert!(
+        bpf_thread <= run_latency,
+        "thread latency p50: BPF {bpf_thread} ns > run {run_latency} ns"
+    );
+    // The parts: each at most the whole, and the whole at most their sum
+    // (medians: p50(a + b) <= p50(a) + p50(b) does not hold in general, so
+    // the maxima, where it does).
+    let part = |name: &str, stat: &str| u(&split[name]["summary"][stat]);
+    assert!(part("interrupt_latency", "p50") <= bpf_thread);
+    assert!(part("preemption_latency", "p50") <= bpf_thread);
+    assert!(
+        part("thread_latency", "max")
+            <= part("interrupt_latency", "max") + part("preemption_latency", "max") + 1,
+        "{split:#}"
+    );
+    // The overall split of a one-thread run is its thread's.
+    assert_eq!(run["overall"]["split"], *split);
+}
+
+#[test]
+fn without_bpf_auto_notes_why_and_on_fails() {
+    // As root, drop to an unprivileged user; otherwise this user is one.
+    let is_root = latlab_testkit::skip::is_root();
+    if is_root
+        && !latlab_testkit::require(
+            "split without privilege: setpriv",
+            Command::new("setpriv").arg("--version").output().is_ok(),
+            "apt-get install util-linux",
+        )
+    {
+        return;
+    }
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let run = |mode: &str| {
+        let mut command = if is_root {
+            let mut c = Command::new("setpriv");
+            c.args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "--inh-caps=-all",
+            ])
+            .arg(env!("CARGO_BIN_EXE_latlab"));
+            c
+        } else {
+            latlab()
+        };
+        command
+            .current_dir(std::env::temp_dir())
+            .args(["run", "--cpus", "0", "--loops", "50", "--no-save", "-q"])
+            .args(["--allow-unprivileged", "--split", mode])
+            .output()
+            .unwrap()
+    };
+    let auto = run("auto");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&auto.stdout),
+        String::from_utf8_lossy(&auto.stderr),
+    );
+    assert!(auto.status.success(), "{stdout}\n{stderr}");
+    let note: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("interrupt/preemption split"))
+        .collect();
+    assert_eq!(note.len(), 1, "{stderr}");
+    assert!(
+        note[0].starts_with("latlab: note:") && note[0].contains("CAP_BPF"),
+        "{stderr}"
+    );
+    assert!(!stdout.contains("Latency split"), "{stdout}");
+    let on = run("on");
+    let stderr = String::from_utf8_lossy(&on.stderr);
+    assert!(!on.status.success());
+    assert!(
+        stderr.contains("--split on") && stderr.contains("run it as root"),
+        "{stderr}"
+    );
+    let off = run("off");
+    assert!(off.status.success());
+    assert!(!String::from_utf8_lossy(&off.stderr).contains("split"));
+}
