@@ -899,7 +899,7 @@ _latlab() {
             return 0
             ;;
         latlab__subcmd__run)
-            opts="-q -h -V --cpus --policy --priority --interval --interval-step --duration --loops --timer --rtc-device --no-dma-latency --period-tolerance --max-latency --percentile --profile --samples --json --histogram-text --rt-tests-json --output-dir --no-save --db --no-history --junit --lava --push --token-file --spool --allow-unprivileged --quiet --load --load-cmd --load-disk-cap --load-temp-dir --load-in-process --trace --trace-threshold --trace-events --flight-recorder --explain --trace-buffer-kb --help --version"
+            opts="-q -h -V --cpus --policy --priority --interval --interval-step --duration --loops --timer --rtc-device --no-dma-latency --period-tolerance --max-latency --percentile --profile --samples --json --histogram-text --rt-tests-json --output-dir --no-save --db --no-history --junit --lava --push --token-file --spool --allow-unprivileged --quiet --load --load-cmd --load-disk-cap --load-temp-dir --load-in-process --trace --trace-threshold --trace-events --flight-recorder --explain --trace-buffer-kb --split --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1027,6 +1027,10 @@ _latlab() {
                     ;;
                 --trace-buffer-kb)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --split)
+                    COMPREPLY=($(compgen -W "auto on off" -- "${cur}"))
                     return 0
                     ;;
                 *)

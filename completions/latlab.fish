@@ -74,6 +74,9 @@ complete -c latlab -n "__fish_latlab_using_subcommand run" -l trace -d 'Record k
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l trace-threshold -d 'Samples at or over this latency get a trace_marker line (cycle, intended and actual wake-up) [default: --max-latency if given, else 100us]' -r
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l trace-events -d 'Events to record with --trace (e.g. `sched`, `+syscalls`, `-kmem`) [default: latlab\'s latency set: sched, irq, timer, irq_vectors, nmi, workqueue, kmem page alloc/free]' -r
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l trace-buffer-kb -d 'Ring-buffer size per CPU in KiB for --trace' -r
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l split -d 'Split each timer-driven wake-up\'s latency, measured in the kernel (BPF, as root), into interrupt latency (expiry to the timer interrupt) and preemption latency (the interrupt to the thread running): a table in the summary, `split` in the JSON. auto: when BPF is available, else a note says why not; on: fail without it; off: never' -r -f -a "auto\t'When BPF is available; otherwise a one-line note says why not'
+on\t'Always; a run without BPF fails, naming what is missing'
+off\t'Never'"
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l no-dma-latency -d 'Do not hold /dev/cpu_dma_latency at 0 during the run (lets CPUs enter deep idle states)'
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l no-save -d 'Do not write `<output-dir>/<timestamp>/<result file>` (nor store it in the history)'
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l no-history -d 'Do not store the saved result in the history database'

@@ -28,8 +28,9 @@ fn fixtures() -> PathBuf {
 }
 
 /// Every JSON fixture with the schema it must read as.
-const FIXTURES: [(&str, &str); 9] = [
+const FIXTURES: [(&str, &str); 10] = [
     ("run-plain.json", "latlab.run"),
+    ("run-split.json", "latlab.run"),
     ("run-load.json", "latlab.run"),
     ("run-explain.json", "latlab.run"),
     ("respond-pty.json", "latlab.respond"),
@@ -138,6 +139,12 @@ fn every_fixture_renders_in_every_format_that_fits_its_kind() {
                 if run.load.is_some() {
                     assert!(text.contains("Background load (cpu:1)"), "{name}:\n{text}");
                 }
+                // The split, where the run had one (`--split`), and only then.
+                assert_eq!(
+                    text.contains("Latency split at the timer interrupt"),
+                    run.overall.split.is_some(),
+                    "{name}:\n{text}"
+                );
                 if run.explain.is_some() {
                     assert!(text.contains("causes, ranked"), "{name}:\n{text}");
                     assert!(text.contains("run vs trace, sample by sample"), "{name}");
@@ -169,6 +176,13 @@ fn every_fixture_renders_in_every_format_that_fits_its_kind() {
             "{name} ({kind}) is drawn as raw JSON"
         );
         assert!(!page.contains("NaN") && !page.contains("inf"), "{name}");
+        if let Document::Run(run) = &document {
+            assert_eq!(
+                page.contains("<th colspan=\"3\">preemption latency</th>"),
+                run.overall.split.is_some(),
+                "{name}"
+            );
+        }
         entries.push(Entry {
             label: name.into(),
             document,

@@ -129,9 +129,15 @@ pub struct RunArgs {
     pub trace_buffer_kb: Option<u32>,
     /// Split each timer-driven wake-up's latency, measured in the kernel (BPF, as root), into
     /// interrupt latency (expiry to the timer interrupt) and preemption latency (the
-    /// interrupt to the thread running): columns in the summary, `split` in the JSON. auto:
-    /// when BPF is available, else a note says why not; on: fail without it.
-    #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
+    /// interrupt to the thread running): a table in the summary, `split` in the JSON. auto:
+    /// when BPF is available, else a note says why not; on: fail without it; off: never.
+    #[arg(
+        long,
+        value_enum,
+        default_value = "auto",
+        value_name = "WHEN",
+        hide_possible_values = true
+    )]
     pub split: SplitMode,
 }
 
