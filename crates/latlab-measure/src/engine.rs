@@ -547,6 +547,58 @@ mod tests {
     use super::*;
     use crate::timer::Wake;
 
+    /// Records what the engine tells it, and checks the threads are there.
+    #[derive(Default)]
+    struct Told {
+        tids: Vec<i32>,
+        ready_after_threads: bool,
+    }
+
+    impl Monitor<Progress> for Told {
+        fn threads(&mut self, tids: &[i32]) -> Result<(), String> {
+            self.tids = tids.to_vec();
+            Ok(())
+        }
+
+        fn ready(&mut self) -> Result<Duration, String> {
+            self.ready_after_threads = !self.tids.is_empty();
+            Ok(Duration::ZERO)
+        }
+    }
+
+    #[test]
+    fn the_monitor_is_told_the_measurement_threads_before_they_start() {
+        let cpus = sched::usable_cpus();
+        let config = MeasureConfig {
+            cpus: cpus.iter().copied().take(2).collect(),
+            interval_ns: 1_000_000,
+            interval_step_ns: 0,
+            timer: TimerKind::ClockNanosleep,
+            policy: Policy::Other,
+            priority: 0,
+            duration_ns: None,
+            loops: Some(3),
+            period_tolerance: 0.05,
+            rtc_device: PathBuf::from("/dev/rtc0"),
+            samples: None,
+            late_hook: None,
+        };
+        let mut told = Told::default();
+        let output = measure(&config, &mut told).unwrap();
+        assert!(told.ready_after_threads);
+        assert_eq!(told.tids.len(), config.cpus.len());
+        // SAFETY: getpid and gettid cannot fail.
+        let (pid, me) = unsafe { (libc::getpid(), libc::gettid()) };
+        let mut distinct = told.tids.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), told.tids.len(), "{:?}", told.tids);
+        // Threads of this process other than the caller (they have ended
+        // by now, so their ids are checked, not their /proc entries).
+        assert!(told.tids.iter().all(|&t| t > 0 && t != me && t != pid));
+        assert_eq!(output.threads.len(), config.cpus.len());
+    }
+
     #[test]
     fn an_early_wake_up_is_counted_apart_and_never_clamped() {
         let mut recorder = Recorder::new(0, 100_000, 0.05, 1_000_000);

@@ -183,32 +183,50 @@ fn the_split_agrees_with_the_kernel_trace_and_with_run() {
     );
 
     // Counts. Both views start before the thread's first sleep and end after
-    // its last (a --loops run has no wake-up past its end): without lost
-    // events they see the same wake-ups; allow 2 for a wake-up at the edge
-    // of the trace's buffers, one per lost event, and 1 % when pages were
-    // lost without a count.
-    let allowed = 2 + lost + (decoded_lost.uncounted_pages > 0) as u64 * LOOPS / 100;
+    // its last (a --loops run has no wake-up past its end), so they see the
+    // same wake-ups but for two kinds: events the trace lost (each counted,
+    // and 1 % when pages were lost without a count), and wake-ups the BPF
+    // programs never ran for. Measured on this VM: 12-14 of 2000 (0.6-0.7 %),
+    // exactly the wake-ups whose timer interrupt came while the sandbox's own
+    // guest agent (pid 75, not latlab) was on the CPU; 0 of 2000 in other
+    // runs. So 1 %, plus 2 for a wake-up at the edge of the trace.
+    let unseen = LOOPS / 100;
+    let allowed = 2 + lost + unseen + (decoded_lost.uncounted_pages > 0) as u64 * LOOPS / 100;
+    let missing = bpf.count().abs_diff(trace.count());
     assert!(
-        bpf.count().abs_diff(trace.count()) <= allowed,
+        missing <= allowed,
         "BPF {} interrupt latencies, trace {} (allowed {allowed})",
         bpf.count(),
         trace.count()
     );
     assert_eq!(bpf.count(), timer_wakeups);
     // Percentiles: both take the interrupt's clock read and the timer's soft
-    // expiry, so they fall into the same bucket; allow the next one for the
-    // wake-ups only one side counted.
+    // expiry, so the same wake-ups fall into the same buckets. With `missing`
+    // wake-ups in one view only, a value of rank k in one is of rank k to
+    // k + missing in the other: the p-th percentile lies between the other's
+    // (p - share)-th and (p + share)-th, share = 100 * missing / n; allow one
+    // bucket more either side.
+    let share = 100.0 * missing as f64 / trace.count().max(1) as f64;
     for p in [50.0, 90.0, 99.0] {
-        let (a, b) = (percentile(&bpf, p), percentile(&trace, p));
+        let value = percentile(&bpf, p);
+        let (low, high) = (
+            percentile(&trace, (p - share).max(0.0)),
+            percentile(&trace, (p + share).min(100.0)),
+        );
         assert!(
-            bucket_index(a).abs_diff(bucket_index(b)) <= 1,
-            "interrupt latency p{p}: BPF {a} ns, trace {b} ns: more than one bucket apart"
+            bucket_index(value) + 1 >= bucket_index(low)
+                && bucket_index(value) <= bucket_index(high) + 1,
+            "interrupt latency p{p}: BPF {value} ns, trace {low}..{high} ns ({missing} wake-ups \
+             in one view only): more than one bucket apart"
         );
     }
-    // Every sample that slept is one timer wake-up: run's cycles, less the
-    // periods missed without sleeping, and the first/last allowed for.
+    // Every sample is one timer wake-up (a late thread sleeps until the next
+    // grid point still ahead): run's cycles, the first/last allowed for,
+    // less the wake-ups the BPF programs did not run for (above) and those
+    // whose timer fired before the thread got to sleep (at most the missed
+    // periods).
     assert!(
-        timer_wakeups <= cycles + 1 && timer_wakeups + missed + 1 >= cycles,
+        timer_wakeups <= cycles + 1 && timer_wakeups + missed + unseen + 1 >= cycles,
         "BPF {timer_wakeups} timer wake-ups, run {cycles} samples ({missed} missed)"
     );
     assert!(u(&split["other_wakeups"]) <= 3, "{split:#}");
@@ -298,4 +316,49 @@ fn without_bpf_auto_notes_why_and_on_fails() {
     let off = run("off");
     assert!(off.status.success());
     assert!(!String::from_utf8_lossy(&off.stderr).contains("split"));
+}
+
+#[test]
+fn the_montavista_scenario_reports_interrupt_and_preemption_latency_idle_and_loaded() {
+    if !bpf_ready("scenario montavista with the split") {
+        return;
+    }
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let out = latlab()
+        .args(["scenario", "montavista", "--duration", "1s", "--cpus", "0"])
+        .arg("--out")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // 2: no requirement is given, so only an error or a suspect run fails.
+    assert!(out.status.success(), "{stderr}");
+    for (step, file) in [("idle", "idle.json"), ("loaded", "loaded.json")] {
+        let line = stderr
+            .lines()
+            .skip_while(|l| !l.starts_with(&format!("{step}: ")))
+            .nth(1)
+            .unwrap_or_else(|| panic!("no {step} lines at the end: {stderr}"));
+        assert!(
+            line.contains("interrupt latency p50") && line.contains("preemption latency p50"),
+            "{step}: {line}"
+        );
+        let run: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join(file)).unwrap()).unwrap();
+        let split = &run["overall"]["split"];
+        assert!(u(&split["timer_wakeups"]) > 500, "{step}: {split:#}");
+        assert!(line.contains(&format!("({} timer wake-ups)", split["timer_wakeups"])));
+    }
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert_eq!(
+        html.matches("<th colspan=\"3\">preemption latency</th>")
+            .count(),
+        2,
+        "a split table per run"
+    );
+    assert!(
+        html.contains("preemption: the timer interrupt"),
+        "the legend"
+    );
 }

@@ -245,6 +245,13 @@ fn plan(name: Name, quick: bool, cpus: Option<&str>, duration: Option<u64>) -> P
                      here). The share under 10 µs of each run is printed at the end of \
                      `latlab scenario montavista`; the tail plot reads it at 10 µs."
                         .into(),
+                    "The paper splits the latency into interrupt latency (the timer's expiry \
+                     to its interrupt) and preemption latency (the interrupt to the task \
+                     running). Where BPF is available (as root, a kernel with BTF) each run \
+                     measures both in the kernel for its own wake-ups (`latlab run --split`): \
+                     the split table of each run below, and the two printed at the end, idle \
+                     vs loaded."
+                        .into(),
                 ],
                 steps: vec![
                     Step {
@@ -345,6 +352,29 @@ fn plan(name: Name, quick: bool, cpus: Option<&str>, duration: Option<u64>) -> P
     }
 }
 
+/// A run's interrupt and preemption latency in one line (p50, p99, max),
+/// or why it has none.
+fn split_line(split: Option<&latlab_measure::result::LatencySplit>) -> String {
+    use latlab_measure::units::format_ns;
+    let Some(split) = split else {
+        return "no interrupt/preemption split (the run had no BPF; its note says why)".into();
+    };
+    let part = |name: &str, p: &latlab_measure::result::LatencyPart| {
+        format!(
+            "{name} p50 {}, p99 {}, max {}",
+            format_ns(p.summary.p50),
+            format_ns(p.summary.p99),
+            format_ns(p.summary.max)
+        )
+    };
+    format!(
+        "{}; {} ({} timer wake-ups)",
+        part("interrupt latency", &split.interrupt_latency),
+        part("preemption latency", &split.preemption_latency),
+        split.timer_wakeups
+    )
+}
+
 /// Runs the steps, then writes the comparison report.
 pub fn execute(args: ScenarioArgs) -> anyhow::Result<ExitCode> {
     let name = clap::ValueEnum::to_possible_value(&args.name)
@@ -410,6 +440,7 @@ pub fn execute(args: ScenarioArgs) -> anyhow::Result<ExitCode> {
                     h.count(),
                     latlab_measure::units::format_ns(run.overall.latency.max)
                 );
+                eprintln!("  {}", split_line(run.overall.split.as_ref()));
             }
         }
     }
