@@ -156,7 +156,8 @@ pub struct TaskResult {
     /// Timer-driven wake-ups: soft expiry to running (rtla's thread
     /// latency, the MontaVista paper's interrupt + preemption latency).
     pub thread: Option<KindResult>,
-    /// Timer-driven wake-ups: soft expiry to the timer callback (the
+    /// Timer-driven wake-ups: soft expiry to the timer interrupt's clock
+    /// read for the callback (`now` of `hrtimer_expire_entry`; the
     /// timer-interrupt latency).
     pub irq: Option<KindResult>,
     /// Other wake-ups: sched_waking to running.

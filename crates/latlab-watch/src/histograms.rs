@@ -13,7 +13,7 @@ use latlab_measure::stats::Summary;
 pub enum LatencyKind {
     /// Timer-driven: soft expiry to running.
     Thread,
-    /// Timer-driven: soft expiry to the timer callback.
+    /// Timer-driven: soft expiry to the timer interrupt (its clock read for the callback).
     Irq,
     /// Other wake-ups: sched_waking to running.
     Wakeup,

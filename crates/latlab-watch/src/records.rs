@@ -108,7 +108,7 @@ pub struct Head {
     pub prio: i32,
     /// The timer's soft expiry (CLOCK_MONOTONIC ns); 0: not timer-driven.
     pub expires: u64,
-    /// The timer callback started.
+    /// The timer interrupt read the clock for the callback (its `now`).
     pub irq_at: u64,
     /// `sched_waking`.
     pub woken_at: u64,
