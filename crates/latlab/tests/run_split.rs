@@ -271,15 +271,7 @@ fn without_bpf_auto_notes_why_and_on_fails() {
     let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let run = |mode: &str| {
         let mut command = if is_root {
-            let mut c = Command::new("setpriv");
-            c.args([
-                "--reuid=65534",
-                "--regid=65534",
-                "--clear-groups",
-                "--inh-caps=-all",
-            ])
-            .arg(env!("CARGO_BIN_EXE_latlab"));
-            c
+            common::latlab_as_nobody()
         } else {
             latlab()
         };

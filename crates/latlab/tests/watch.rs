@@ -317,14 +317,7 @@ fn bad_selections_and_missing_privilege_are_named() {
     let e = String::from_utf8_lossy(&out.stderr);
     assert!(e.contains("--pid 2147483646: no such process"), "{e}");
     // An unprivileged user is told what is missing and what to do.
-    let out = Command::new("setpriv")
-        .args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            "--inh-caps=-all",
-        ])
-        .arg(env!("CARGO_BIN_EXE_latlab"))
+    let out = common::latlab_as_nobody()
         .args(["watch", "--rt", "--no-history", "--duration", "1s"])
         .output()
         .unwrap();

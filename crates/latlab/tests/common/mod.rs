@@ -23,6 +23,21 @@ pub fn latlab() -> Command {
 pub use latlab_testkit::process::{catches, first_child, state, wait_until_catches, KillOnDrop};
 pub use latlab_testkit::{require, root};
 
+/// The latlab binary run as user nobody (65534) without capabilities
+/// (`setpriv`, as root): what an unprivileged user sees.
+pub fn latlab_as_nobody() -> Command {
+    let mut command = Command::new("setpriv");
+    command
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+        ])
+        .arg(env!("CARGO_BIN_EXE_latlab"));
+    command
+}
+
 /// True when BPF programs can be loaded here: root and a kernel with BTF;
 /// otherwise skips or fails (see [`require`]).
 pub fn bpf_ready(test: &str) -> bool {
