@@ -249,6 +249,10 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     warnings.extend_from_slice(session.warnings());
     print_warnings(&warnings);
 
+    // The split's BPF side first: `--split on` without BPF fails before a
+    // trace is started.
+    let mut split = Split::start(args.split)?;
+
     // --explain without --trace records into a temporary file, removed after.
     let temporary_trace = (args.explain && args.trace.is_none())
         .then(|| std::env::temp_dir().join(format!("latlab-run-{}.dat", std::process::id())));
@@ -264,8 +268,6 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         Some(path) => Some(TraceSession::start(&args, path, &mut run.measure)?),
         None => None,
     };
-
-    let mut split = Split::start(args.split)?;
 
     let started = clock::unix_time_s();
     session.measurement_starts();
