@@ -156,10 +156,12 @@ pub struct ThreadResult {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LatencySplit {
     /// Timer-driven wake-ups the kernel measured (its hrtimer callback
-    /// woke the thread). Usually the thread's `cycles` plus one: the kernel
-    /// also sees the wake-up at or past the end, which latlab does not
-    /// count; a missed period whose expiry had passed before the thread
-    /// slept has no wake-up.
+    /// woke the thread): about the thread's `cycles`. One more when the
+    /// run ends by `--duration` (the kernel also sees the wake-up past the
+    /// end, which latlab does not count); fewer by a wake-up whose timer
+    /// fired before the thread got to sleep (it never left the CPU), and
+    /// by any the kernel did not run the BPF programs for (seen on a VM:
+    /// up to 0.7 %, docs/results/2026-11-24-run-split.md).
     pub timer_wakeups: u64,
     /// Other wake-ups of the thread (no timer callback woke it, e.g. the
     /// start of the run): not in the figures.
