@@ -70,6 +70,15 @@ const volatile u32 max_windows_per_sec = 50;
  * baseline explain compares late windows with. 0: none. */
 const volatile u32 baseline_every = 1000;
 
+/* Whether any window can ever be sent: with no threshold (its maximum) and
+ * no baseline (latlab run --split: histograms only), the event rings are
+ * never read, so nothing is logged into them. A constant once loaded: the
+ * verifier drops the logging code. */
+static __always_inline bool rings_wanted(void)
+{
+	return threshold_ns != ~0ULL || baseline_every != 0;
+}
+
 #define CLOCK_MONOTONIC 1
 #define HRTIMER_SOFTIRQ 8
 
@@ -276,7 +285,8 @@ struct {
 	__type(value, struct ring);
 } rings SEC(".maps");
 
-static __always_inline struct ev *log_ev(u32 type, u64 ts, u64 x, s32 a, s32 b, s32 c, s32 d)
+static __always_inline struct ev *log_ev_at(u32 type, u64 ts, u64 x, s32 a, s32 b, s32 c,
+					     s32 d)
 {
 	u32 zero = 0;
 	struct ring *r = bpf_map_lookup_elem(&rings, &zero);
@@ -294,6 +304,10 @@ static __always_inline struct ev *log_ev(u32 type, u64 ts, u64 x, s32 a, s32 b, 
 	r->head += 1;
 	return e;
 }
+
+/* Logs an event when the rings are wanted; its arguments (the clock read
+ * among them) are not even evaluated otherwise. */
+#define log_ev(...) (rings_wanted() ? log_ev_at(__VA_ARGS__) : (struct ev *)0)
 
 /* The comm of a task the tracepoint hands over (a trusted pointer): two
  * direct loads, far cheaper than a bpf_probe_read_kernel_str() call on the

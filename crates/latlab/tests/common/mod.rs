@@ -154,6 +154,10 @@ pub mod watch {
                 "--",
                 env!("CARGO_BIN_EXE_latlab"),
                 "run",
+                // The watch measures the run's thread: no second BPF
+                // object on it (the run's own split; docs/watch.md).
+                "--split",
+                "off",
                 "--duration",
                 "4s",
             ])
