@@ -54,13 +54,22 @@ echo "median p99: plain $m99a us, split $m99s us, ratio split/plain $(ratio "$m9
 # with the split and the kernel's BPF statistics on (kernel.bpf_stats_enabled,
 # restored after), the programs' run time and count read just before it ends.
 if command -v bpftool >/dev/null; then
-    # Programs loaded from here on are this run's (bpftool may not know
-    # which process holds a program; another latlab watch may be loaded).
+    # Programs loaded from here on (bpftool may not know which process
+    # holds a program, and another latlab watch may load the same names).
     first_id=$(bpftool prog show --json 2>/dev/null | jq '[.[].id] | max // 0' || echo 0)
     echo 1 >/proc/sys/kernel/bpf_stats_enabled
     "$LATLAB" run --cpus 0 --interval 1ms --duration "${SECS}s" --split on -q --no-save \
         --json "$work/stats.json" >/dev/null 2>&1 &
     run_pid=$!
+    # Its six programs: the first loaded after it started (read at once,
+    # before another process can load programs of the same names).
+    ids='[]'
+    for _ in $(seq 1 50); do
+        ids=$(bpftool prog show --json 2>/dev/null | jq -c --argjson first "$first_id" \
+            '[.[] | select(.id > $first and (.name | test("^on_(hrtimer|waking|switch|softirq)"))) | .id] | sort | .[:6]')
+        [[ $(jq length <<<"$ids") -ge 6 ]] && break
+        sleep 0.1
+    done
     # At most SECONDS + 30 s (a run that does not end is an error below).
     for _ in $(seq 1 $(((SECS + 30) * 2))); do
         [[ $(ps -o stat= -p "$run_pid" 2>/dev/null) == [!Z]* ]] || break
@@ -70,7 +79,7 @@ if command -v bpftool >/dev/null; then
     echo "$stats_before" >/proc/sys/kernel/bpf_stats_enabled
     kill "$run_pid" 2>/dev/null && echo "the run with statistics did not end in time" >&2
     wait "$run_pid" || true
-    jq -r --argjson secs "$SECS" --argjson first "$first_id" '[.[] | select(.id > $first and (.name | test("^on_(hrtimer|waking|switch|softirq)"))) | {name, ns: (.run_time_ns // 0), n: (.run_cnt // 0)}]
+    jq -r --argjson secs "$SECS" --argjson ids "$ids" '[.[] | select(.id as $id | $ids | index($id))] | map({name, ns: (.run_time_ns // 0), n: (.run_cnt // 0)})
         | (.[] | "  \(.name): \(.n) runs, \(if .n > 0 then (.ns / .n | floor) else 0 end) ns each"),
           "BPF programs of the split: \(map(.ns) | add / 1e6 | floor) ms in \(map(.n) | add) runs over about \($secs) s: \(map(.ns) | add / ($secs * 1e9) * 100 * 1000 | floor / 1000) % of one CPU"' \
         "$work/progs.json" 2>/dev/null || echo "(no BPF statistics read)"
