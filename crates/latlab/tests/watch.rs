@@ -183,13 +183,15 @@ fn metrics_are_served_and_parse_as_openmetrics() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until the histograms are in the text.
+    // Wait until the histograms are in the text, then a second more: the
+    // counts are live, and the first scrape may come a few wake-ups in.
     let start = Instant::now();
     let body = loop {
         std::thread::sleep(Duration::from_millis(500));
         if let Some(r) = scrape(addr) {
             if r.contains("kind=\"thread\"") && r.contains("latlab-cpu0") {
-                break r;
+                std::thread::sleep(Duration::from_secs(1));
+                break scrape(addr).expect("served a second later");
             }
         }
         assert!(
