@@ -33,6 +33,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use latlab_measure::histogram::bucket_index;
 
+use crate::histograms::PREEMPTION_KIND;
 use crate::loader::{Counters, Settings};
 use crate::records::{Ev, EvType, Head, RawWindow, RING};
 
@@ -430,10 +431,18 @@ impl Mirror {
                     // The clock stays; the expiry is used up.
                     self.timer(timer).clockid = Some(clockid);
                 }
+                // As on_hrtimer_entry: the interrupt's clock read for its
+                // expired timers (`now`) is the interrupt's moment, for a
+                // CLOCK_MONOTONIC timer; the event's time otherwise.
+                let entered = if monotonic && now > 0 && now as u64 <= e.ts {
+                    now as u64
+                } else {
+                    e.ts
+                };
                 let c = self.cpu(e.cpu);
                 let in_softirq = c.softirq == HRTIMER_SOFTIRQ + 1;
                 c.soft = soft;
-                c.entered = e.ts;
+                c.entered = entered;
                 c.in_callback = true;
                 c.callback_soft = in_softirq;
                 c.log(ev(
@@ -555,6 +564,7 @@ impl Mirror {
         if p.expires != 0 {
             self.hist_add(key, 0, lat);
             self.hist_add(key, 1, p.irq_at.saturating_sub(p.expires));
+            self.hist_add(key, PREEMPTION_KIND, now.saturating_sub(p.irq_at));
         } else {
             self.hist_add(key, 2, lat);
         }
@@ -697,8 +707,15 @@ mod tests {
         let irq = crate::histograms::histogram(&h[&(42, crate::histograms::LatencyKind::Irq)]);
         assert_eq!(thread.count(), 2);
         assert!(thread.max().unwrap().abs_diff(250_000) < 500);
-        // Bucket bounds: within 0.2 % (latlab run's scheme).
-        assert!(irq.max().unwrap().abs_diff(4_000) < 10);
+        // Bucket bounds: within 0.2 % (latlab run's scheme). The interrupt's
+        // moment is its clock read (`now`, 200 ns before the event), as the
+        // BPF side takes it; the preemption latency is from there to the run.
+        assert!(irq.max().unwrap().abs_diff(3_800) < 10);
+        let preemption = crate::histograms::latency_split(&m.histogram_counts(), &[42])
+            .unwrap()
+            .preemption_latency;
+        assert_eq!(preemption.summary.count, 2);
+        assert!(preemption.summary.max.abs_diff(246_200) < 500);
         assert_eq!(m.counters().late, 1);
         let w = m.next_window().expect("the late one");
         assert!(m.next_window().is_none());
