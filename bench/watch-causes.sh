@@ -27,7 +27,7 @@ for kind in "${KINDS[@]}"; do
     load_pid=$!
     sleep 2
     "$LATLAB" watch --threshold 100us --interval 10s --no-history --json "$work/$kind.json" \
-        -- "$LATLAB" run --duration "${SECS}s" --interval 1ms --cpus 0 --priority 80 -q --no-save \
+        -- "$LATLAB" run --duration "${SECS}s" --interval 1ms --cpus 0 --priority 80 -q --no-save --split off \
         2>&1 >/dev/null | grep -E '^\[' || true
     kill -INT "$load_pid" 2>/dev/null; wait "$load_pid" 2>/dev/null || true
     load_pid=
