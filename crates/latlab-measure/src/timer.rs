@@ -423,17 +423,27 @@ fn itimer_first_expiry(start: u64, armed_at: u64, interval: u64) -> (u64, u64) {
 
 /// How many expiries of an itimer a wake-up for the expiry `intended`
 /// accounts for, from `getitimer` read between the clock reads `before` and
-/// `after`: `remaining` is the time it gave to the next expiry (truncated to
-/// µs), or `None` when it gave 0, i.e. the next expiry has already fired and
-/// its SIGALRM is pending. Also whether the count is certain.
+/// `after`: `reported` is the time it gave to the next expiry, ns (whole
+/// µs: the kernel truncates its remaining time). Also whether the count is
+/// certain.
 ///
-/// With time left, the next expiry lies in `before + remaining ..= after +
-/// remaining + 1 µs`: the grid point nearest that window's middle, exactly.
-/// With none left, it is the first grid point after the moment the kernel
-/// dequeued SIGALRM, which user space cannot see: somewhere after `intended`
-/// and at or before `after`. With one grid point there it is that one. With
-/// more (the thread was held about two intervals or more around the
-/// dequeue) the kernel does not say which: the count is uncertain and the
+/// With 2 µs or more reported, the kernel had `reported ..< reported + 1 µs`
+/// left at its clock read, so the next expiry lies in `before + reported
+/// ..< after + reported + 1 µs`: the grid point nearest that window, exactly
+/// as long as the window does not straddle two points' halves (an interrupt
+/// between the clock reads that `itimer_remaining` could not retry away),
+/// else the earlier one, uncertain.
+///
+/// 1 µs and 0 do not say where the next expiry is: 1 µs is what the kernel
+/// gives for an expiry that is due but has not fired (a late timer
+/// interrupt) and for 1 to 2 µs left, 0 for one that has fired (SIGALRM
+/// pending, the timer re-armed only when it is dequeued) and for less than
+/// 1 µs left. The next expiry is then the first grid point after the moment
+/// the kernel dequeued SIGALRM, which user space cannot see: after
+/// `intended`, and before `after + reported + 1 µs`. With one grid point
+/// there it is that one. With more (the thread was held about two intervals
+/// around the dequeue, or about one and the next expiry was within 2 µs of
+/// getitimer) the kernel does not say which: the count is uncertain and the
 /// earliest point is taken, so the next sample's latency may be overstated
 /// by whole intervals but is never understated.
 fn itimer_expirations(
@@ -441,26 +451,28 @@ fn itimer_expirations(
     interval: u64,
     before: u64,
     after: u64,
-    remaining: Option<u64>,
+    reported: u64,
 ) -> (u64, bool) {
-    match remaining {
-        Some(remaining) => {
-            let next = before / 2 + after / 2 + remaining + 500;
-            let points = (next.saturating_sub(intended) + interval / 2) / interval;
-            (points.max(1), false)
-        }
-        None => {
-            let candidates = after.saturating_sub(intended) / interval;
-            (1, candidates > 1)
-        }
+    let latest = after + reported + 1000;
+    if reported >= 2000 {
+        let point = |t: u64| (t.saturating_sub(intended) + interval / 2) / interval;
+        let (first, last) = (point(before + reported), point(latest - 1));
+        (first.max(1), last.max(1) != first.max(1))
+    } else {
+        // Grid points `intended + k * interval`, k >= 1, before `latest`
+        // (latlab's grid is at most the arming slack before the kernel's, so
+        // none of the kernel's candidates is left out).
+        let candidates = (latest - 1).saturating_sub(intended) / interval;
+        (1, candidates > 1)
     }
 }
 
-/// The time left to the next expiry of the process's ITIMER_REAL, ns
-/// (`None` when it has already fired or is due), between two clock reads no more than
-/// `slack` apart if that can be had in a few tries (an interrupt or a host
-/// stall between them would blur where the kernel read its clock).
-fn itimer_remaining(slack: u64) -> (u64, u64, Option<u64>) {
+/// The time the process's ITIMER_REAL has left to its next expiry as
+/// `getitimer` reports it (ns, whole µs; see [`itimer_expirations`] for what
+/// 0 and 1 µs mean), between two clock reads no more than `slack` apart if
+/// that can be had in a few tries (an interrupt or a host stall between
+/// them would blur where the kernel read its clock).
+fn itimer_remaining(slack: u64) -> (u64, u64, u64) {
     let mut tries = 0;
     loop {
         // SAFETY: an itimerval is plain data; getitimer writes into it.
@@ -473,9 +485,7 @@ fn itimer_remaining(slack: u64) -> (u64, u64, Option<u64>) {
         if after - before <= slack || tries == 10 {
             let ns =
                 value.it_value.tv_sec as u64 * 1_000_000_000 + value.it_value.tv_usec as u64 * 1000;
-            // 1 µs is also what the kernel says of an expiry that is due but
-            // has not fired (a late timer interrupt): no time to place.
-            return (before, after, (ns > 1_000).then_some(ns));
+            return (before, after, ns);
         }
     }
 }
@@ -496,13 +506,13 @@ impl WakeSource for Itimer {
             return Ok(None);
         }
         let now = monotonic_ns();
-        let (before, after, remaining) = itimer_remaining(self.expiries.interval / 8);
+        let (before, after, reported) = itimer_remaining(self.expiries.interval / 8);
         let (expirations, uncertain) = itimer_expirations(
             self.expiries.next,
             self.expiries.interval,
             before,
             after,
-            remaining,
+            reported,
         );
         let mut wake = self.expiries.wake(now, expirations);
         self.expiries.uncertain = uncertain;
@@ -847,25 +857,78 @@ mod tests {
         // Expiry at 1 ms, interval 100 µs; woken at 1.010 ms, 89.6 µs left
         // (truncated to 89 µs) when getitimer ran between 1.0102 and 1.0106 ms:
         // the next expiry is 1.1 ms, one interval on.
-        let e = itimer_expirations(1_000 * us, 100 * us, 1_010_200, 1_010_600, Some(89 * us));
+        let e = itimer_expirations(1_000 * us, 100 * us, 1_010_200, 1_010_600, 89 * us);
         assert_eq!(e, (1, false));
         // Woken 250 µs late: 50 µs left means the next is 1.3 ms, three on.
-        let e = itimer_expirations(1_000 * us, 100 * us, 1_250_100, 1_250_400, Some(49 * us));
+        let e = itimer_expirations(1_000 * us, 100 * us, 1_250_100, 1_250_400, 49 * us);
         assert_eq!(e, (3, false));
+        // 2 µs is still a place: 1.1 ms, read between 1.0975 and 1.0978 ms.
+        let e = itimer_expirations(1_000 * us, 100 * us, 1_097_500, 1_097_800, 2 * us);
+        assert_eq!(e, (1, false));
+        // An interrupt of 60 µs between the clock reads around getitimer (the
+        // retries did not get a tighter pair): 30 µs left puts the next
+        // expiry between 1.1205 and 1.1816 ms, i.e. 1.1 or 1.2 ms. The
+        // earliest, flagged.
+        let e = itimer_expirations(1_000 * us, 100 * us, 1_090_500, 1_150_600, 30 * us);
+        assert_eq!(e, (1, true));
         // Nothing left: the next expiry (1.1 ms) fired between the dequeue and
         // getitimer (woken at 1.0999 ms, getitimer done at 1.1003 ms). Only
         // 1.1 ms lies between the expiry and getitimer: certain.
-        let e = itimer_expirations(1_000 * us, 100 * us, 1_099_900, 1_100_300, None);
+        let e = itimer_expirations(1_000 * us, 100 * us, 1_099_900, 1_100_300, 0);
+        assert_eq!(e, (1, false));
+        // Due but not fired (a late timer interrupt), getitimer's 1 µs.
+        let e = itimer_expirations(1_000 * us, 100 * us, 1_100_500, 1_100_900, us);
         assert_eq!(e, (1, false));
         // Nothing left at 1.2101 ms: 1.1 or 1.2 ms, depending on when the kernel
         // dequeued SIGALRM, which it does not tell. The earliest, flagged.
-        let e = itimer_expirations(1_000 * us, 100 * us, 1_209_900, 1_210_100, None);
+        let e = itimer_expirations(1_000 * us, 100 * us, 1_209_900, 1_210_100, 0);
         assert_eq!(e, (1, true));
         // The count is never 0, even for a clock read before the expiry.
         assert_eq!(
-            itimer_expirations(1_000 * us, 100 * us, 990_000, 990_500, None),
+            itimer_expirations(1_000 * us, 100 * us, 990_000, 990_500, 0),
             (1, false)
         );
+    }
+
+    #[test]
+    fn itimer_truncated_last_microseconds_are_not_taken_for_a_fired_expiry() {
+        // A timer_truth failure (200 µs interval, hog and cyclictest on the
+        // CPU): the wake-up for the expiry 34013.394743038 s (latlab's grid;
+        // the kernel's lies 1432 ns later) ran at .395127, the SIGALRM
+        // dequeue at .395130 re-armed the timer to .395144470 (skipping
+        // .394944470), the clock read was .395142017, and getitimer ran
+        // after .395142470 and before .395143038: the kernel had 1.4 to 2 µs
+        // left, which it truncates to 1 µs, the value it also gives for an
+        // expiry that is due but has not fired. Taking it for a fired
+        // expiry counted 1 (certain) and put the next sample one interval
+        // early; the next expiry may be 1 or 2 grid points on.
+        let base = 34_013_000_000_000;
+        let e = itimer_expirations(
+            base + 394_743_038,
+            200_000,
+            base + 395_142_100,
+            base + 395_142_900,
+            1_000,
+        );
+        assert_eq!(e, (1, true));
+        // Less than 1 µs left truncates to 0, what a fired expiry reads.
+        let e = itimer_expirations(
+            base + 394_743_038,
+            200_000,
+            base + 395_143_500,
+            base + 395_143_900,
+            0,
+        );
+        assert_eq!(e, (1, true));
+        // With 2 µs reported the place is exact: 2 grid points on.
+        let e = itimer_expirations(
+            base + 394_743_038,
+            200_000,
+            base + 395_142_100,
+            base + 395_142_400,
+            2_000,
+        );
+        assert_eq!(e, (2, false));
     }
 
     #[test]
