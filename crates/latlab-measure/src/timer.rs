@@ -423,71 +423,100 @@ fn itimer_first_expiry(start: u64, armed_at: u64, interval: u64) -> (u64, u64) {
 
 /// How many expiries of an itimer a wake-up for the expiry `intended`
 /// accounts for, from `getitimer` read between the clock reads `before` and
-/// `after`: `reported` is the time it gave to the next expiry, ns (whole
-/// µs: the kernel truncates its remaining time). Also whether the count is
-/// certain.
+/// `after`: `left` is the time the kernel had left to the next expiry,
+/// truncated to µs (`Some(0)`: less than 1 µs, the timer still armed), or
+/// `None` when getitimer did not place it (see [`itimer_remaining`]): the next
+/// expiry then lies before `after + 2 µs`. Also whether the count is certain.
 ///
-/// With 2 µs or more reported, the kernel had `reported ..< reported + 1 µs`
-/// left at its clock read, so the next expiry lies in `before + reported
-/// ..< after + reported + 1 µs`: the grid point nearest that window, exactly
-/// as long as the window does not straddle two points' halves (an interrupt
-/// between the clock reads that `itimer_remaining` could not retry away),
-/// else the earlier one, uncertain.
+/// With time left, the next expiry lies in `before + left ..< after + left +
+/// 1 µs`: the grid point nearest that window, exactly, as long as the window
+/// does not reach into two points' halves (an interrupt between the clock
+/// reads that `itimer_remaining` could not retry away), else the earlier
+/// one, uncertain.
 ///
-/// 1 µs and 0 do not say where the next expiry is: 1 µs is what the kernel
-/// gives for an expiry that is due but has not fired (a late timer
-/// interrupt) and for 1 to 2 µs left, 0 for one that has fired (SIGALRM
-/// pending, the timer re-armed only when it is dequeued) and for less than
-/// 1 µs left. The next expiry is then the first grid point after the moment
-/// the kernel dequeued SIGALRM, which user space cannot see: after
-/// `intended`, and before `after + reported + 1 µs`. With one grid point
-/// there it is that one. With more (the thread was held about two intervals
-/// around the dequeue, or about one and the next expiry was within 2 µs of
-/// getitimer) the kernel does not say which: the count is uncertain and the
-/// earliest point is taken, so the next sample's latency may be overstated
-/// by whole intervals but is never understated.
+/// Unplaced, it is the first grid point after the moment the kernel
+/// dequeued SIGALRM, which user space cannot see: after `intended`, and
+/// before `after + 2 µs`. With one grid point there it is that one. With
+/// more (the thread was held about two intervals around the dequeue, or a
+/// late timer interrupt left the expiry due without firing) the kernel does
+/// not say which: the count is uncertain and the earliest point is taken,
+/// so the next sample's latency may be overstated by whole intervals but is
+/// never understated.
 fn itimer_expirations(
     intended: u64,
     interval: u64,
     before: u64,
     after: u64,
-    reported: u64,
+    left: Option<u64>,
 ) -> (u64, bool) {
-    let latest = after + reported + 1000;
-    if reported >= 2000 {
-        let point = |t: u64| (t.saturating_sub(intended) + interval / 2) / interval;
-        let (first, last) = (point(before + reported), point(latest - 1));
-        (first.max(1), last.max(1) != first.max(1))
-    } else {
-        // Grid points `intended + k * interval`, k >= 1, before `latest`
-        // (latlab's grid is at most the arming slack before the kernel's, so
-        // none of the kernel's candidates is left out).
-        let candidates = (latest - 1).saturating_sub(intended) / interval;
-        (1, candidates > 1)
+    match left {
+        Some(left) => {
+            let point = |t: u64| ((t.saturating_sub(intended) + interval / 2) / interval).max(1);
+            let (first, last) = (point(before + left), point(after + left + 999));
+            (first, last != first)
+        }
+        None => {
+            // Grid points `intended + k * interval`, k >= 1, before `after +
+            // 2 µs` (latlab's grid is at most the arming slack before the
+            // kernel's, so none of the kernel's candidates is left out).
+            let candidates = (after + 1999).saturating_sub(intended) / interval;
+            (1, candidates > 1)
+        }
     }
 }
 
-/// The time the process's ITIMER_REAL has left to its next expiry as
-/// `getitimer` reports it (ns, whole µs; see [`itimer_expirations`] for what
-/// 0 and 1 µs mean), between two clock reads no more than `slack` apart if
-/// that can be had in a few tries (an interrupt or a host stall between
-/// them would blur where the kernel read its clock).
-fn itimer_remaining(slack: u64) -> (u64, u64, u64) {
-    let mut tries = 0;
-    loop {
-        // SAFETY: an itimerval is plain data; getitimer writes into it.
+/// The time left to the next expiry of the process's ITIMER_REAL, ns,
+/// truncated to µs as the kernel reports it, between two clock reads no more
+/// than `slack` apart if that can be had in a few tries (an interrupt or a
+/// host stall between them would blur where the kernel read its clock).
+///
+/// `getitimer` gives 1 µs both for 1 to 2 µs left and for an expiry that is
+/// due but has not fired (a late timer interrupt, up to milliseconds in a
+/// QEMU guest), and 0 both for less than 1 µs left and for an expiry that
+/// has fired (SIGALRM pending: the kernel re-arms the timer only when it is
+/// dequeued). For those it is read again for a few µs: 0 while SIGALRM is
+/// not pending is the timer still armed with less than 1 µs left
+/// (`Some(0)`), which places it; SIGALRM pending first, or no answer in
+/// time, leaves it unplaced (`None`, with the first read's clock reads).
+fn itimer_remaining(slack: u64) -> (u64, u64, Option<u64>) {
+    let read = || {
+        // SAFETY: an itimerval and a sigset_t are plain data; getitimer and
+        // sigpending write into them.
         let mut value: libc::itimerval = unsafe { std::mem::zeroed() };
+        let mut pending: libc::sigset_t = unsafe { std::mem::zeroed() };
         let before = monotonic_ns();
         // SAFETY: as above.
-        unsafe { libc::getitimer(libc::ITIMER_REAL, &mut value) };
+        let alarm_pending = unsafe {
+            libc::getitimer(libc::ITIMER_REAL, &mut value);
+            libc::sigpending(&mut pending) == 0 && libc::sigismember(&pending, libc::SIGALRM) == 1
+        };
         let after = monotonic_ns();
+        let ns =
+            value.it_value.tv_sec as u64 * 1_000_000_000 + value.it_value.tv_usec as u64 * 1000;
+        (before, after, ns, alarm_pending)
+    };
+    let mut tries = 0;
+    let (before, after, ns, alarm_pending) = loop {
+        let read = read();
         tries += 1;
-        if after - before <= slack || tries == 10 {
-            let ns =
-                value.it_value.tv_sec as u64 * 1_000_000_000 + value.it_value.tv_usec as u64 * 1000;
-            return (before, after, ns);
+        if read.1 - read.0 <= slack || tries == 10 {
+            break read;
+        }
+    };
+    if ns >= 2000 || (ns == 0 && !alarm_pending) {
+        return (before, after, Some(ns));
+    }
+    // A next expiry 1-2 µs ahead has passed 3 µs after the read.
+    while monotonic_ns() < after + 3000 {
+        let (b, a, ns, alarm_pending) = read();
+        if alarm_pending {
+            break;
+        }
+        if ns == 0 && a - b <= slack {
+            return (b, a, Some(0));
         }
     }
+    (before, after, None)
 }
 
 impl Drop for Itimer {
@@ -506,13 +535,13 @@ impl WakeSource for Itimer {
             return Ok(None);
         }
         let now = monotonic_ns();
-        let (before, after, reported) = itimer_remaining(self.expiries.interval / 8);
+        let (before, after, left) = itimer_remaining(self.expiries.interval / 8);
         let (expirations, uncertain) = itimer_expirations(
             self.expiries.next,
             self.expiries.interval,
             before,
             after,
-            reported,
+            left,
         );
         let mut wake = self.expiries.wake(now, expirations);
         self.expiries.uncertain = uncertain;
@@ -857,35 +886,35 @@ mod tests {
         // Expiry at 1 ms, interval 100 µs; woken at 1.010 ms, 89.6 µs left
         // (truncated to 89 µs) when getitimer ran between 1.0102 and 1.0106 ms:
         // the next expiry is 1.1 ms, one interval on.
-        let e = itimer_expirations(1_000 * us, 100 * us, 1_010_200, 1_010_600, 89 * us);
+        let e = itimer_expirations(1_000 * us, 100 * us, 1_010_200, 1_010_600, Some(89 * us));
         assert_eq!(e, (1, false));
         // Woken 250 µs late: 50 µs left means the next is 1.3 ms, three on.
-        let e = itimer_expirations(1_000 * us, 100 * us, 1_250_100, 1_250_400, 49 * us);
+        let e = itimer_expirations(1_000 * us, 100 * us, 1_250_100, 1_250_400, Some(49 * us));
         assert_eq!(e, (3, false));
         // 2 µs is still a place: 1.1 ms, read between 1.0975 and 1.0978 ms.
-        let e = itimer_expirations(1_000 * us, 100 * us, 1_097_500, 1_097_800, 2 * us);
+        let e = itimer_expirations(1_000 * us, 100 * us, 1_097_500, 1_097_800, Some(2 * us));
         assert_eq!(e, (1, false));
         // An interrupt of 60 µs between the clock reads around getitimer (the
         // retries did not get a tighter pair): 30 µs left puts the next
         // expiry between 1.1205 and 1.1816 ms, i.e. 1.1 or 1.2 ms. The
         // earliest, flagged.
-        let e = itimer_expirations(1_000 * us, 100 * us, 1_090_500, 1_150_600, 30 * us);
+        let e = itimer_expirations(1_000 * us, 100 * us, 1_090_500, 1_150_600, Some(30 * us));
         assert_eq!(e, (1, true));
         // Nothing left: the next expiry (1.1 ms) fired between the dequeue and
         // getitimer (woken at 1.0999 ms, getitimer done at 1.1003 ms). Only
         // 1.1 ms lies between the expiry and getitimer: certain.
-        let e = itimer_expirations(1_000 * us, 100 * us, 1_099_900, 1_100_300, 0);
+        let e = itimer_expirations(1_000 * us, 100 * us, 1_099_900, 1_100_300, None);
         assert_eq!(e, (1, false));
         // Due but not fired (a late timer interrupt), getitimer's 1 µs.
-        let e = itimer_expirations(1_000 * us, 100 * us, 1_100_500, 1_100_900, us);
+        let e = itimer_expirations(1_000 * us, 100 * us, 1_100_500, 1_100_900, None);
         assert_eq!(e, (1, false));
         // Nothing left at 1.2101 ms: 1.1 or 1.2 ms, depending on when the kernel
         // dequeued SIGALRM, which it does not tell. The earliest, flagged.
-        let e = itimer_expirations(1_000 * us, 100 * us, 1_209_900, 1_210_100, 0);
+        let e = itimer_expirations(1_000 * us, 100 * us, 1_209_900, 1_210_100, None);
         assert_eq!(e, (1, true));
         // The count is never 0, even for a clock read before the expiry.
         assert_eq!(
-            itimer_expirations(1_000 * us, 100 * us, 990_000, 990_500, 0),
+            itimer_expirations(1_000 * us, 100 * us, 990_000, 990_500, None),
             (1, false)
         );
     }
@@ -901,32 +930,33 @@ mod tests {
         // left, which it truncates to 1 µs, the value it also gives for an
         // expiry that is due but has not fired. Taking it for a fired
         // expiry counted 1 (certain) and put the next sample one interval
-        // early; the next expiry may be 1 or 2 grid points on.
+        // early. Unplaced, the next expiry may be 1 or 2 grid points on.
         let base = 34_013_000_000_000;
         let e = itimer_expirations(
             base + 394_743_038,
             200_000,
             base + 395_142_100,
             base + 395_142_900,
-            1_000,
+            None,
         );
         assert_eq!(e, (1, true));
-        // Less than 1 µs left truncates to 0, what a fired expiry reads.
+        // Read again: 0 with SIGALRM not pending is less than 1 µs left, the
+        // timer still armed: 2 grid points on, exactly.
         let e = itimer_expirations(
             base + 394_743_038,
             200_000,
             base + 395_143_500,
             base + 395_143_900,
-            0,
+            Some(0),
         );
-        assert_eq!(e, (1, true));
+        assert_eq!(e, (2, false));
         // With 2 µs reported the place is exact: 2 grid points on.
         let e = itimer_expirations(
             base + 394_743_038,
             200_000,
             base + 395_142_100,
             base + 395_142_400,
-            2_000,
+            Some(2_000),
         );
         assert_eq!(e, (2, false));
     }
