@@ -931,34 +931,17 @@ mod tests {
         // expiry that is due but has not fired. Taking it for a fired
         // expiry counted 1 (certain) and put the next sample one interval
         // early. Unplaced, the next expiry may be 1 or 2 grid points on.
-        let base = 34_013_000_000_000;
-        let e = itimer_expirations(
-            base + 394_743_038,
-            200_000,
-            base + 395_142_100,
-            base + 395_142_900,
-            None,
-        );
-        assert_eq!(e, (1, true));
+        // Clock reads and left time of getitimer, in ns after 34013.394 s.
+        let next_of_5206 = |before: u64, after: u64, left: Option<u64>| {
+            let base = 34_013_394_000_000;
+            itimer_expirations(base + 743_038, 200_000, base + before, base + after, left)
+        };
+        assert_eq!(next_of_5206(1_142_100, 1_142_900, None), (1, true));
         // Read again: 0 with SIGALRM not pending is less than 1 µs left, the
         // timer still armed: 2 grid points on, exactly.
-        let e = itimer_expirations(
-            base + 394_743_038,
-            200_000,
-            base + 395_143_500,
-            base + 395_143_900,
-            Some(0),
-        );
-        assert_eq!(e, (2, false));
-        // With 2 µs reported the place is exact: 2 grid points on.
-        let e = itimer_expirations(
-            base + 394_743_038,
-            200_000,
-            base + 395_142_100,
-            base + 395_142_400,
-            Some(2_000),
-        );
-        assert_eq!(e, (2, false));
+        assert_eq!(next_of_5206(1_143_500, 1_143_900, Some(0)), (2, false));
+        // With 2 µs left the place is exact: 2 grid points on.
+        assert_eq!(next_of_5206(1_142_100, 1_142_400, Some(2_000)), (2, false));
     }
 
     #[test]
