@@ -22,11 +22,17 @@ pub enum LatencyKind {
 impl LatencyKind {
     /// From the kernel's number.
     pub fn of(code: u32) -> Option<LatencyKind> {
-        match code {
-            0 => Some(LatencyKind::Thread),
-            1 => Some(LatencyKind::Irq),
-            2 => Some(LatencyKind::Wakeup),
-            _ => None,
+        [LatencyKind::Thread, LatencyKind::Irq, LatencyKind::Wakeup]
+            .into_iter()
+            .find(|k| k.code() == code)
+    }
+
+    /// The kernel's number (`enum kind` of the BPF side).
+    pub fn code(self) -> u32 {
+        match self {
+            LatencyKind::Thread => 0,
+            LatencyKind::Irq => 1,
+            LatencyKind::Wakeup => 2,
         }
     }
 
@@ -69,11 +75,11 @@ pub fn latency_split(rows: &[(u32, u32, u32, u64)], tids: &[i32]) -> Option<Late
     };
     let count = |kind: u32| by_kind.get(&kind).map_or(0, |b| b.values().sum());
     Some(LatencySplit {
-        timer_wakeups: count(0),
-        other_wakeups: count(2),
-        interrupt_latency: part(1),
+        timer_wakeups: count(LatencyKind::Thread.code()),
+        other_wakeups: count(LatencyKind::Wakeup.code()),
+        interrupt_latency: part(LatencyKind::Irq.code()),
         preemption_latency: part(PREEMPTION_KIND),
-        thread_latency: part(0),
+        thread_latency: part(LatencyKind::Thread.code()),
     })
 }
 
