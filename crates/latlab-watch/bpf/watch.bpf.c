@@ -171,6 +171,7 @@ static __always_inline void hist_add(u32 pid, u32 kind, u64 ns)
 }
 
 /* ---- the watched tasks (thread ids), kept by user space ---- */
+/* The list, for user space to read back (with those on_fork added). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
@@ -178,9 +179,23 @@ struct {
 	__type(value, u8);
 } watched SEC(".maps");
 
+/* The same set as one bit per thread id, for the test every switch and
+ * wake-up of every task makes: an array lookup the kernel inlines into two
+ * loads, where the hash above would cost a helper call and a hash. 2^22
+ * bits cover every thread id (the kernel's PID_MAX_LIMIT). */
+#define WATCHED_WORDS (1 << 16)
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, WATCHED_WORDS);
+	__type(key, u32);
+	__type(value, u64);
+} watched_bits SEC(".maps");
+
 static __always_inline bool is_watched(u32 pid)
 {
-	return pid && bpf_map_lookup_elem(&watched, &pid);
+	u32 word = (pid >> 6) & (WATCHED_WORDS - 1);
+	u64 *w = bpf_map_lookup_elem(&watched_bits, &word);
+	return pid && w && (*w >> (pid & 63)) & 1;
 }
 
 /* ---- a wake-up on its way ---- */
@@ -225,6 +240,14 @@ struct cpu_state {
 	u64 second;        /* the second windows are being counted in */
 	u32 windows;       /* windows sent in that second */
 	u32 deferred;      /* a window waits in `window` for this CPU's next switch */
+	/* The sample of the wake-up that just switched in, counted into the
+	 * histograms at this CPU's next switch: the hash updates stay off the
+	 * path of the wake-up they measure. */
+	u32 sample_pid;    /* 0: none waits */
+	u32 sample_timer;  /* timer-driven: thread, irq and preemption latency */
+	u64 sample_lat;    /* thread latency, or wake-up latency */
+	u64 sample_irq;
+	u64 sample_preempt;
 	/* The window of the wake-up that just switched in: sent at the next
 	 * switch on this CPU (the task leaving it), so that copying the rings
 	 * never delays the very wake-up being measured. */
@@ -252,7 +275,7 @@ enum ev_type {
 	EV_IRQ_EXIT = 4,      /* a: irq */
 	EV_SOFTIRQ_ENTRY = 5, /* a: vec */
 	EV_SOFTIRQ_EXIT = 6,  /* a: vec */
-	EV_HRTIMER_ENTRY = 7, /* x: timer address, a: callback in softirq */
+	EV_HRTIMER_ENTRY = 7, /* x: timer address, a: callback in softirq, c: ns since the interrupt read the clock */
 	EV_HRTIMER_EXIT = 8,  /* x: timer address */
 	EV_VECTOR_ENTRY = 9,  /* a: vector number, b: enum vector */
 	EV_VECTOR_EXIT = 10,  /* a: vector number, b: enum vector */
@@ -410,6 +433,22 @@ static __always_inline void emit_window(struct cpu_state *s)
 	bpf_ringbuf_submit(rec, 0);
 }
 
+/* Counts the waiting sample into the histograms and lets go of its
+ * wake-up. */
+static __always_inline void count_sample(struct cpu_state *s)
+{
+	u32 pid = s->sample_pid;
+	s->sample_pid = 0;
+	bpf_map_delete_elem(&pending, &pid);
+	if (s->sample_timer) {
+		hist_add(pid, KIND_THREAD, s->sample_lat);
+		hist_add(pid, KIND_IRQ, s->sample_irq);
+		hist_add(pid, KIND_PREEMPT, s->sample_preempt);
+	} else {
+		hist_add(pid, KIND_WAKEUP, s->sample_lat);
+	}
+}
+
 /* ---- the tracepoints ---- */
 
 SEC("tp_btf/hrtimer_expire_entry")
@@ -437,7 +476,11 @@ int BPF_PROG(on_hrtimer_entry, struct hrtimer *timer, s64 *now)
 		s->in_callback = 1;
 		s->callback_soft = in_softirq;
 	}
-	log_ev(EV_HRTIMER_ENTRY, ts, (u64)timer, in_softirq, 0, 0, 0);
+	/* c: ns from the interrupt's clock read to here: the timer interrupt's
+	 * entry, which user space draws from the callbacks (no programs on the
+	 * LAPIC timer vector: two fewer on every wake-up's path). */
+	log_ev(EV_HRTIMER_ENTRY, ts, (u64)timer, in_softirq, 0,
+	       (s32)(ts - entered < 0x7fffffff ? ts - entered : 0x7fffffff), 0);
 	return 0;
 }
 
@@ -480,6 +523,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	u64 now = bpf_ktime_get_ns();
 	u32 prev_pid = prev->pid, next_pid = next->pid;
 	struct cpu_state *s = this_cpu();
+	if (s && s->sample_pid)
+		count_sample(s);
 	if (s && s->deferred)
 		emit_window(s);
 	copy_comm(log_ev(EV_SWITCH, now, 0, prev_pid, next_pid, next->prio,
@@ -492,28 +537,27 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		return 0;
 	u64 start = p->expires ? p->expires : p->woken_at;
 	u64 lat = now > start ? now - start : 0;
-	if (p->expires) {
-		hist_add(next_pid, KIND_THREAD, lat);
-		hist_add(next_pid, KIND_IRQ, p->irq_at > p->expires ? p->irq_at - p->expires : 0);
-		hist_add(next_pid, KIND_PREEMPT, now > p->irq_at ? now - p->irq_at : 0);
-	} else {
-		hist_add(next_pid, KIND_WAKEUP, lat);
+	if (!s) {
+		bpf_map_delete_elem(&pending, &next_pid);
+		return 0;
 	}
+	/* Counted, and its pending entry deleted, at this CPU's next switch. */
+	s->sample_pid = next_pid;
+	s->sample_timer = p->expires != 0;
+	s->sample_lat = lat;
+	s->sample_irq = p->irq_at > p->expires ? p->irq_at - p->expires : 0;
+	s->sample_preempt = now > p->irq_at ? now - p->irq_at : 0;
 	bool late = lat > threshold_ns;
-	bool baseline = 0;
-	if (s) {
-		s->measured += 1;
-		baseline = !late && baseline_every && s->measured % baseline_every == 0;
-	}
+	s->measured += 1;
+	bool baseline = !late && baseline_every && s->measured % baseline_every == 0;
 	if (late)
 		count(CNT_LATE);
-	if ((late || baseline) && s) {
+	if (late || baseline) {
 		if (window_allowed(s, now))
 			defer_window(s, next, p, now, late);
 		else if (late)
 			count(CNT_THROTTLED);
 	}
-	bpf_map_delete_elem(&pending, &next_pid);
 	return 0;
 }
 
@@ -551,9 +595,11 @@ int BPF_PROG(on_softirq_exit, unsigned int vec)
 	return 0;
 }
 
-/* x86 interrupt vectors (irq_vectors:*): the LAPIC timer, and the IPIs
- * (reschedule, function calls such as TLB shootdowns, irq_work) that
- * interrupt a CPU without an irq_handler event. b: which vector (enum
+/* x86 interrupt vectors (irq_vectors:*): the IPIs (reschedule, function
+ * calls such as TLB shootdowns, irq_work) that interrupt a CPU without an
+ * irq_handler event. Not the LAPIC timer's (VEC_LOCAL_TIMER, which the
+ * tracefs side logs): its entry is the clock read hrtimer_expire_entry
+ * logs, its exit the callbacks' end. b: which vector (enum
  * vector). The loader skips the ones this kernel does not have. */
 enum vector { VEC_LOCAL_TIMER = 0, VEC_RESCHEDULE = 1, VEC_CALL_FUNCTION = 2,
 	      VEC_CALL_FUNCTION_SINGLE = 3, VEC_IRQ_WORK = 4 };
@@ -572,7 +618,6 @@ int BPF_PROG(on_##name##_exit, int vector)				\
 	return 0;							\
 }
 
-VECTOR_PROGRAMS(local_timer, VEC_LOCAL_TIMER)
 VECTOR_PROGRAMS(reschedule, VEC_RESCHEDULE)
 VECTOR_PROGRAMS(call_function, VEC_CALL_FUNCTION)
 VECTOR_PROGRAMS(call_function_single, VEC_CALL_FUNCTION_SINGLE)
@@ -588,5 +633,9 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 		return 0;
 	u8 one = 1;
 	bpf_map_update_elem(&watched, &cpid, &one, BPF_ANY);
+	u32 word = (cpid >> 6) & (WATCHED_WORDS - 1);
+	u64 *w = bpf_map_lookup_elem(&watched_bits, &word);
+	if (w)
+		__sync_fetch_and_or(w, 1ULL << (cpid & 63));
 	return 0;
 }

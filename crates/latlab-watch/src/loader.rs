@@ -5,7 +5,7 @@
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
-use aya::maps::{HashMap, MapData, PerCpuArray, RingBuf};
+use aya::maps::{Array, HashMap, MapData, PerCpuArray, RingBuf};
 use aya::programs::BtfTracePoint;
 use aya::{Btf, Ebpf, EbpfLoader};
 
@@ -42,8 +42,11 @@ impl AlignedBytes {
     }
 }
 
-/// Programs and their tracepoints; `false`: optional (x86's vectors).
-pub const PROGRAMS: [(&str, &str, bool); 19] = [
+/// Programs and their tracepoints; `false`: optional (x86's vectors). No
+/// program on the LAPIC timer's vector: user space draws that interrupt
+/// from the hrtimer callbacks ([`crate::window::with_timer_interrupts`]),
+/// two programs fewer on every timer wake-up's path.
+pub const PROGRAMS: [(&str, &str, bool); 17] = [
     ("on_hrtimer_entry", "hrtimer_expire_entry", true),
     ("on_hrtimer_exit", "hrtimer_expire_exit", true),
     ("on_waking", "sched_waking", true),
@@ -52,8 +55,6 @@ pub const PROGRAMS: [(&str, &str, bool); 19] = [
     ("on_irq_exit", "irq_handler_exit", true),
     ("on_softirq_entry", "softirq_entry", true),
     ("on_softirq_exit", "softirq_exit", true),
-    ("on_local_timer_entry", "local_timer_entry", false),
-    ("on_local_timer_exit", "local_timer_exit", false),
     ("on_reschedule_entry", "reschedule_entry", false),
     ("on_reschedule_exit", "reschedule_exit", false),
     ("on_call_function_entry", "call_function_entry", false),
@@ -146,6 +147,15 @@ impl Default for Settings {
     }
 }
 
+/// Words of `watched_bits` (`WATCHED_WORDS` in watch.bpf.c): a bit for
+/// every thread id up to the kernel's limit (2^22).
+pub const WATCHED_WORDS: u32 = 1 << 16;
+
+/// The word of `watched_bits` holding `tid`'s bit, and that bit.
+pub fn bit_of(tid: u32) -> (u32, u64) {
+    ((tid >> 6) & (WATCHED_WORDS - 1), 1 << (tid & 63))
+}
+
 /// The kernel's counters of the BPF side (`enum counter`), summed over CPUs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counters {
@@ -166,6 +176,8 @@ pub struct Counters {
 pub struct BpfSide {
     ebpf: Ebpf,
     watched: HashMap<MapData, u32, u8>,
+    /// The same set, a bit per thread id: what the programs test.
+    watched_bits: Array<MapData, u64>,
     hist: HashMap<MapData, [u32; 2], u64>,
     counters: PerCpuArray<MapData, u64>,
     windows: RingBuf<MapData>,
@@ -250,6 +262,7 @@ impl BpfSide {
             })
         };
         let watched = take("watched")?;
+        let watched_bits = take("watched_bits")?;
         let hist = take("hist")?;
         let counters = take("counters")?;
         let windows = take("windows")?;
@@ -259,6 +272,7 @@ impl BpfSide {
         };
         Ok(BpfSide {
             watched: HashMap::try_from(watched).map_err(map_err("watched"))?,
+            watched_bits: Array::try_from(watched_bits).map_err(map_err("watched_bits"))?,
             hist: HashMap::try_from(hist).map_err(map_err("hist"))?,
             counters: PerCpuArray::try_from(counters).map_err(map_err("counters"))?,
             windows: RingBuf::try_from(windows).map_err(map_err("windows"))?,
@@ -275,12 +289,47 @@ impl BpfSide {
     pub fn watch(&mut self, tid: u32) -> Result<()> {
         self.watched
             .insert(tid, 1, 0)
-            .map_err(|e| load_error("map watched (too many tasks? at most 4096)", &e))
+            .map_err(|e| load_error("map watched (too many tasks? at most 4096)", &e))?;
+        self.set_bit(tid, true)
     }
 
     /// Stops watching thread `tid` (nothing when it was not watched).
     pub fn unwatch(&mut self, tid: u32) {
         let _ = self.watched.remove(&tid);
+        let _ = self.set_bit(tid, false);
+    }
+
+    /// Sets the bit of every thread in `watched` that lacks it: the
+    /// repair for the race [`BpfSide::set_bit`] describes.
+    pub fn resync_bits(&mut self) {
+        let mut words: std::collections::BTreeMap<u32, u64> = Default::default();
+        for tid in self.watched() {
+            let (word, bit) = bit_of(tid);
+            *words.entry(word).or_default() |= bit;
+        }
+        for (word, bits) in words {
+            let old = self.watched_bits.get(&word, 0).unwrap_or(0);
+            if old & bits != bits {
+                let _ = self.watched_bits.set(word, old | bits, 0);
+            }
+        }
+    }
+
+    /// Sets or clears `tid`'s bit in `watched_bits`. A read, change and
+    /// write of one word: a child the kernel adds (on fork) to the same 64
+    /// thread ids at that instant can lose its bit; it stays in `watched`,
+    /// and the next rescan ([`crate::session::RESCAN`]) sets it again
+    /// ([`BpfSide::resync_bits`]).
+    fn set_bit(&mut self, tid: u32, on: bool) -> Result<()> {
+        let (word, bit) = bit_of(tid);
+        let old = self.watched_bits.get(&word, 0).unwrap_or(0);
+        let new = if on { old | bit } else { old & !bit };
+        if new == old {
+            return Ok(());
+        }
+        self.watched_bits
+            .set(word, new, 0)
+            .map_err(|e| load_error("map watched_bits", &e))
     }
 
     /// The threads watched now (those the kernel added on fork included).

@@ -445,10 +445,11 @@ impl Mirror {
                 c.entered = entered;
                 c.in_callback = true;
                 c.callback_soft = in_softirq;
+                let since_read = (e.ts - entered).min(i32::MAX as u64) as i32;
                 c.log(ev(
                     EvType::HrtimerEntry,
                     timer,
-                    [in_softirq as i32, 0, 0, 0],
+                    [in_softirq as i32, 0, since_read, 0],
                     no_comm(),
                 ));
             }

@@ -41,7 +41,8 @@ pub enum EvType {
     SoftirqEntry,
     /// `softirq_exit`: a vector.
     SoftirqExit,
-    /// `hrtimer_expire_entry`: x timer, a callback in softirq.
+    /// `hrtimer_expire_entry`: x timer, a callback in softirq, c ns since
+    /// the interrupt read the clock for its expired timers (its `now`).
     HrtimerEntry,
     /// `hrtimer_expire_exit`: x timer.
     HrtimerExit,

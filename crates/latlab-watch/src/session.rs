@@ -246,6 +246,7 @@ impl Session {
         self.last_scan = Instant::now();
         let command = self.command.as_ref().map(|c| c.child.id() as i32);
         let now = select::scan(&self.opts.selection, self.own_pid, command);
+        self.side.resync();
         let watched: BTreeSet<u32> = self.side.watched().into_iter().collect();
         for (&tid, comm) in &now {
             self.names.insert(tid, comm.clone());

@@ -10,7 +10,7 @@ use latlab_explain::separate::{CpuState, Window};
 use latlab_explain::{Period, PeriodSource};
 
 use crate::irqnames::IrqNames;
-use crate::records::{comm_str, EvType, RawWindow};
+use crate::records::{comm_str, Ev, EvType, RawWindow};
 
 /// Names of tasks that appear in a ring only as the running task (no
 /// switch to them in the ring), from `/proc/<tid>/comm`, remembered for a
@@ -113,7 +113,7 @@ pub fn to_window(
     let mut timer_st = CpuState::default();
     let mut task_st = CpuState::default();
     let mut events = Vec::new();
-    for e in &raw.events {
+    for e in &with_timer_interrupts(&raw.events) {
         if e.ts > h.switch_at {
             continue;
         }
@@ -144,6 +144,128 @@ pub fn to_window(
         text: Vec::new(),
     };
     (window, truncated)
+}
+
+/// x86's LAPIC timer vector (`LOCAL_TIMER_VECTOR`), index 0 of
+/// [`crate::records::VECTOR_NAMES`].
+pub const LOCAL_TIMER_VECTOR: i32 = 0xec;
+
+/// `events` with the timer interrupts drawn in where no event marks them.
+///
+/// The BPF side has no program on x86's LAPIC timer vector (two fewer on
+/// every timer wake-up's path); explain still needs the interrupt, the
+/// part of a late wake-up after the expiry. Its hrtimer callbacks give it:
+/// each `hrtimer_expire_entry` run in hard interrupt context carries the
+/// interrupt's clock read (the `now` of its expired timers), where the
+/// interrupt begins, and the callbacks' last `hrtimer_expire_exit` is where
+/// its work ends. A CPU whose ring holds local-timer vector events (the
+/// tracefs side logs them), and callbacks inside an `irq_handler` (the
+/// timer as a named interrupt, as on ARM), are left as they are.
+pub fn with_timer_interrupts(events: &[Ev]) -> Vec<Ev> {
+    #[derive(Default)]
+    struct Cpu {
+        /// A real local-timer vector event is in the ring.
+        has_vector: bool,
+        /// An irq_handler runs.
+        in_handler: bool,
+        /// An interrupt drawn in is open: the last callback exit seen.
+        open: Option<Option<usize>>,
+        /// The last event's time on this CPU.
+        last_ts: u64,
+    }
+    let mut cpus: HashMap<u32, Cpu> = HashMap::new();
+    for e in events {
+        if e.ty == EvType::VectorEntry && e.b == 0 {
+            cpus.entry(e.cpu).or_default().has_vector = true;
+        }
+    }
+    let marker = |e: &Ev, ts: u64, ty: EvType| Ev {
+        ts,
+        ty,
+        x: 0,
+        a: LOCAL_TIMER_VECTOR,
+        b: 0,
+        c: 0,
+        d: 0,
+        comm: [0; 16],
+        ..*e
+    };
+    // (index, after it?, event)
+    let mut drawn: Vec<(usize, bool, Ev)> = Vec::new();
+    let close = |drawn: &mut Vec<(usize, bool, Ev)>, last_exit: Option<usize>| {
+        if let Some(x) = last_exit {
+            drawn.push((
+                x,
+                true,
+                marker(&events[x], events[x].ts, EvType::VectorExit),
+            ));
+        }
+    };
+    for (i, e) in events.iter().enumerate() {
+        let c = cpus.entry(e.cpu).or_default();
+        let last_ts = std::mem::replace(&mut c.last_ts, e.ts);
+        if c.has_vector {
+            continue;
+        }
+        match e.ty {
+            EvType::IrqEntry => c.in_handler = true,
+            EvType::IrqExit => c.in_handler = false,
+            _ => {}
+        }
+        let hard_callback = e.ty == EvType::HrtimerEntry && e.a == 0 && !c.in_handler;
+        if let Some(last_exit) = c.open {
+            let read = e.ts.saturating_sub(e.c.max(0) as u64);
+            let same_interrupt = match e.ty {
+                // A callback of the same interrupt shares its clock read;
+                // one read after the last callback ended is a new interrupt.
+                EvType::HrtimerEntry if hard_callback => {
+                    last_exit.is_none_or(|x| read <= events[x].ts)
+                }
+                EvType::HrtimerExit | EvType::Waking => true,
+                _ => false,
+            };
+            if same_interrupt {
+                if e.ty == EvType::HrtimerExit {
+                    c.open = Some(Some(i));
+                }
+                continue;
+            }
+            close(&mut drawn, last_exit);
+            c.open = None;
+        }
+        if hard_callback {
+            let read =
+                e.ts.saturating_sub(e.c.max(0) as u64)
+                    .max(last_ts)
+                    .min(e.ts);
+            drawn.push((i, false, marker(e, read, EvType::VectorEntry)));
+            c.open = Some(None);
+        }
+    }
+    for c in cpus.values() {
+        if let Some(last_exit) = c.open {
+            close(&mut drawn, last_exit);
+        }
+    }
+    if drawn.is_empty() {
+        return events.to_vec();
+    }
+    drawn.sort_by_key(|&(i, after, _)| (i, after));
+    let mut out = Vec::with_capacity(events.len() + drawn.len());
+    let mut d = drawn.into_iter().peekable();
+    for (i, e) in events.iter().enumerate() {
+        while let Some((_, _, m)) = d.next_if(|&(at, after, _)| at == i && !after) {
+            out.push(m);
+        }
+        out.push(*e);
+        while let Some((_, _, m)) = d.next_if(|&(at, after, _)| at == i && after) {
+            out.push(m);
+        }
+    }
+    // The entries drawn in sit at their interrupt's clock read, which may
+    // come before another CPU's events listed ahead of them.
+    out.sort_by_key(|e| e.ts);
+    out
 }
 
 fn to_rec(e: &crate::records::Ev, names: &mut Names, irqs: &IrqNames) -> Rec {
@@ -325,6 +447,136 @@ mod tests {
         );
         assert_eq!(a.windows.len(), 1);
         assert_eq!(a.windows[0].task, "cyclictest:42");
+    }
+
+    /// [`softirq_window`] as the BPF side sends it: no LAPIC timer vector
+    /// events, the callback's entry carrying the interrupt's clock read.
+    fn without_vector(mut raw: RawWindow) -> RawWindow {
+        let irq_at = raw.head.irq_at;
+        raw.events
+            .retain(|e| !matches!(e.ty, EvType::VectorEntry | EvType::VectorExit));
+        for e in &mut raw.events {
+            if e.ty == EvType::HrtimerEntry {
+                e.c = (e.ts - irq_at + 1_000) as i32;
+            }
+        }
+        raw
+    }
+
+    #[test]
+    fn the_timer_interrupt_is_drawn_from_its_callbacks() {
+        let raw = without_vector(softirq_window(true, 60_000));
+        let drawn = with_timer_interrupts(&raw.events);
+        let kinds: Vec<(u64, EvType)> = drawn.iter().map(|e| (e.ts, e.ty)).collect();
+        let t = raw.head.expires + 60_000;
+        // Entry at the clock read (1 µs before the callback), exit at the
+        // callback's end; the wake-up inside, the switch after.
+        assert_eq!(
+            &kinds[3..],
+            [
+                (t + 1_000, EvType::VectorEntry),
+                (t + 2_000, EvType::HrtimerEntry),
+                (t + 3_000, EvType::Waking),
+                (t + 3_500, EvType::HrtimerExit),
+                (t + 3_500, EvType::VectorExit),
+                (t + 5_000, EvType::Switch),
+            ]
+        );
+        assert_eq!(drawn[3].a, LOCAL_TIMER_VECTOR);
+        // Explain reads the window as it read the one with the vector.
+        let mut names = Names::new();
+        let (irqs, mut comms) = (IrqNames::default(), CommCache::default());
+        let analyse = |raw: &RawWindow, names: &mut Names, comms: &mut CommCache| {
+            let (late, _) = to_window(raw, names, &irqs, comms);
+            let (normal, _) = to_window(&softirq_window(false, 0), names, &irqs, comms);
+            latlab_explain::analyze_windows(&[late, normal], names, false)
+        };
+        let with = analyse(&softirq_window(true, 60_000), &mut names, &mut comms);
+        let without = analyse(&raw, &mut names, &mut comms);
+        assert_eq!(with.causes[0].description, without.causes[0].description);
+        // The same parts, but for the interrupt's last 0.5 µs after its
+        // callback (in a real kernel: reprogramming the timer), which the
+        // drawn interrupt leaves to the interrupted task.
+        let part = |a: &latlab_explain::WindowsAnalysis, c: &str| -> u64 {
+            a.parts[0]
+                .iter()
+                .filter(|p| format!("{:?}", p.cause).starts_with(c))
+                .map(|p| p.ns)
+                .sum()
+        };
+        for (cause, moved) in [
+            ("Softirq", 0i64),
+            ("TimerIrqDelay", 0),
+            ("HrtimerInterrupt", -500),
+            ("NonPreemptibleKernel", 500),
+        ] {
+            assert_eq!(
+                part(&without, cause) as i64,
+                part(&with, cause) as i64 + moved,
+                "{cause}: {:?} against {:?}",
+                without.parts[0],
+                with.parts[0]
+            );
+        }
+        assert_eq!(with.parts[1], without.parts[1], "the baseline window");
+    }
+
+    #[test]
+    fn two_interrupts_are_two_and_real_ones_stay_as_they_are() {
+        let hard = |ts: u64, since_read: i32| {
+            ev(ts, 0, EvType::HrtimerEntry, 0, [0, 0, since_read, 0], "")
+        };
+        let exit = |ts: u64| ev(ts, 0, EvType::HrtimerExit, 0, [0; 4], "");
+        // Two callbacks of one interrupt (one clock read), then a later
+        // interrupt: two entries, two exits.
+        let events = vec![
+            hard(1_500, 500),
+            exit(2_000),
+            hard(2_100, 1_100),
+            exit(2_200),
+            hard(9_500, 500),
+            exit(9_800),
+        ];
+        let drawn = with_timer_interrupts(&events);
+        let marks: Vec<(u64, EvType)> = drawn
+            .iter()
+            .filter(|e| matches!(e.ty, EvType::VectorEntry | EvType::VectorExit))
+            .map(|e| (e.ts, e.ty))
+            .collect();
+        assert_eq!(
+            marks,
+            [
+                (1_000, EvType::VectorEntry),
+                (2_200, EvType::VectorExit),
+                (9_000, EvType::VectorEntry),
+                (9_800, EvType::VectorExit),
+            ]
+        );
+        // A CPU whose ring logs the vector (the tracefs side) is left alone.
+        let mut logged = events.clone();
+        logged.insert(
+            0,
+            ev(
+                900,
+                0,
+                EvType::VectorEntry,
+                0,
+                [LOCAL_TIMER_VECTOR, 0, 0, 0],
+                "",
+            ),
+        );
+        assert_eq!(with_timer_interrupts(&logged), logged);
+        // Callbacks inside a named interrupt (ARM's arch_timer), and those
+        // of the HRTIMER softirq, are no LAPIC interrupt.
+        let named = vec![
+            ev(900, 0, EvType::IrqEntry, 0, [11, 0, 0, 0], ""),
+            hard(1_500, 500),
+            exit(2_000),
+            ev(2_100, 0, EvType::IrqExit, 0, [11, 0, 0, 0], ""),
+            ev(3_000, 0, EvType::HrtimerEntry, 0, [1, 0, 10, 0], ""),
+            exit(3_100),
+        ];
+        assert_eq!(with_timer_interrupts(&named), named);
     }
 
     #[test]
