@@ -8,6 +8,9 @@
 # watch's own CPU time (its process and its BPF programs) per hour of
 # watching. The p50 moves with watch's fixed cost per wake-up; the p99 on a
 # shared VM mostly with the neighbours, so read it with the load average.
+# Also the pooled p50 and p99 (every round's histogram added) and a 95 %
+# bootstrap interval of their ratio over the round pairs
+# (bench/pooled-ratio.py): whether the goal holds beyond the host's noise.
 #
 # Usage (as root): bench/watch-overhead.sh [ROUNDS] [SECONDS]
 #   LATLAB=path/to/latlab (default target/release/latlab, built if missing)
@@ -53,5 +56,10 @@ ma=$(median "${alone[@]}") mw=$(median "${watched[@]}") mc=$(median "${cpu[@]}")
 ma50=$(median "${alone50[@]}") mw50=$(median "${watched50[@]}")
 echo "median p50: alone $ma50 us, watched $mw50 us, ratio watched/alone $(awk -v a="$ma50" -v w="$mw50" 'BEGIN { printf "%.3f", w / a }')"
 echo "median p99: alone $ma us, watched $mw us, ratio watched/alone $(awk -v a="$ma" -v w="$mw" 'BEGIN { printf "%.3f", w / a }') (goal <= 1.05)"
+alone_files=() watched_files=()
+for r in $(seq 1 "$ROUNDS"); do alone_files+=("$work/alone-$r.txt") watched_files+=("$work/watched-$r.txt"); done
+for p in 50 99; do
+    python3 "$here/bench/pooled-ratio.py" "$p" "${alone_files[@]}" -- "${watched_files[@]}"
+done
 echo "watch's own CPU time: median $(awk -v c="$mc" 'BEGIN { printf "%.2f", c }') s per hour of watching ($(awk -v c="$mc" 'BEGIN { printf "%.3f", c / 36 }') % of one CPU)"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
