@@ -370,6 +370,49 @@ def explain_judge(_kernel: str, out: Path, rcs: list) -> str:
     return figure
 
 
+# --- watch ------------------------------------------------------------------
+
+# latlab watch over a 1 ms run it starts: BPF where the kernel allows it
+# (BTF, bpf() as root), else the tracefs side; the cell says which.
+WATCH_RUN = (
+    "-- latlab run --duration 2s --interval 1ms --cpus 0 --priority 80 --no-save -q"
+    " --split off --json watch-run.json"
+)
+
+
+def watch_commands(_kernel: str) -> list:
+    opts = "--threshold 1ms --interval 1s --no-history --quiet"
+    return [
+        f"latlab watch {opts} --json watch.json {WATCH_RUN} > watch.txt 2> watch.err"
+        f" || latlab watch --tracefs {opts} --json watch.json {WATCH_RUN}"
+        " > watch.txt 2>> watch.err"
+    ]
+
+
+def watch_judge(_kernel: str, out: Path, rcs: list) -> str:
+    exited(rcs)
+    w = load_json(out, "watch.json")
+    run = load_json(out, "watch-run.json")
+    o = run["overall"]
+    cycles, missed = o["cycles"], o["missed_periods"]
+    backend = w["settings"]["backend"]
+    task = next((t for t in w["tasks"] if t["comm"] == "latlab-cpu0"), None)
+    if task is None:
+        raise Verdict(f"{backend}: the run's thread latlab-cpu0 was not watched")
+    count = lambda kind: (task.get(kind) or {}).get("summary", {}).get("count", 0)
+    woken = count("thread") + count("wakeup")
+    figure = (
+        f"{backend}: {woken} wake-ups of {cycles}+{missed} missed,"
+        f" thread p50 {us(task['thread']['summary']['p50'])}"
+        f" (run {us(o['latency']['p50'])}), irq p50 {us(task['irq']['summary']['p50'])}"
+    )
+    # As tests/watch.rs: every activation that slept is one wake-up; one
+    # whose expiry passed before it slept (a missed period) is none.
+    if not (woken + missed + cycles // 100 + 3 >= cycles and woken <= cycles + 5):
+        raise Verdict(f"wake-ups do not match the run's cycles; {figure}")
+    return figure
+
+
 # --- rtc killed -------------------------------------------------------------
 
 
@@ -482,6 +525,13 @@ CHECKS = (
             f"explain names the injected load ({EXPLAIN_LOAD} and disk reads)",
             explain_commands,
             explain_judge,
+        ),
+        Check(
+            "watch",
+            "latlab watch counts the wake-ups of a run it starts (BPF, else tracefs)",
+            watch_commands,
+            watch_judge,
+            True,
         ),
         Check("lockbench", f"lockbench {LOCK_VARIANTS}", lockbench_commands, lockbench_judge),
         Check("loads", f"latlab load {LOAD_KINDS}", load_commands, load_judge),

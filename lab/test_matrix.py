@@ -126,6 +126,27 @@ class Judges(unittest.TestCase):
         with self.assertRaises(matrix.Verdict):
             matrix.explain_judge("arm64", self.out, [0, 0])
 
+    def test_watch_must_count_the_runs_wake_ups(self):
+        self.write("watch-run.json", run_result(1990, 10))
+
+        def watch(count, comm="latlab-cpu0", backend="bpf"):
+            summary = {"count": count, "p50": 120_000}
+            return {
+                "settings": {"backend": backend},
+                "tasks": [{"comm": comm, "thread": {"summary": summary}, "irq": {"summary": summary}}],
+            }
+
+        self.write("watch.json", watch(1985))
+        self.assertIn("bpf: 1985 wake-ups of 1990+10", matrix.watch_judge("arm64", self.out, [0]))
+        self.write("watch.json", watch(1985, backend="tracefs"))
+        self.assertIn("tracefs:", matrix.watch_judge("armmp", self.out, [0]))
+        for bad in (watch(1500), watch(2100), watch(1985, comm="other")):
+            self.write("watch.json", bad)
+            with self.assertRaises(matrix.Verdict):
+                matrix.watch_judge("arm64", self.out, [0])
+        with self.assertRaises(matrix.Verdict):
+            matrix.watch_judge("arm64", self.out, [1])
+
     def test_the_rtc_must_keep_its_count_after_the_kills(self):
         self.write("rtc-after-kill.json", run_result(1020, 4))
         matrix.rtc_killed_judge("rt-arm64", self.out, [0])
