@@ -9,6 +9,9 @@ pub enum WatchError {
     /// The kernel has no BTF, which CO-RE programs on `tp_btf` need.
     #[error("this kernel has no BTF (/sys/kernel/btf/vmlinux is missing): latlab watch's BPF side needs a kernel built with CONFIG_DEBUG_INFO_BTF=y (and CONFIG_BPF_SYSCALL=y); without them, watch with `latlab watch --tracefs` (streams the same events through a private tracefs instance, at a higher CPU cost)")]
     NoBtf,
+    /// This latlab was built without the BPF loader (a 32-bit target).
+    #[error("this latlab has no BPF side: it was built for a 32-bit target, where the BPF loader (aya) is not built and BPF programs cannot read the kernel's 32-bit pointers; watch with `latlab watch --tracefs` (streams the same events through a private tracefs instance, at a higher CPU cost)")]
+    NotBuilt,
     /// The `bpf()` system call does not exist.
     #[error("this kernel has no bpf() system call: latlab watch's BPF side needs CONFIG_BPF_SYSCALL=y (and CONFIG_DEBUG_INFO_BTF=y); without it, watch with `latlab watch --tracefs` (streams the same events through a private tracefs instance, at a higher CPU cost)")]
     NoBpfSyscall,
@@ -75,7 +78,7 @@ pub enum WatchError {
 pub type Result<T> = std::result::Result<T, WatchError>;
 
 /// An error and its causes on one line (the loader's messages).
-#[cfg(feature = "bpf")]
+#[cfg(all(feature = "bpf", target_pointer_width = "64"))]
 pub(crate) fn chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut cur = e.source();

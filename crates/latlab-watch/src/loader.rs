@@ -2,14 +2,22 @@
 //! relocated (CO-RE) against the running kernel's BTF, its programs attached
 //! to their tracepoints, and typed handles on its maps.
 
+#[cfg(target_pointer_width = "64")]
 use std::os::fd::{AsRawFd, OwnedFd};
+#[cfg(target_pointer_width = "64")]
 use std::time::{Duration, Instant};
 
+#[cfg(target_pointer_width = "64")]
 use aya::maps::{Array, HashMap, MapData, PerCpuArray, RingBuf};
+#[cfg(target_pointer_width = "64")]
 use aya::programs::BtfTracePoint;
+#[cfg(target_pointer_width = "64")]
 use aya::{Btf, Ebpf, EbpfLoader};
 
-use crate::error::{chain, Result, WatchError};
+#[cfg(target_pointer_width = "64")]
+use crate::error::chain;
+use crate::error::{Result, WatchError};
+#[cfg(target_pointer_width = "64")]
 use crate::records::{parse_window, RawWindow};
 
 /// The BPF object, compiled from `bpf/watch.bpf.c` by `make bpf` (clang) and
@@ -18,6 +26,7 @@ pub static OBJECT: &[u8] = include_bytes!("../bpf/watch.bpf.o");
 
 /// The object's bytes at 8-byte alignment: the ELF parser reads its
 /// headers in place, and `include_bytes!` promises no alignment.
+#[cfg(target_pointer_width = "64")]
 fn aligned(bytes: &[u8]) -> AlignedBytes {
     let mut words = vec![0u64; bytes.len().div_ceil(8)];
     // SAFETY: the u64 buffer holds at least bytes.len() bytes.
@@ -30,11 +39,13 @@ fn aligned(bytes: &[u8]) -> AlignedBytes {
     }
 }
 
+#[cfg(target_pointer_width = "64")]
 struct AlignedBytes {
     words: Vec<u64>,
     len: usize,
 }
 
+#[cfg(target_pointer_width = "64")]
 impl AlignedBytes {
     fn as_slice(&self) -> &[u8] {
         // SAFETY: `len` bytes of the u64 buffer were written.
@@ -172,6 +183,7 @@ pub struct Counters {
     pub events_lost: u64,
 }
 
+#[cfg(target_pointer_width = "64")]
 /// The loaded and attached BPF side.
 pub struct BpfSide {
     ebpf: Ebpf,
@@ -188,6 +200,7 @@ pub struct BpfSide {
     pub skipped: Vec<String>,
 }
 
+#[cfg(target_pointer_width = "64")]
 fn load_error(what: &str, e: &dyn std::error::Error) -> WatchError {
     let reason = chain(e);
     if reason.contains("Operation not permitted") || reason.contains("EPERM") {
@@ -201,6 +214,7 @@ fn load_error(what: &str, e: &dyn std::error::Error) -> WatchError {
     }
 }
 
+#[cfg(target_pointer_width = "64")]
 impl BpfSide {
     /// Checks what the kernel offers ([`crate::probe::check`]), loads the
     /// object and attaches every program.
@@ -409,12 +423,13 @@ impl BpfSide {
 /// of every program pays two clock reads (about 0.1 µs on a VM, six runs on
 /// each watched wake-up's path), so watch keeps them off most of the time
 /// and scales what the samples counted to the whole watch.
-pub const STATS_EVERY: Duration = Duration::from_secs(30);
+pub const STATS_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
 /// How long each sample of the run-time statistics lasts.
-pub const STATS_SAMPLE: Duration = Duration::from_secs(1);
+pub const STATS_SAMPLE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Switches the run-time statistics on and off (BPF_ENABLE_STATS: on while
 /// the descriptor is held) and keeps the time they were on.
+#[cfg(target_pointer_width = "64")]
 struct StatsSampler {
     /// Held while a sample runs.
     fd: Option<OwnedFd>,
@@ -433,6 +448,7 @@ struct StatsSampler {
     said: std::cell::Cell<(Duration, u64)>,
 }
 
+#[cfg(target_pointer_width = "64")]
 impl StatsSampler {
     /// No statistics at all (`latlab run --split`: nothing reads them).
     fn off() -> Self {
@@ -496,6 +512,7 @@ impl StatsSampler {
     }
 }
 
+#[cfg(target_pointer_width = "64")]
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -543,5 +560,62 @@ mod tests {
             s.fd.is_none() && s.sampled == before,
             "nothing before it is due"
         );
+    }
+}
+
+/// The BPF side of a 32-bit build: none. Loading it fails with
+/// [`WatchError::NotBuilt`], which names `--tracefs`.
+#[cfg(not(target_pointer_width = "64"))]
+pub struct BpfSide {
+    never: std::convert::Infallible,
+    /// Optional programs this kernel has no tracepoint for (none).
+    pub skipped: Vec<String>,
+}
+
+#[cfg(not(target_pointer_width = "64"))]
+impl BpfSide {
+    /// Fails: no BPF loader in this build.
+    pub fn load(_settings: &Settings) -> Result<BpfSide> {
+        Err(WatchError::NotBuilt)
+    }
+    /// Fails: no BPF loader in this build.
+    pub fn load_programs(_settings: &Settings, _programs: Programs) -> Result<BpfSide> {
+        Err(WatchError::NotBuilt)
+    }
+    /// Never called (no value exists).
+    pub fn watch(&mut self, _tid: u32) -> Result<()> {
+        match self.never {}
+    }
+    /// Never called.
+    pub fn unwatch(&mut self, _tid: u32) {
+        match self.never {}
+    }
+    /// Never called.
+    pub fn resync_bits(&mut self) {
+        match self.never {}
+    }
+    /// Never called.
+    pub fn watched(&self) -> Vec<u32> {
+        match self.never {}
+    }
+    /// Never called.
+    pub fn histogram_counts(&self) -> Vec<(u32, u32, u32, u64)> {
+        match self.never {}
+    }
+    /// Never called.
+    pub fn counters(&self) -> Counters {
+        match self.never {}
+    }
+    /// Never called.
+    pub fn wait(&mut self, _timeout: std::time::Duration) {
+        match self.never {}
+    }
+    /// Never called.
+    pub fn next_window(&mut self) -> Option<Result<crate::records::RawWindow>> {
+        match self.never {}
+    }
+    /// Never called.
+    pub fn kernel_time(&self) -> (std::time::Duration, u64) {
+        match self.never {}
     }
 }
