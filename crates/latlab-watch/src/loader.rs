@@ -313,11 +313,12 @@ impl BpfSide {
         let _ = self.set_bit(tid, false);
     }
 
-    /// Sets the bit of every thread in `watched` that lacks it: the
+    /// Sets the bit of every thread of `watched` (the `watched` map's
+    /// threads, as [`BpfSide::watched`] lists them) that lacks it: the
     /// repair for the race [`BpfSide::set_bit`] describes.
-    pub fn resync_bits(&mut self) {
+    pub fn resync_bits(&mut self, watched: &[u32]) {
         let mut words: std::collections::BTreeMap<u32, u64> = Default::default();
-        for tid in self.watched() {
+        for &tid in watched {
             let (word, bit) = bit_of(tid);
             *words.entry(word).or_default() |= bit;
         }
@@ -591,7 +592,7 @@ impl BpfSide {
         match self.never {}
     }
     /// Never called.
-    pub fn resync_bits(&mut self) {
+    pub fn resync_bits(&mut self, _watched: &[u32]) {
         match self.never {}
     }
     /// Never called.

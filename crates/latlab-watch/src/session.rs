@@ -246,8 +246,9 @@ impl Session {
         self.last_scan = Instant::now();
         let command = self.command.as_ref().map(|c| c.child.id() as i32);
         let now = select::scan(&self.opts.selection, self.own_pid, command);
-        self.side.resync();
-        let watched: BTreeSet<u32> = self.side.watched().into_iter().collect();
+        let listed = self.side.watched();
+        self.side.resync(&listed);
+        let watched: BTreeSet<u32> = listed.into_iter().collect();
         for (&tid, comm) in &now {
             self.names.insert(tid, comm.clone());
             if !watched.contains(&(tid as u32)) {

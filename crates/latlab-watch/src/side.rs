@@ -22,10 +22,10 @@ pub trait KernelSide {
     fn unwatch(&mut self, tid: u32);
     /// The threads watched now (those added on fork included).
     fn watched(&self) -> Vec<u32>;
-    /// Makes the side's fast copy of the watched set agree with the set
-    /// (the BPF side's bits; see [`BpfSide::resync_bits`]). Called on every
-    /// rescan.
-    fn resync(&mut self) {}
+    /// Makes the side's fast copy of the watched set agree with `watched`
+    /// (what [`KernelSide::watched`] just returned; the BPF side's bits, see
+    /// [`BpfSide::resync_bits`]). Called on every rescan.
+    fn resync(&mut self, _watched: &[u32]) {}
     /// Every histogram bucket counted so far: `(pid, kind, bucket, count)`.
     fn histogram_counts(&self) -> Vec<(u32, u32, u32, u64)>;
     /// The counters.
@@ -55,8 +55,8 @@ impl KernelSide for BpfSide {
     fn watched(&self) -> Vec<u32> {
         BpfSide::watched(self)
     }
-    fn resync(&mut self) {
-        BpfSide::resync_bits(self)
+    fn resync(&mut self, watched: &[u32]) {
+        BpfSide::resync_bits(self, watched)
     }
     fn histogram_counts(&self) -> Vec<(u32, u32, u32, u64)> {
         BpfSide::histogram_counts(self)

@@ -213,8 +213,9 @@ pub fn with_timer_interrupts(events: &[Ev]) -> Vec<Ev> {
             _ => {}
         }
         let hard_callback = e.ty == EvType::HrtimerEntry && e.a == 0 && !c.in_handler;
+        // A callback's interrupt read the clock `c` ns before it.
+        let read = e.ts.saturating_sub(e.c.max(0) as u64);
         if let Some(last_exit) = c.open {
-            let read = e.ts.saturating_sub(e.c.max(0) as u64);
             let same_interrupt = match e.ty {
                 // A callback of the same interrupt shares its clock read;
                 // one read after the last callback ended is a new interrupt.
@@ -234,11 +235,9 @@ pub fn with_timer_interrupts(events: &[Ev]) -> Vec<Ev> {
             c.open = None;
         }
         if hard_callback {
-            let read =
-                e.ts.saturating_sub(e.c.max(0) as u64)
-                    .max(last_ts)
-                    .min(e.ts);
-            drawn.push((i, false, marker(e, read, EvType::VectorEntry)));
+            // Not before this CPU's previous event, whose order it keeps.
+            let at = read.max(last_ts).min(e.ts);
+            drawn.push((i, false, marker(e, at, EvType::VectorEntry)));
             c.open = Some(None);
         }
     }
