@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""Overhead of `latlab watch` on one cyclictest run, watch switched on and off
+every few seconds (issue 16: "cyclictest's p99 with and without watch running,
+side by side in one run").
+
+    bench/watch-interleaved.py [--phases N] [--seconds S] [--watch-args "..."]
+
+One `cyclictest -m -p95 -i1000 -v` runs for the whole bench and prints every
+sample with its cycle number. Meanwhile this script alternates an "alone"
+phase (no watch) and a "watched" phase (`latlab watch --pid <cyclictest>`), S
+seconds each, N times. A sample belongs to a phase by its cycle number (cycle
+k is the k-th period of the 1 ms timer), with margins around every switch:
+watch's start (BPF loading, verifying) and exit are never counted.
+
+Why not separate runs (bench/watch-overhead.sh): on a shared VM the host
+moves cyclictest's p99 by a factor of 2-6 from one 15 s run to the next, so
+run-to-run ratios need hundreds of pairs to resolve 5 %. Short alternating
+phases of the same run see the same host drift on both sides.
+
+Prints the pooled p50/p90/p99/p99.9 of each side, their ratio watched/alone
+with a 95 % bootstrap interval over phase pairs, and the same for an A/A
+split (alone phases 1, 3, 5, ... against 2, 4, 6, ...): the resolution the
+method had on this run. A ratio whose interval is above 1.05 fails the goal;
+one whose interval is below it meets it; the A/A line says how far to trust
+either. Needs root, cyclictest (rt-tests) and stdbuf (coreutils)."""
+import argparse
+import json
+import os
+import random
+import shlex
+import signal
+import subprocess
+import tempfile
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+# Samples within these many cycles (1 ms each) after a switch are not
+# counted: watch loading and attaching, or exiting and detaching.
+MARGIN_AFTER_START = 2000
+MARGIN_AFTER_STOP = 500
+
+
+class Samples:
+    """cyclictest's verbose lines (`thread: cycle: latency`), read as they
+    come; `latest` is the highest cycle seen so far."""
+
+    def __init__(self, stream):
+        self.values = {}  # cycle -> latency (us), thread 0
+        self.latest = -1
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self.thread.start()
+
+    def _read(self, stream):
+        for line in stream:
+            parts = line.split(":")
+            if len(parts) != 3:
+                continue
+            try:
+                thread, cycle, value = (int(p) for p in parts)
+            except ValueError:
+                continue
+            if thread != 0:
+                continue
+            with self.lock:
+                self.values[cycle] = value
+                self.latest = max(self.latest, cycle)
+
+    def now(self):
+        with self.lock:
+            return self.latest
+
+    def wait_for(self, cycle, timeout):
+        end = time.monotonic() + timeout
+        while self.now() < cycle:
+            if time.monotonic() > end:
+                sys.exit(f"cyclictest stopped printing samples (at cycle {self.now()})")
+            time.sleep(0.05)
+
+
+def histogram(samples, first, last):
+    """Latency (us) -> count over cycles [first, last]."""
+    h = {}
+    for c in range(first, last + 1):
+        v = samples.values.get(c)
+        if v is not None:
+            h[v] = h.get(v, 0) + 1
+    return h
+
+
+def percentile(hists, p):
+    total = {}
+    for h in hists:
+        for k, n in h.items():
+            total[k] = total.get(k, 0) + n
+    want = sum(total.values()) * p / 100.0
+    seen = 0
+    for k in sorted(total):
+        seen += total[k]
+        if seen >= want:
+            return k
+    return 0
+
+
+def ratio_line(label, a_name, b_name, pairs, p, rng):
+    a = percentile([x for x, _ in pairs], p)
+    b = percentile([y for _, y in pairs], p)
+    ratios = []
+    for _ in range(2000):
+        sample = [rng.choice(pairs) for _ in pairs]
+        sa = percentile([x for x, _ in sample], p)
+        sb = percentile([y for _, y in sample], p)
+        ratios.append(sb / sa if sa else float("inf"))
+    ratios.sort()
+    low, high = ratios[int(0.025 * len(ratios))], ratios[int(0.975 * len(ratios)) - 1]
+    return (f"{label} p{p:<5g} {a_name} {a:>5} us  {b_name} {b:>5} us  ratio {b / a:.3f}"
+            f"  (95 % interval {low:.3f}..{high:.3f})")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--phases", type=int, default=30, help="alone/watched phase pairs (default 30)")
+    ap.add_argument("--seconds", type=float, default=10, help="length of each phase (default 10)")
+    ap.add_argument("--watch-args", default="--threshold 100us",
+                    help="watch's options (default: --threshold 100us)")
+    ap.add_argument("--latlab", default=os.environ.get("LATLAB", os.path.join(ROOT, "target/release/latlab")))
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("run as root: BPF and SCHED_FIFO need it")
+    if not os.access(args.latlab, os.X_OK):
+        subprocess.run(["cargo", "build", "--release", "-p", "latlab"], cwd=ROOT, check=True)
+
+    phase_cycles = int(args.seconds * 1000)
+    # Every phase plus its margin, the watch start-ups, and slack.
+    total_s = int(args.phases * 2 * (args.seconds + 4) + 30)
+    load = open("/proc/loadavg").read().split()[:3]
+    print(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {os.uname().release}, "
+          f"{os.cpu_count()} CPUs; load average: {' '.join(load)}")
+    print(f"one cyclictest -m -p95 -i1000 run; {args.phases} phase pairs of {args.seconds:g} s "
+          f"alone and {args.seconds:g} s watched ({args.watch_args}), alternating")
+    ct = subprocess.Popen(["stdbuf", "-oL", "cyclictest", "-m", "-p95", "-i1000", "-v", "-q",
+                           f"-D{total_s}"], stdout=subprocess.PIPE, text=True, bufsize=1)
+    samples = Samples(ct.stdout)
+    watch = None
+    pairs = []
+    work = tempfile.TemporaryDirectory(prefix="latlab-interleaved.")
+    result = os.path.join(work.name, "watch.json")
+    try:
+        samples.wait_for(1000, 30)
+        for i in range(args.phases):
+            # Alone: from now (watch, if any, has exited) for S seconds.
+            first = samples.now() + MARGIN_AFTER_STOP
+            samples.wait_for(first + phase_cycles, 4 * args.seconds + 30)
+            alone = (first, first + phase_cycles - 1)
+            # Watched: start watch, let it load and attach, then S seconds.
+            start_seen = samples.now()
+            watch = subprocess.Popen(
+                [args.latlab, "watch", "--pid", str(ct.pid), *shlex.split(args.watch_args),
+                 "--interval", "1m", "--no-history", "--quiet", "--json", result],
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            first = start_seen + MARGIN_AFTER_START
+            samples.wait_for(first + phase_cycles, 4 * args.seconds + 30)
+            if watch.poll() is not None:
+                sys.exit(f"watch exited early: {watch.stderr.read()}")
+            watched = (first, first + phase_cycles - 1)
+            watch.send_signal(signal.SIGINT)
+            _, err = watch.communicate(timeout=60)
+            if watch.returncode != 0:
+                sys.exit(f"watch failed ({watch.returncode}): {err}")
+            watch = None
+            # Watch saw cyclictest's wake-ups (about one per cycle it ran).
+            with open(result) as f:
+                measured = json.load(f)["overall"]["latency"]["count"]
+            pairs.append((histogram(samples, *alone), histogram(samples, *watched)))
+            a, w = pairs[-1]
+            print(f"pair {i + 1:>3}: alone p99 {percentile([a], 99):>5} us, "
+                  f"watched p99 {percentile([w], 99):>5} us "
+                  f"(watch measured {measured} wake-ups)", flush=True)
+    finally:
+        if watch is not None and watch.poll() is None:
+            watch.send_signal(signal.SIGINT)
+            watch.wait(timeout=60)
+        ct.send_signal(signal.SIGINT)
+        ct.wait(timeout=30)
+
+    rng = random.Random(16)
+    print(f"pooled over {len(pairs)} phase pairs, {sum(sum(a.values()) for a, _ in pairs)} "
+          f"samples alone and {sum(sum(w.values()) for _, w in pairs)} watched:")
+    for p in (50, 90, 99, 99.9):
+        print(ratio_line("watched/alone", "alone", "watched", pairs, p, rng))
+    alones = [a for a, _ in pairs]
+    aa = list(zip(alones[0::2], alones[1::2]))
+    for p in (50, 90, 99, 99.9):
+        print(ratio_line("A/A (alone)  ", "odd  ", "even   ", aa, p, rng))
+    print(f"load average after: {' '.join(open('/proc/loadavg').read().split()[:3])}")
+
+
+if __name__ == "__main__":
+    main()
