@@ -361,6 +361,33 @@ impl BpfSide {
             .collect()
     }
 
+    /// Takes the histogram buckets of threads `tids` out of the kernel's
+    /// map and returns them: the room of threads that ended, for others.
+    /// A sample counted into one of them meanwhile makes its bucket anew
+    /// (counted, not lost); one counted between its read and its removal
+    /// is lost, which for a thread that ended cannot happen.
+    pub fn take_histograms(&mut self, tids: &[u32]) -> Vec<(u32, u32, u32, u64)> {
+        if tids.is_empty() {
+            return Vec::new();
+        }
+        let tids: std::collections::HashSet<u32> = tids.iter().copied().collect();
+        let keys: Vec<[u32; 2]> = self
+            .hist
+            .keys()
+            .filter_map(|k| k.ok())
+            .filter(|[pid, _]| tids.contains(pid))
+            .collect();
+        let mut taken = Vec::with_capacity(keys.len());
+        for key in keys {
+            if let Ok(n) = self.hist.get(&key, 0) {
+                let [pid, kb] = key;
+                taken.push((pid, kb >> 24, kb & 0xff_ffff, n));
+            }
+            let _ = self.hist.remove(&key);
+        }
+        taken
+    }
+
     /// The kernel side's counters, summed over CPUs.
     pub fn counters(&self) -> Counters {
         let get = |i: u32| -> u64 {
@@ -601,6 +628,10 @@ impl BpfSide {
     }
     /// Never called.
     pub fn histogram_counts(&self) -> Vec<(u32, u32, u32, u64)> {
+        match self.never {}
+    }
+    /// Never called.
+    pub fn take_histograms(&mut self, _tids: &[u32]) -> Vec<(u32, u32, u32, u64)> {
         match self.never {}
     }
     /// Never called.

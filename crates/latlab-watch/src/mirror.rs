@@ -301,6 +301,20 @@ impl Mirror {
             .collect()
     }
 
+    /// Takes the histogram buckets of threads `tids` out and returns them
+    /// (as the BPF side's `take_histograms`).
+    pub fn take_histograms(&mut self, tids: &[u32]) -> Vec<(u32, u32, u32, u64)> {
+        let mut taken = Vec::new();
+        self.hist.retain(|&(pid, kb), &mut n| {
+            let take = tids.contains(&pid);
+            if take {
+                taken.push((pid, kb >> 24, kb & 0xff_ffff, n));
+            }
+            !take
+        });
+        taken
+    }
+
     /// The counters (`enum counter`).
     pub fn counters(&self) -> Counters {
         self.counters

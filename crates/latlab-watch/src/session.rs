@@ -125,6 +125,9 @@ pub struct Session {
     late_at_last_snapshot: u64,
     last_snapshot: Instant,
     latest: Counts,
+    /// The histogram counts of threads that ended, taken out of the
+    /// kernel side (its map is bounded) by [`Session::rescan`].
+    ended_counts: Vec<(u32, u32, u32, u64)>,
     kept_worst: Vec<Kept>,
     kept_recent: std::collections::VecDeque<Kept>,
     kept_baseline: std::collections::VecDeque<Kept>,
@@ -187,6 +190,7 @@ impl Session {
             late_at_last_snapshot: 0,
             last_snapshot: Instant::now(),
             latest: Counts::new(),
+            ended_counts: Vec::new(),
             kept_worst: Vec::new(),
             kept_recent: Default::default(),
             kept_baseline: Default::default(),
@@ -256,10 +260,14 @@ impl Session {
             }
         }
         let strict = matches!(self.opts.selection, Selection::Comms(_) | Selection::Rt);
+        let mut ended = Vec::new();
         for tid in watched {
             let t = tid as i32;
             let alive = std::path::Path::new(&format!("/proc/{t}")).exists();
-            if !alive || (strict && !now.contains_key(&t)) {
+            if !alive {
+                self.side.unwatch(tid);
+                ended.push(tid);
+            } else if strict && !now.contains_key(&t) {
                 self.side.unwatch(tid);
             } else if !self.names.contains_key(&t) {
                 if let Some(c) = self.comms.get(t) {
@@ -267,6 +275,10 @@ impl Session {
                 }
             }
         }
+        // The kernel's histogram map is bounded: threads that ended give
+        // their buckets back, and their counts live on here.
+        let taken = self.side.take_histograms(&ended);
+        self.ended_counts.extend(taken);
         Ok(())
     }
 
@@ -426,7 +438,9 @@ impl Session {
 
     /// Reads the kernel's histograms now.
     fn read_counts(&mut self) -> &Counts {
-        self.latest = histograms::group(&self.side.histogram_counts());
+        let mut rows = self.side.histogram_counts();
+        rows.extend_from_slice(&self.ended_counts);
+        self.latest = histograms::group(&rows);
         &self.latest
     }
 

@@ -28,6 +28,9 @@ pub trait KernelSide {
     fn resync(&mut self, _watched: &[u32]) {}
     /// Every histogram bucket counted so far: `(pid, kind, bucket, count)`.
     fn histogram_counts(&self) -> Vec<(u32, u32, u32, u64)>;
+    /// Takes the buckets of threads `tids` (that ended) out of the side,
+    /// freeing their room, and returns them as `histogram_counts` would.
+    fn take_histograms(&mut self, tids: &[u32]) -> Vec<(u32, u32, u32, u64)>;
     /// The counters.
     fn counters(&self) -> Counters;
     /// Waits up to `timeout` for windows (the tracefs side reads and
@@ -60,6 +63,9 @@ impl KernelSide for BpfSide {
     }
     fn histogram_counts(&self) -> Vec<(u32, u32, u32, u64)> {
         BpfSide::histogram_counts(self)
+    }
+    fn take_histograms(&mut self, tids: &[u32]) -> Vec<(u32, u32, u32, u64)> {
+        BpfSide::take_histograms(self, tids)
     }
     fn counters(&self) -> Counters {
         BpfSide::counters(self)
@@ -104,6 +110,9 @@ impl KernelSide for TracefsSide {
     }
     fn histogram_counts(&self) -> Vec<(u32, u32, u32, u64)> {
         self.mirror().histogram_counts()
+    }
+    fn take_histograms(&mut self, tids: &[u32]) -> Vec<(u32, u32, u32, u64)> {
+        self.mirror_mut().take_histograms(tids)
     }
     fn counters(&self) -> Counters {
         TracefsSide::counters(self)
