@@ -312,14 +312,21 @@ impl Session {
     /// Waits up to `timeout` for windows, handles those that came, rescans
     /// the selection when due. Returns the windows handled.
     pub fn poll(&mut self, timeout: Duration) -> Result<usize> {
+        let n = self.take_what_came(timeout)?;
+        if self.last_scan.elapsed() >= RESCAN {
+            self.rescan()?;
+        }
+        Ok(n)
+    }
+
+    /// Waits up to `timeout`, then handles the windows that came (the
+    /// tracefs side first reads and feeds every event up to now).
+    fn take_what_came(&mut self, timeout: Duration) -> Result<usize> {
         self.side.wait(timeout)?;
         let mut n = 0;
         while let Some(w) = self.side.next_window() {
             self.take_window(w?);
             n += 1;
-        }
-        if self.last_scan.elapsed() >= RESCAN {
-            self.rescan()?;
         }
         Ok(n)
     }
@@ -661,8 +668,21 @@ impl Session {
     /// The result: ends the current interval (a last snapshot when it holds
     /// samples) and gathers everything.
     pub fn finish(&mut self, stopped_by: &str) -> WatchDocument {
-        if self.last_snapshot.elapsed() >= Duration::from_millis(500) || self.snapshots.is_empty() {
-            self.snapshot();
+        // What came since the last poll (for the tracefs side, the events
+        // it has not read yet: the command's last ~100 ms), then the last
+        // interval, joined to the one before when shorter than half a
+        // second (no sliver in the long-term plot; its counts are kept).
+        if let Err(e) = self.take_what_came(Duration::ZERO) {
+            self.notes
+                .insert(format!("the last events could not be read at the end: {e}"));
+        }
+        let short = self.last_snapshot.elapsed() < Duration::from_millis(500);
+        self.snapshot();
+        let n = self.snapshots.len();
+        if short && n >= 2 {
+            let joined = merge_pairs(&self.snapshots[n - 2..]);
+            self.snapshots.truncate(n - 2);
+            self.snapshots.extend(joined);
         }
         let latest = self.latest.clone();
         let mut overall = Histogram::new();

@@ -49,8 +49,10 @@ fn watch_counts_what_a_sched_fifo_thread_measures_itself() {
             // 7 % of that thread's wake-ups (docs/watch.md).
             "--split",
             "off",
+            // Ends 0.1-0.4 s after watch's second snapshot: the counts of
+            // that last sliver must reach the result too.
             "--duration",
-            "3s",
+            "2100ms",
             "--interval",
             "1ms",
         ])
@@ -112,7 +114,18 @@ fn watch_counts_what_a_sched_fifo_thread_measures_itself() {
     // The timer-interrupt part is there and smaller.
     let irq = seen["irq"]["summary"]["p50"].as_u64().unwrap();
     assert!(irq <= p50_watch, "irq p50 {irq} > thread p50 {p50_watch}");
-    assert!(!watch["snapshots"].as_array().unwrap().is_empty());
+    // The snapshots cover the whole watch: their samples add up to the
+    // result's (the last short interval joined to the one before).
+    let snapshots = watch["snapshots"].as_array().unwrap();
+    assert!(!snapshots.is_empty());
+    let in_snapshots: u64 = snapshots
+        .iter()
+        .map(|s| s["samples"].as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        in_snapshots,
+        watch["overall"]["latency"]["count"].as_u64().unwrap()
+    );
 }
 
 #[test]
