@@ -40,7 +40,7 @@ ROOT = os.path.dirname(HERE)
 
 # Samples within these many cycles (1 ms each) after a switch are not
 # counted: watch loading and attaching, or exiting and detaching.
-MARGIN_AFTER_START = 2000
+MARGIN_AFTER_START = 1500
 MARGIN_AFTER_STOP = 500
 
 

@@ -112,7 +112,8 @@ enum counter {
 	CNT_THROTTLED = 1, /* late windows over max_windows_per_sec */
 	CNT_HIST_FULL = 2, /* samples the full hist map could not count */
 	CNT_LATE = 3,      /* wake-ups over the threshold */
-	CNT_MAX = 4,
+	CNT_SHARED = 4,    /* wake-ups lost to another thread's in a shared pending slot */
+	CNT_MAX = 5,
 };
 
 struct {
@@ -198,21 +199,36 @@ static __always_inline bool is_watched(u32 pid)
 	return pid && w && (*w >> (pid & 63)) & 1;
 }
 
-/* ---- a wake-up on its way ---- */
+/* ---- a wake-up on its way ----
+ * One slot per thread id modulo PENDING_SLOTS, naming its thread: an array
+ * the kernel inlines into a few loads and stores, where a hash would cost a
+ * helper call, a hash and a lock on the path of the very wake-up being
+ * measured, and another to delete the entry. Two watched threads whose ids
+ * are equal modulo 65 536, woken at once, share a slot: the first one's
+ * wake-up is lost, and counted (CNT_SHARED). */
+#define PENDING_SLOTS (1 << 16)
 struct pending {
+	u32 pid;     /* the thread woken; 0: the slot is free */
+	u32 timer_cpu;
 	u64 expires; /* soft expiry of the timer (0: not timer-driven) */
 	u64 irq_at;  /* the timer interrupt read the time for its callback (its `now`) */
 	u64 woken_at;
-	u32 timer_cpu;
 	u32 soft;    /* the callback ran in the HRTIMER softirq */
+	u32 pad;
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PENDING_SLOTS);
 	__type(key, u32);
 	__type(value, struct pending);
 } pending SEC(".maps");
+
+static __always_inline struct pending *pending_slot(u32 pid)
+{
+	u32 slot = pid & (PENDING_SLOTS - 1);
+	return bpf_map_lookup_elem(&pending, &slot);
+}
 
 /* The head of a window: the wake-up it is about. */
 struct window_head {
@@ -433,13 +449,11 @@ static __always_inline void emit_window(struct cpu_state *s)
 	bpf_ringbuf_submit(rec, 0);
 }
 
-/* Counts the waiting sample into the histograms and lets go of its
- * wake-up. */
+/* Counts the waiting sample into the histograms. */
 static __always_inline void count_sample(struct cpu_state *s)
 {
 	u32 pid = s->sample_pid;
 	s->sample_pid = 0;
-	bpf_map_delete_elem(&pending, &pid);
 	if (s->sample_timer) {
 		hist_add(pid, KIND_THREAD, s->sample_lat);
 		hist_add(pid, KIND_IRQ, s->sample_irq);
@@ -505,14 +519,23 @@ int BPF_PROG(on_waking, struct task_struct *p)
 	 * no wake-up to measure, and no switch would end one. */
 	if (!is_watched(pid) || pid == (u32)bpf_get_current_pid_tgid())
 		return 0;
-	struct pending w = { .woken_at = now, .timer_cpu = bpf_get_smp_processor_id() };
+	struct pending *w = pending_slot(pid);
+	if (!w)
+		return 0;
+	if (w->pid && w->pid != pid)
+		count(CNT_SHARED);
+	w->pid = pid;
+	w->woken_at = now;
+	w->timer_cpu = bpf_get_smp_processor_id();
+	w->expires = 0;
+	w->irq_at = 0;
+	w->soft = 0;
 	struct cpu_state *s = this_cpu();
 	if (s && s->in_callback && s->soft && s->soft <= now) {
-		w.expires = s->soft;
-		w.irq_at = s->entered;
-		w.soft = s->callback_soft;
+		w->expires = s->soft;
+		w->irq_at = s->entered;
+		w->soft = s->callback_soft;
 	}
-	bpf_map_update_elem(&pending, &pid, &w, BPF_ANY);
 	return 0;
 }
 
@@ -532,16 +555,18 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		  next);
 	if (!is_watched(next_pid))
 		return 0;
-	struct pending *p = bpf_map_lookup_elem(&pending, &next_pid);
-	if (!p)
+	struct pending *slot = pending_slot(next_pid);
+	if (!slot || slot->pid != next_pid)
 		return 0;
+	/* Read out, and the slot free again. */
+	struct pending w = *slot;
+	slot->pid = 0;
+	struct pending *p = &w;
 	u64 start = p->expires ? p->expires : p->woken_at;
 	u64 lat = now > start ? now - start : 0;
-	if (!s) {
-		bpf_map_delete_elem(&pending, &next_pid);
+	if (!s)
 		return 0;
-	}
-	/* Counted, and its pending entry deleted, at this CPU's next switch. */
+	/* Counted at this CPU's next switch. */
 	s->sample_pid = next_pid;
 	s->sample_timer = p->expires != 0;
 	s->sample_lat = lat;

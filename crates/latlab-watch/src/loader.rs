@@ -178,6 +178,10 @@ pub struct Counters {
     pub hist_full: u64,
     /// Wake-ups over the threshold.
     pub late: u64,
+    /// Wake-ups lost because another watched thread, with the same thread
+    /// id modulo 65 536, was woken at the same time (they share a slot of
+    /// the BPF side's pending table); 0 for `--tracefs`.
+    pub shared: u64,
     /// Trace events the kernel could not hand over (`--tracefs` only: its
     /// ring buffers overran); 0 for the BPF side.
     pub events_lost: u64,
@@ -401,6 +405,7 @@ impl BpfSide {
             throttled: get(1),
             hist_full: get(2),
             late: get(3),
+            shared: get(4),
             events_lost: 0,
         }
     }

@@ -738,6 +738,12 @@ impl Session {
                 counters.hist_full
             ));
         }
+        if counters.shared > 0 {
+            notes.push(format!(
+                "{} wake-ups were not measured: another watched thread whose id is equal modulo 65536 was woken at the same time (they share a slot of the kernel's pending table)",
+                counters.shared
+            ));
+        }
         if counters.throttled > 0 {
             notes.push(format!(
                 "{} late wake-ups were counted but their windows not sent (over {} per second and CPU); the causes are ranked from the ones sent",
