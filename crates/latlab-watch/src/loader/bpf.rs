@@ -1,32 +1,19 @@
-//! The kernel side: the committed BPF object ([`OBJECT`]) loaded with aya,
-//! relocated (CO-RE) against the running kernel's BTF, its programs attached
-//! to their tracepoints, and typed handles on its maps.
+//! The BPF side on 64-bit targets: the object loaded with aya, its programs
+//! attached, typed handles on its maps, and the sampled run-time statistics.
 
-#[cfg(target_pointer_width = "64")]
 use std::os::fd::{AsRawFd, OwnedFd};
-#[cfg(target_pointer_width = "64")]
 use std::time::{Duration, Instant};
 
-#[cfg(target_pointer_width = "64")]
 use aya::maps::{Array, HashMap, MapData, PerCpuArray, RingBuf};
-#[cfg(target_pointer_width = "64")]
 use aya::programs::BtfTracePoint;
-#[cfg(target_pointer_width = "64")]
 use aya::{Btf, Ebpf, EbpfLoader};
 
-#[cfg(target_pointer_width = "64")]
-use crate::error::chain;
-use crate::error::{Result, WatchError};
-#[cfg(target_pointer_width = "64")]
+use super::{bit_of, Counters, Programs, Settings, OBJECT, PROGRAMS, STATS_EVERY, STATS_SAMPLE};
+use crate::error::{chain, Result, WatchError};
 use crate::records::{parse_window, RawWindow};
-
-/// The BPF object, compiled from `bpf/watch.bpf.c` by `make bpf` (clang) and
-/// committed: building latlab needs no clang.
-pub static OBJECT: &[u8] = include_bytes!("../bpf/watch.bpf.o");
 
 /// The object's bytes at 8-byte alignment: the ELF parser reads its
 /// headers in place, and `include_bytes!` promises no alignment.
-#[cfg(target_pointer_width = "64")]
 fn aligned(bytes: &[u8]) -> AlignedBytes {
     let mut words = vec![0u64; bytes.len().div_ceil(8)];
     // SAFETY: the u64 buffer holds at least bytes.len() bytes.
@@ -39,13 +26,11 @@ fn aligned(bytes: &[u8]) -> AlignedBytes {
     }
 }
 
-#[cfg(target_pointer_width = "64")]
 struct AlignedBytes {
     words: Vec<u64>,
     len: usize,
 }
 
-#[cfg(target_pointer_width = "64")]
 impl AlignedBytes {
     fn as_slice(&self) -> &[u8] {
         // SAFETY: `len` bytes of the u64 buffer were written.
@@ -53,141 +38,6 @@ impl AlignedBytes {
     }
 }
 
-/// Programs and their tracepoints; `false`: optional (x86's vectors). No
-/// program on the LAPIC timer's vector: user space draws that interrupt
-/// from the hrtimer callbacks ([`crate::window::with_timer_interrupts`]),
-/// two programs fewer on every timer wake-up's path.
-pub const PROGRAMS: [(&str, &str, bool); 17] = [
-    ("on_hrtimer_entry", "hrtimer_expire_entry", true),
-    ("on_hrtimer_exit", "hrtimer_expire_exit", true),
-    ("on_waking", "sched_waking", true),
-    ("on_switch", "sched_switch", true),
-    ("on_irq_entry", "irq_handler_entry", true),
-    ("on_irq_exit", "irq_handler_exit", true),
-    ("on_softirq_entry", "softirq_entry", true),
-    ("on_softirq_exit", "softirq_exit", true),
-    ("on_reschedule_entry", "reschedule_entry", false),
-    ("on_reschedule_exit", "reschedule_exit", false),
-    ("on_call_function_entry", "call_function_entry", false),
-    ("on_call_function_exit", "call_function_exit", false),
-    (
-        "on_call_function_single_entry",
-        "call_function_single_entry",
-        false,
-    ),
-    (
-        "on_call_function_single_exit",
-        "call_function_single_exit",
-        false,
-    ),
-    ("on_irq_work_entry", "irq_work_entry", false),
-    ("on_irq_work_exit", "irq_work_exit", false),
-    ("on_fork", "sched_process_fork", true),
-];
-
-/// Which of the [`PROGRAMS`] [`BpfSide::load_programs`] attaches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Programs {
-    /// Every one, with the kernel's run-time statistics of BPF programs
-    /// sampled ([`BpfSide::kernel_time`]): `latlab watch`.
-    All,
-    /// Only those the histograms of timer-driven wake-ups need
-    /// ([`TIMER_WAKEUP_TRACEPOINTS`]), no statistics: `latlab run --split`,
-    /// at the least cost to the measurement. No late windows either: load
-    /// it with [`Settings::histograms_only`].
-    TimerWakeups,
-}
-
-/// The tracepoints [`Programs::TimerWakeups`] attaches to: the timer
-/// callback (expiry and interrupt), the wake-up, the switch to the task, and
-/// the softirqs (whether a callback ran in the HRTIMER softirq).
-pub const TIMER_WAKEUP_TRACEPOINTS: [&str; 6] = [
-    "hrtimer_expire_entry",
-    "hrtimer_expire_exit",
-    "sched_waking",
-    "sched_switch",
-    "softirq_entry",
-    "softirq_exit",
-];
-
-impl Programs {
-    /// Whether the program on `tracepoint` is attached.
-    pub fn attaches(self, tracepoint: &str) -> bool {
-        match self {
-            Programs::All => true,
-            Programs::TimerWakeups => TIMER_WAKEUP_TRACEPOINTS.contains(&tracepoint),
-        }
-    }
-}
-
-/// The settings the BPF side is loaded with (its `.rodata`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Settings {
-    /// A wake-up later than this (ns) sends its window to user space.
-    pub threshold_ns: u64,
-    /// New threads and processes of watched tasks are watched too.
-    pub follow_forks: bool,
-    /// Windows per second and CPU at most (the rest are counted).
-    pub max_windows_per_sec: u32,
-    /// One normal wake-up in this many sends its window (explain's
-    /// baseline); 0: none.
-    pub baseline_every: u32,
-}
-
-impl Settings {
-    /// Histograms only: no window is ever sent (no threshold, no baseline),
-    /// no fork followed.
-    pub fn histograms_only() -> Settings {
-        Settings {
-            threshold_ns: u64::MAX,
-            follow_forks: false,
-            max_windows_per_sec: 0,
-            baseline_every: 0,
-        }
-    }
-}
-
-impl Default for Settings {
-    fn default() -> Self {
-        Settings {
-            threshold_ns: 100_000,
-            follow_forks: false,
-            max_windows_per_sec: 50,
-            baseline_every: 1000,
-        }
-    }
-}
-
-/// Words of `watched_bits` (`WATCHED_WORDS` in watch.bpf.c): a bit for
-/// every thread id up to the kernel's limit (2^22).
-pub const WATCHED_WORDS: u32 = 1 << 16;
-
-/// The word of `watched_bits` holding `tid`'s bit, and that bit.
-pub fn bit_of(tid: u32) -> (u32, u64) {
-    ((tid >> 6) & (WATCHED_WORDS - 1), 1 << (tid & 63))
-}
-
-/// The kernel's counters of the BPF side (`enum counter`), summed over CPUs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Counters {
-    /// Windows the ring buffer had no room for (user space too slow).
-    pub lost: u64,
-    /// Late windows over the per-second limit (counted, not sent).
-    pub throttled: u64,
-    /// Samples the full histogram map could not count.
-    pub hist_full: u64,
-    /// Wake-ups over the threshold.
-    pub late: u64,
-    /// Wake-ups lost because another watched thread, with the same thread
-    /// id modulo 65 536, was woken at the same time (they share a slot of
-    /// the BPF side's pending table); 0 for `--tracefs`.
-    pub shared: u64,
-    /// Trace events the kernel could not hand over (`--tracefs` only: its
-    /// ring buffers overran); 0 for the BPF side.
-    pub events_lost: u64,
-}
-
-#[cfg(target_pointer_width = "64")]
 /// The loaded and attached BPF side.
 pub struct BpfSide {
     ebpf: Ebpf,
@@ -204,7 +54,6 @@ pub struct BpfSide {
     pub skipped: Vec<String>,
 }
 
-#[cfg(target_pointer_width = "64")]
 fn load_error(what: &str, e: &dyn std::error::Error) -> WatchError {
     let reason = chain(e);
     if reason.contains("Operation not permitted") || reason.contains("EPERM") {
@@ -218,7 +67,6 @@ fn load_error(what: &str, e: &dyn std::error::Error) -> WatchError {
     }
 }
 
-#[cfg(target_pointer_width = "64")]
 impl BpfSide {
     /// Checks what the kernel offers ([`crate::probe::check`]), loads the
     /// object and attaches every program.
@@ -319,7 +167,7 @@ impl BpfSide {
 
     /// Sets the bit of every thread of `watched` (the `watched` map's
     /// threads, as [`BpfSide::watched`] lists them) that lacks it: the
-    /// repair for the race [`BpfSide::set_bit`] describes.
+    /// repair for the race `set_bit` describes.
     pub fn resync_bits(&mut self, watched: &[u32]) {
         let mut words: std::collections::BTreeMap<u32, u64> = Default::default();
         for &tid in watched {
@@ -451,18 +299,8 @@ impl BpfSide {
     }
 }
 
-/// The kernel's BPF run-time statistics are on for [`STATS_SAMPLE`] at the
-/// start and then once every [`STATS_EVERY`]: while they are on, every run
-/// of every program pays two clock reads (about 0.1 µs on a VM, six runs on
-/// each watched wake-up's path), so watch keeps them off most of the time
-/// and scales what the samples counted to the whole watch.
-pub const STATS_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
-/// How long each sample of the run-time statistics lasts.
-pub const STATS_SAMPLE: std::time::Duration = std::time::Duration::from_secs(1);
-
 /// Switches the run-time statistics on and off (BPF_ENABLE_STATS: on while
 /// the descriptor is held) and keeps the time they were on.
-#[cfg(target_pointer_width = "64")]
 struct StatsSampler {
     /// Held while a sample runs.
     fd: Option<OwnedFd>,
@@ -481,7 +319,6 @@ struct StatsSampler {
     said: std::cell::Cell<(Duration, u64)>,
 }
 
-#[cfg(target_pointer_width = "64")]
 impl StatsSampler {
     /// No statistics at all (`latlab run --split`: nothing reads them).
     fn off() -> Self {
@@ -545,7 +382,6 @@ impl StatsSampler {
     }
 }
 
-#[cfg(target_pointer_width = "64")]
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -593,66 +429,5 @@ mod tests {
             s.fd.is_none() && s.sampled == before,
             "nothing before it is due"
         );
-    }
-}
-
-/// The BPF side of a 32-bit build: none. Loading it fails with
-/// [`WatchError::NotBuilt`], which names `--tracefs`.
-#[cfg(not(target_pointer_width = "64"))]
-pub struct BpfSide {
-    never: std::convert::Infallible,
-    /// Optional programs this kernel has no tracepoint for (none).
-    pub skipped: Vec<String>,
-}
-
-#[cfg(not(target_pointer_width = "64"))]
-impl BpfSide {
-    /// Fails: no BPF loader in this build.
-    pub fn load(_settings: &Settings) -> Result<BpfSide> {
-        Err(WatchError::NotBuilt)
-    }
-    /// Fails: no BPF loader in this build.
-    pub fn load_programs(_settings: &Settings, _programs: Programs) -> Result<BpfSide> {
-        Err(WatchError::NotBuilt)
-    }
-    /// Never called (no value exists).
-    pub fn watch(&mut self, _tid: u32) -> Result<()> {
-        match self.never {}
-    }
-    /// Never called.
-    pub fn unwatch(&mut self, _tid: u32) {
-        match self.never {}
-    }
-    /// Never called.
-    pub fn resync_bits(&mut self, _watched: &[u32]) {
-        match self.never {}
-    }
-    /// Never called.
-    pub fn watched(&self) -> Vec<u32> {
-        match self.never {}
-    }
-    /// Never called.
-    pub fn histogram_counts(&self) -> Vec<(u32, u32, u32, u64)> {
-        match self.never {}
-    }
-    /// Never called.
-    pub fn take_histograms(&mut self, _tids: &[u32]) -> Vec<(u32, u32, u32, u64)> {
-        match self.never {}
-    }
-    /// Never called.
-    pub fn counters(&self) -> Counters {
-        match self.never {}
-    }
-    /// Never called.
-    pub fn wait(&mut self, _timeout: std::time::Duration) {
-        match self.never {}
-    }
-    /// Never called.
-    pub fn next_window(&mut self) -> Option<Result<crate::records::RawWindow>> {
-        match self.never {}
-    }
-    /// Never called.
-    pub fn kernel_time(&self) -> (std::time::Duration, u64) {
-        match self.never {}
     }
 }
