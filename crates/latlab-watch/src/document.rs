@@ -149,7 +149,8 @@ pub struct KindResult {
 /// One watched task.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TaskResult {
-    /// Thread id.
+    /// Thread id; 0: the threads that ended longest ago, folded together
+    /// (`(ended threads)`; the latest 1,024 that ended keep a row each).
     pub tid: i32,
     /// Its name.
     pub comm: String,

@@ -100,6 +100,19 @@ pub fn group(rows: &[(u32, u32, u32, u64)]) -> Counts {
     out
 }
 
+/// Moves the counts of task `from` to task `into`, bucket by bucket.
+pub fn fold(counts: &mut Counts, from: i32, into: i32) {
+    let keys: Vec<(i32, LatencyKind)> = counts.keys().filter(|k| k.0 == from).copied().collect();
+    for key in keys {
+        if let Some(buckets) = counts.remove(&key) {
+            let target = counts.entry((into, key.1)).or_default();
+            for (b, n) in buckets {
+                *target.entry(b).or_default() += n;
+            }
+        }
+    }
+}
+
 /// `now - before`, bucket by bucket (the counts of one interval).
 pub fn delta(now: &Counts, before: &Counts) -> Counts {
     let mut out: Counts = BTreeMap::new();
@@ -221,6 +234,25 @@ mod tests {
         assert_eq!(both.interrupt_latency.histogram.count(), 3);
         assert_eq!(both.thread_latency.summary.max, 700);
         assert!(latency_split(&rows, &[10]).is_none());
+    }
+
+    #[test]
+    fn folded_tasks_keep_their_counts_and_intervals_stay_right() {
+        // Task 7 ended: its counts move to task 0 in both the counts now
+        // and those at the last snapshot, so the interval's delta neither
+        // loses nor counts them twice.
+        let mut before = group(&[(7, 0, 10, 3), (0, 0, 10, 2), (8, 0, 10, 1)]);
+        let mut now = group(&[(7, 0, 10, 5), (7, 2, 4, 1), (0, 0, 10, 2), (8, 0, 10, 1)]);
+        fold(&mut before, 7, 0);
+        fold(&mut now, 7, 0);
+        assert!(!now.keys().any(|k| k.0 == 7));
+        assert_eq!(now[&(0, LatencyKind::Thread)][&10], 7);
+        assert_eq!(now[&(0, LatencyKind::Wakeup)][&4], 1);
+        assert_eq!(now[&(8, LatencyKind::Thread)][&10], 1);
+        let d = delta(&now, &before);
+        assert_eq!(d[&(0, LatencyKind::Thread)][&10], 2);
+        assert_eq!(d[&(0, LatencyKind::Wakeup)][&4], 1);
+        assert_eq!(d.len(), 2);
     }
 
     #[test]

@@ -5,9 +5,11 @@
 //! kernel's histograms are sparse (at most 65 536 buckets), the windows kept
 //! for the ranked analysis are the [`KEEP_WORST`] worst and the
 //! [`KEEP_RECENT`] latest, cause totals are capped at [`MAX_CAUSES`], and
-//! snapshots are merged pairwise past [`MAX_SNAPSHOTS`].
+//! snapshots are merged pairwise past [`MAX_SNAPSHOTS`]; threads that ended
+//! give their buckets back to the kernel, and past [`KEEP_ENDED`] of them
+//! the oldest are folded into one task ([`ENDED_TID`]).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::{Duration, Instant};
 
 use latlab_explain::model::Names;
@@ -40,6 +42,16 @@ pub const MAX_CAUSES: usize = 512;
 pub const MAX_SNAPSHOTS: usize = 10_080;
 /// How often the selection is scanned again.
 pub const RESCAN: Duration = Duration::from_secs(1);
+/// Threads that ended whose counts stay apart in the result (a task each),
+/// at most; the counts of older ones are folded into one task,
+/// [`ENDED_TID`], so that a watch of days over threads that come and go
+/// stays bounded.
+pub const KEEP_ENDED: usize = 1024;
+/// The task the folded ended threads are counted as (thread id 0 is the
+/// idle task, never watched).
+pub const ENDED_TID: i32 = 0;
+/// Its name in the result.
+pub const ENDED_NAME: &str = "(ended threads)";
 
 /// How to watch.
 #[derive(Debug, Clone)]
@@ -128,6 +140,11 @@ pub struct Session {
     /// The histogram counts of threads that ended, taken out of the
     /// kernel side (its map is bounded) by [`Session::rescan`].
     ended_counts: Vec<(u32, u32, u32, u64)>,
+    /// Those threads, oldest first.
+    ended: VecDeque<u32>,
+    /// The counts of ended threads folded together ([`ENDED_TID`]): kind
+    /// and bucket to count.
+    folded: BTreeMap<(u32, u32), u64>,
     kept_worst: Vec<Kept>,
     kept_recent: std::collections::VecDeque<Kept>,
     kept_baseline: std::collections::VecDeque<Kept>,
@@ -191,6 +208,8 @@ impl Session {
             last_snapshot: Instant::now(),
             latest: Counts::new(),
             ended_counts: Vec::new(),
+            ended: VecDeque::new(),
+            folded: BTreeMap::new(),
             kept_worst: Vec::new(),
             kept_recent: Default::default(),
             kept_baseline: Default::default(),
@@ -278,8 +297,44 @@ impl Session {
         // The kernel's histogram map is bounded: threads that ended give
         // their buckets back, and their counts live on here.
         let taken = self.side.take_histograms(&ended);
+        let had: BTreeSet<u32> = taken.iter().map(|r| r.0).collect();
+        self.ended
+            .extend(ended.into_iter().filter(|t| had.contains(t)));
         self.ended_counts.extend(taken);
+        while self.ended.len() > KEEP_ENDED {
+            if let Some(oldest) = self.ended.pop_front() {
+                self.fold_ended(oldest);
+            }
+        }
         Ok(())
+    }
+
+    /// Folds the counts, late windows and worst of `tid` (a thread that
+    /// ended) into [`ENDED_TID`].
+    fn fold_ended(&mut self, tid: u32) {
+        let folded = &mut self.folded;
+        self.ended_counts.retain(|&(pid, kind, bucket, n)| {
+            if pid != tid {
+                return true;
+            }
+            *folded.entry((kind, bucket)).or_default() += n;
+            false
+        });
+        let t = tid as i32;
+        histograms::fold(&mut self.latest, t, ENDED_TID);
+        histograms::fold(&mut self.at_last_snapshot, t, ENDED_TID);
+        if let Some(live) = self.tasks.remove(&t) {
+            let into = self.tasks.entry(ENDED_TID).or_default();
+            into.late += live.late;
+            if live
+                .worst
+                .is_some_and(|(w, _)| into.worst.is_none_or(|(i, _)| w > i))
+            {
+                into.worst = live.worst;
+            }
+        }
+        self.names.remove(&t);
+        self.names.insert(ENDED_TID, ENDED_NAME.to_string());
     }
 
     /// The watched command's exit, once it ended.
@@ -447,6 +502,11 @@ impl Session {
     fn read_counts(&mut self) -> &Counts {
         let mut rows = self.side.histogram_counts();
         rows.extend_from_slice(&self.ended_counts);
+        rows.extend(
+            self.folded
+                .iter()
+                .map(|(&(kind, bucket), &n)| (ENDED_TID as u32, kind, bucket, n)),
+        );
         self.latest = histograms::group(&rows);
         &self.latest
     }

@@ -127,6 +127,71 @@ fn watch_counts_what_a_sched_fifo_thread_measures_itself() {
     );
 }
 
+/// A watch over many threads that end stays bounded: past 1,024 ended
+/// threads the oldest are folded into one task, `(ended threads)` (tid 0),
+/// and no count is lost or counted twice on the way (the kernel's map gave
+/// their buckets back at the rescans).
+#[test]
+fn ended_threads_past_the_limit_are_folded_into_one_task() {
+    if !bpf_ready("watch of 1,100 short processes") {
+        return;
+    }
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let watch_json = dir.path().join("watch.json");
+    let out = latlab()
+        .args([
+            "watch",
+            "--interval",
+            "1s",
+            "--no-history",
+            "--quiet",
+            "--json",
+        ])
+        .arg(&watch_json)
+        // The last sleep leaves time for rescans after the last one ended.
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "for i in $(seq 1100); do sleep 0.001; done; sleep 2.5",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let watch = read(&watch_json);
+    let tasks = watch["tasks"].as_array().unwrap();
+    assert!(tasks.len() <= 1024 + 3, "{} tasks", tasks.len());
+    let folded = tasks
+        .iter()
+        .find(|t| t["tid"] == 0)
+        .unwrap_or_else(|| panic!("no folded task among {}", tasks.len()));
+    assert_eq!(folded["comm"], "(ended threads)");
+    let count = |t: &serde_json::Value| {
+        ["thread", "wakeup"]
+            .iter()
+            .map(|k| t[k]["summary"]["count"].as_u64().unwrap_or(0))
+            .sum::<u64>()
+    };
+    assert!(count(folded) >= 70, "{folded:#}");
+    let in_tasks: u64 = tasks.iter().map(count).sum();
+    let overall = watch["overall"]["latency"]["count"].as_u64().unwrap();
+    let in_snapshots: u64 = watch["snapshots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["samples"].as_u64().unwrap())
+        .sum();
+    assert_eq!(in_tasks, overall);
+    assert_eq!(in_snapshots, overall);
+    // Every sleep was seen: at least one wake-up each.
+    assert!(overall >= 1100, "{overall}");
+}
+
 /// Two BPF objects on one thread: watch's and the watched `latlab run
 /// --split on`'s. Each counts the thread's timer wake-ups on its own, and
 /// they agree (once they did not: watch lost about 7 %).
