@@ -725,8 +725,9 @@ impl Session {
             .collect()
     }
 
-    /// The result: ends the current interval (a last snapshot when it holds
-    /// samples) and gathers everything.
+    /// The result: reads what is left, ends the current interval (a last
+    /// snapshot, joined to the one before when under half a second) and
+    /// gathers everything.
     pub fn finish(&mut self, stopped_by: &str) -> WatchDocument {
         // What came since the last poll (for the tracefs side, the events
         // it has not read yet: the command's last ~100 ms), then the last

@@ -158,7 +158,7 @@ pub struct Counters {
 
 /// The kernel's BPF run-time statistics are on for [`STATS_SAMPLE`] at the
 /// start and then once every [`STATS_EVERY`]: while they are on, every run
-/// of every program pays two clock reads (about 0.1 µs on a VM, six runs on
+/// of every program pays two clock reads (about 0.1 µs on a VM, four runs on
 /// each watched wake-up's path), so watch keeps them off most of the time
 /// and scales what the samples counted to the whole watch.
 pub const STATS_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
