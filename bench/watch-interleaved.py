@@ -3,7 +3,8 @@
 every few seconds (issue 16: "cyclictest's p99 with and without watch running,
 side by side in one run").
 
-    bench/watch-interleaved.py [--phases N] [--seconds S] [--watch-args "..."]
+    bench/watch-interleaved.py [--phases N] [--seconds S] [--watch-args "..."] [--save FILE]
+    bench/watch-interleaved.py --pool FILE...
 
 One `cyclictest -m -p95 -i1000 -v` runs for the whole bench and prints every
 sample with its cycle number. Meanwhile this script alternates an "alone"
@@ -22,7 +23,9 @@ with a 95 % bootstrap interval over phase pairs, and the same for an A/A
 split (alone phases 1, 3, 5, ... against 2, 4, 6, ...): the resolution the
 method had on this run. A ratio whose interval is above 1.05 fails the goal;
 one whose interval is below it meets it; the A/A line says how far to trust
-either. Needs root, cyclictest (rt-tests) and stdbuf (coreutils)."""
+either. --save keeps the phase pairs' histograms, and --pool reports several
+saved runs together (more pairs, a narrower interval). Needs root,
+cyclictest (rt-tests) and stdbuf (coreutils)."""
 import argparse
 import json
 import os
@@ -128,7 +131,19 @@ def main():
     ap.add_argument("--watch-args", default="--threshold 100us",
                     help="watch's options (default: --threshold 100us)")
     ap.add_argument("--latlab", default=os.environ.get("LATLAB", os.path.join(ROOT, "target/release/latlab")))
+    ap.add_argument("--save", metavar="FILE",
+                    help="also write every phase pair's two histograms (JSON) to FILE, for --pool")
+    ap.add_argument("--pool", nargs="+", metavar="FILE",
+                    help="run nothing: report the phase pairs of these --save files together")
     args = ap.parse_args()
+    if args.pool:
+        pairs = []
+        for path in args.pool:
+            with open(path) as f:
+                pairs += [tuple({int(k): n for k, n in h.items()} for h in pair) for pair in json.load(f)]
+        print(f"pooled from {len(args.pool)} saved runs: {', '.join(args.pool)}")
+        report(pairs)
+        return
     if os.geteuid() != 0:
         sys.exit("run as root: BPF and SCHED_FIFO need it")
     if not os.access(args.latlab, os.X_OK):
@@ -187,6 +202,15 @@ def main():
         ct.send_signal(signal.SIGINT)
         ct.wait(timeout=30)
 
+    if args.save:
+        with open(args.save, "w") as f:
+            json.dump(pairs, f)
+    report(pairs)
+    print(f"load average after: {' '.join(open('/proc/loadavg').read().split()[:3])}")
+
+
+def report(pairs):
+    """The pooled percentiles of both sides, their ratios and the A/A lines."""
     rng = random.Random(16)
     print(f"pooled over {len(pairs)} phase pairs, {sum(sum(a.values()) for a, _ in pairs)} "
           f"samples alone and {sum(sum(w.values()) for _, w in pairs)} watched:")
@@ -196,7 +220,6 @@ def main():
     aa = list(zip(alones[0::2], alones[1::2]))
     for p in (50, 90, 99, 99.9):
         print(ratio_line("A/A (alone)  ", "odd  ", "even   ", aa, p, rng))
-    print(f"load average after: {' '.join(open('/proc/loadavg').read().split()[:3])}")
 
 
 if __name__ == "__main__":
