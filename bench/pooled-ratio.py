@@ -13,6 +13,8 @@ are the unit resampled)."""
 import random
 import sys
 
+from pooled import pooled_ratio
+
 
 def histogram(path):
     """Bucket (us) -> count, the thread columns added."""
@@ -28,20 +30,6 @@ def histogram(path):
     return counts
 
 
-def percentile(hists, p):
-    total = {}
-    for h in hists:
-        for k, n in h.items():
-            total[k] = total.get(k, 0) + n
-    want = sum(total.values()) * p / 100.0
-    seen = 0
-    for k in sorted(total):
-        seen += total[k]
-        if seen >= want:
-            return k
-    return max(total) if total else 0
-
-
 def main():
     p = float(sys.argv[1])
     args = sys.argv[2:]
@@ -49,16 +37,7 @@ def main():
     alone = [histogram(a) for a in args[:cut]]
     watched = [histogram(w) for w in args[cut + 1:]]
     pairs = list(zip(alone, watched))
-    a, w = percentile(alone, p), percentile(watched, p)
-    rng = random.Random(16)
-    ratios = []
-    for _ in range(2000):
-        sample = [rng.choice(pairs) for _ in pairs]
-        sa = percentile([x for x, _ in sample], p)
-        sw = percentile([y for _, y in sample], p)
-        ratios.append(sw / sa if sa else float("inf"))
-    ratios.sort()
-    low, high = ratios[int(0.025 * len(ratios))], ratios[int(0.975 * len(ratios)) - 1]
+    a, w, low, high = pooled_ratio(pairs, p, random.Random(16))
     print(f"pooled p{p:g}: alone {a} us, watched {w} us, ratio {w / a:.3f} "
           f"(95 % bootstrap interval over {len(pairs)} round pairs: {low:.3f}..{high:.3f})")
 

@@ -38,6 +38,8 @@ import sys
 import threading
 import time
 
+from pooled import percentile, pooled_ratio
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
@@ -95,31 +97,8 @@ def histogram(samples, first, last):
     return h
 
 
-def percentile(hists, p):
-    total = {}
-    for h in hists:
-        for k, n in h.items():
-            total[k] = total.get(k, 0) + n
-    want = sum(total.values()) * p / 100.0
-    seen = 0
-    for k in sorted(total):
-        seen += total[k]
-        if seen >= want:
-            return k
-    return 0
-
-
 def ratio_line(label, a_name, b_name, pairs, p, rng):
-    a = percentile([x for x, _ in pairs], p)
-    b = percentile([y for _, y in pairs], p)
-    ratios = []
-    for _ in range(2000):
-        sample = [rng.choice(pairs) for _ in pairs]
-        sa = percentile([x for x, _ in sample], p)
-        sb = percentile([y for _, y in sample], p)
-        ratios.append(sb / sa if sa else float("inf"))
-    ratios.sort()
-    low, high = ratios[int(0.025 * len(ratios))], ratios[int(0.975 * len(ratios)) - 1]
+    a, b, low, high = pooled_ratio(pairs, p, rng)
     return (f"{label} p{p:<5g} {a_name} {a:>5} us  {b_name} {b:>5} us  ratio {b / a:.3f}"
             f"  (95 % interval {low:.3f}..{high:.3f})")
 
