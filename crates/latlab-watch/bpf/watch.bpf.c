@@ -200,6 +200,13 @@ static __always_inline bool is_watched(u32 pid)
 }
 
 /* ---- a wake-up on its way ----
+ * Only a wake-up from sleep is measured: one that finds its thread still
+ * on the run queue (preempted, or still running: woken from another CPU as
+ * it was going to sleep) ends no sleep and, for a preempted thread, only
+ * changes its state. A preempted thread is marked in its slot until it runs
+ * again and its wake-ups are not kept; a kept wake-up of a running thread
+ * is dropped when the thread is preempted (its next switch in would be the
+ * end of that preemption) and replaced by its next real one otherwise.
  * One slot per thread id modulo PENDING_SLOTS, naming its thread: an array
  * the kernel inlines into a few loads and stores, where a hash would cost a
  * helper call, a hash and a lock on the path of the very wake-up being
@@ -214,7 +221,7 @@ struct pending {
 	u64 irq_at;  /* the timer interrupt read the time for its callback (its `now`) */
 	u64 woken_at;
 	u32 soft;    /* the callback ran in the HRTIMER softirq */
-	u32 pad;
+	u32 preempted; /* this thread left its CPU runnable and has not run since */
 };
 
 struct {
@@ -520,7 +527,7 @@ int BPF_PROG(on_waking, struct task_struct *p)
 	if (!is_watched(pid) || pid == (u32)bpf_get_current_pid_tgid())
 		return 0;
 	struct pending *w = pending_slot(pid);
-	if (!w)
+	if (!w || w->preempted == pid)
 		return 0;
 	if (w->pid && w->pid != pid)
 		count(CNT_SHARED);
@@ -550,13 +557,28 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		count_sample(s);
 	if (s && s->deferred)
 		emit_window(s);
-	copy_comm(log_ev(EV_SWITCH, now, 0, prev_pid, next_pid, next->prio,
-			 preempt || prev_state == 0),
+	bool prev_runnable = preempt || prev_state == 0;
+	copy_comm(log_ev(EV_SWITCH, now, 0, prev_pid, next_pid, next->prio, prev_runnable),
 		  next);
+	/* A watched thread leaving its CPU runnable (preempted): a wake-up its
+	 * slot names found it running and ends no sleep; the end of this
+	 * preemption must not be measured as that wake-up's latency. */
+	if (prev_runnable && is_watched(prev_pid)) {
+		struct pending *out = pending_slot(prev_pid);
+		if (out) {
+			if (out->pid == prev_pid)
+				out->pid = 0;
+			out->preempted = prev_pid;
+		}
+	}
 	if (!is_watched(next_pid))
 		return 0;
 	struct pending *slot = pending_slot(next_pid);
-	if (!slot || slot->pid != next_pid)
+	if (!slot)
+		return 0;
+	if (slot->preempted == next_pid)
+		slot->preempted = 0;
+	if (slot->pid != next_pid)
 		return 0;
 	/* Read out, and the slot free again. */
 	struct pending w = *slot;

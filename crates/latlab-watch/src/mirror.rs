@@ -239,6 +239,9 @@ pub struct Mirror {
     settings: Settings,
     watched: HashSet<u32>,
     pending: HashMap<u32, Pending>,
+    /// Watched threads that left their CPU runnable and have not run
+    /// since: their wake-ups end no sleep and are not measured.
+    preempted: HashSet<u32>,
     cpus: Vec<Cpu>,
     timers: HashMap<u64, Timer>,
     hist: HashMap<(u32, u32), u64>,
@@ -258,6 +261,7 @@ impl Mirror {
             settings,
             watched: HashSet::new(),
             pending: HashMap::new(),
+            preempted: HashSet::new(),
             cpus: Vec::new(),
             timers: HashMap::new(),
             hist: HashMap::new(),
@@ -286,6 +290,7 @@ impl Mirror {
     pub fn unwatch(&mut self, tid: u32) {
         self.watched.remove(&tid);
         self.pending.remove(&tid);
+        self.preempted.remove(&tid);
     }
 
     /// The threads watched now (those added on fork included).
@@ -481,7 +486,7 @@ impl Mirror {
                 // The BPF side logs b = -1 (the target is not read there).
                 self.cpu(e.cpu)
                     .log(ev(EvType::Waking, 0, [pid, -1, prio, 0], comm));
-                if !self.is_watched(pid) || pid == e.pid {
+                if !self.is_watched(pid) || pid == e.pid || self.preempted.contains(&(pid as u32)) {
                     return;
                 }
                 let mut w = Pending {
@@ -516,9 +521,17 @@ impl Mirror {
                     next_comm,
                 ));
                 self.cpu(e.cpu).current = Some(next_pid);
+                // A watched thread leaving its CPU runnable (preempted): a
+                // wake-up pending for it found it running and ends no sleep
+                // (the BPF side's on_switch; see its pending slot).
+                if prev_runnable && self.is_watched(prev_pid) {
+                    self.pending.remove(&(prev_pid as u32));
+                    self.preempted.insert(prev_pid as u32);
+                }
                 if !self.is_watched(next_pid) {
                     return;
                 }
+                self.preempted.remove(&(next_pid as u32));
                 self.switch_in(e, next_pid, next_prio, next_comm);
             }
             Input::IrqEntry { irq } => {
@@ -760,6 +773,39 @@ mod tests {
         assert_eq!(w.count(), 1);
         assert!(w.max().unwrap().abs_diff(5_000) < 10);
         assert_eq!(m.counters().late, 0);
+    }
+
+    fn preempted(prev: i32, next: i32) -> Input {
+        Input::Switch {
+            prev_pid: prev,
+            prev_runnable: true,
+            next_pid: next,
+            next_prio: 120,
+            next_comm: comm("hog"),
+        }
+    }
+
+    #[test]
+    fn only_a_wake_up_from_sleep_is_measured() {
+        let mut m = Mirror::new(settings());
+        m.watch(42);
+        // Woken from CPU 1 while still running on CPU 0 (it never slept),
+        // then preempted by a hog: the end of the preemption is no wake-up.
+        m.feed(&at(1_000, 1, 7, waking(42)));
+        m.feed(&at(500_000, 0, 42, preempted(42, 99)));
+        m.feed(&at(900_000, 0, 99, preempted(99, 42)));
+        // Woken while preempted (only its state changes): nothing either.
+        m.feed(&at(1_000_000, 0, 42, preempted(42, 99)));
+        m.feed(&at(1_001_000, 1, 7, waking(42)));
+        m.feed(&at(1_400_000, 0, 99, preempted(99, 42)));
+        // A sleep, its wake-up and the switch in: one sample of 3 us.
+        m.feed(&at(2_000_000, 0, 42, switch(42, 0, "idle")));
+        m.feed(&at(3_000_000, 1, 7, waking(42)));
+        m.feed(&at(3_003_000, 0, 0, switch(0, 42, "rt")));
+        let h = crate::histograms::group(&m.histogram_counts());
+        let w = crate::histograms::histogram(&h[&(42, crate::histograms::LatencyKind::Wakeup)]);
+        assert_eq!(w.count(), 1);
+        assert!(w.max().unwrap().abs_diff(3_000) < 10);
     }
 
     #[test]

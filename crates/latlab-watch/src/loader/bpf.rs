@@ -8,7 +8,10 @@ use aya::maps::{Array, HashMap, MapData, PerCpuArray, RingBuf};
 use aya::programs::BtfTracePoint;
 use aya::{Btf, Ebpf, EbpfLoader};
 
-use super::{bit_of, Counters, Programs, Settings, OBJECT, PROGRAMS, STATS_EVERY, STATS_SAMPLE};
+use super::{
+    bit_of, Counters, Programs, Settings, OBJECT, PENDING_SLOTS, PROGRAMS, STATS_EVERY,
+    STATS_SAMPLE,
+};
 use crate::error::{chain, Result, WatchError};
 use crate::records::{parse_window, RawWindow};
 
@@ -44,6 +47,10 @@ pub struct BpfSide {
     watched: HashMap<MapData, u32, u8>,
     /// The same set, a bit per thread id: what the programs test.
     watched_bits: Array<MapData, u64>,
+    /// The wake-ups on their way, a slot per thread id modulo
+    /// [`PENDING_SLOTS`] (`struct pending`, as ten u32: the thread's id
+    /// first, the thread marked preempted last).
+    pending: Array<MapData, [u32; 10]>,
     hist: HashMap<MapData, [u32; 2], u64>,
     counters: PerCpuArray<MapData, u64>,
     windows: RingBuf<MapData>,
@@ -129,6 +136,7 @@ impl BpfSide {
         };
         let watched = take("watched")?;
         let watched_bits = take("watched_bits")?;
+        let pending = take("pending")?;
         let hist = take("hist")?;
         let counters = take("counters")?;
         let windows = take("windows")?;
@@ -139,6 +147,7 @@ impl BpfSide {
         Ok(BpfSide {
             watched: HashMap::try_from(watched).map_err(map_err("watched"))?,
             watched_bits: Array::try_from(watched_bits).map_err(map_err("watched_bits"))?,
+            pending: Array::try_from(pending).map_err(map_err("pending"))?,
             hist: HashMap::try_from(hist).map_err(map_err("hist"))?,
             counters: PerCpuArray::try_from(counters).map_err(map_err("counters"))?,
             windows: RingBuf::try_from(windows).map_err(map_err("windows"))?,
@@ -163,6 +172,19 @@ impl BpfSide {
     pub fn unwatch(&mut self, tid: u32) {
         let _ = self.watched.remove(&tid);
         let _ = self.set_bit(tid, false);
+        // Its slot forgets it: a thread watched later with the same slot
+        // would count a wake-up left there as one lost to sharing, or find
+        // itself marked preempted until it first runs.
+        let slot = tid % PENDING_SLOTS;
+        if let Ok(mut p) = self.pending.get(&slot, 0) {
+            if p[0] == tid || p[9] == tid {
+                if p[0] == tid {
+                    p = [0; 10];
+                }
+                p[9] = 0;
+                let _ = self.pending.set(slot, p, 0);
+            }
+        }
     }
 
     /// Sets the bit of every thread of `watched` (the `watched` map's

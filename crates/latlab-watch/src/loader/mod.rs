@@ -131,6 +131,10 @@ impl Default for Settings {
 /// every thread id up to the kernel's limit (2^22).
 pub const WATCHED_WORDS: u32 = 1 << 16;
 
+/// Slots of the BPF side's `pending` table (a wake-up on its way, per
+/// thread id modulo this; `PENDING_SLOTS` in bpf/watch.bpf.c).
+pub const PENDING_SLOTS: u32 = 1 << 16;
+
 /// The word of `watched_bits` holding `tid`'s bit, and that bit.
 pub fn bit_of(tid: u32) -> (u32, u64) {
     ((tid >> 6) & (WATCHED_WORDS - 1), 1 << (tid & 63))
