@@ -5,26 +5,13 @@
 //! (fails under LATLAB_REQUIRE_PRIVILEGE=1).
 #![cfg(all(feature = "bpf", target_pointer_width = "64"))]
 
+mod common;
+
 use std::sync::mpsc;
 use std::time::Duration;
 
+use common::ready;
 use latlab_watch::{BpfSide, KernelSide, Settings, TracefsSide};
-
-fn ready(test: &str) -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    let btf = std::path::Path::new("/sys/kernel/btf/vmlinux").exists();
-    if root && btf {
-        return true;
-    }
-    let why = if root { "kernel BTF" } else { "root" };
-    assert!(
-        std::env::var("LATLAB_REQUIRE_PRIVILEGE").as_deref() != Ok("1"),
-        "{test}: needs {why}"
-    );
-    eprintln!("skipped {test}: needs {why}");
-    false
-}
 
 /// Runs a thread that sleeps 1 ms `wakeups` times, watched by `side` from
 /// its first sleep, and returns its thread id once it ended.
@@ -76,7 +63,7 @@ fn gives_back_and_hands_over(side: &mut dyn KernelSide) {
 
 #[test]
 fn bpf_an_ended_threads_buckets_leave_the_kernel_map_with_their_counts() {
-    if !ready("bpf ended thread") {
+    if !ready("bpf ended thread", 1) {
         return;
     }
     let mut side = BpfSide::load(&Settings::histograms_only()).unwrap();
@@ -85,7 +72,7 @@ fn bpf_an_ended_threads_buckets_leave_the_kernel_map_with_their_counts() {
 
 #[test]
 fn tracefs_an_ended_threads_buckets_leave_the_mirror_with_their_counts() {
-    if !ready("tracefs ended thread") {
+    if !ready("tracefs ended thread", 1) {
         return;
     }
     let mut side = TracefsSide::start(&Settings::histograms_only()).unwrap();

@@ -13,33 +13,15 @@
 //! elsewhere (fails under LATLAB_REQUIRE_PRIVILEGE=1, but for the CPUs).
 #![cfg(all(feature = "bpf", target_pointer_width = "64"))]
 
+mod common;
+
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
+use common::ready;
 use latlab_watch::histograms::LatencyKind;
 use latlab_watch::{BpfSide, KernelSide, Settings, TracefsSide};
-
-fn ready(test: &str) -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    let btf = std::path::Path::new("/sys/kernel/btf/vmlinux").exists();
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if cpus < 2 {
-        eprintln!("skipped {test}: needs two CPUs");
-        return false;
-    }
-    if root && btf {
-        return true;
-    }
-    let why = if root { "kernel BTF" } else { "root" };
-    assert!(
-        std::env::var("LATLAB_REQUIRE_PRIVILEGE").as_deref() != Ok("1"),
-        "{test}: needs {why}"
-    );
-    eprintln!("skipped {test}: needs {why}");
-    false
-}
 
 fn pin(cpu: usize) {
     // SAFETY: a zeroed cpu_set_t is a valid empty set; the calls get a
@@ -172,7 +154,7 @@ fn no_more_samples_than_sleeps(side: &mut dyn KernelSide, slack_percent: u64) {
 
 #[test]
 fn bpf_a_wake_up_that_finds_its_thread_running_is_no_sample() {
-    if !ready("bpf woken while running") {
+    if !ready("bpf woken while running", 2) {
         return;
     }
     let mut side = BpfSide::load(&Settings::histograms_only()).unwrap();
@@ -181,7 +163,7 @@ fn bpf_a_wake_up_that_finds_its_thread_running_is_no_sample() {
 
 #[test]
 fn tracefs_a_wake_up_that_finds_its_thread_running_is_no_sample() {
-    if !ready("tracefs woken while running") {
+    if !ready("tracefs woken while running", 2) {
         return;
     }
     let mut side = TracefsSide::start(&Settings::histograms_only()).unwrap();

@@ -9,7 +9,7 @@ mod common;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::watch::{hog_named_as_the_cause, read, task};
+use common::watch::{hog_named_as_the_cause, read, task, watch_a_run};
 use common::{bpf_ready, latlab, require};
 
 /// One watch at a time: the hog and the measurements share CPU 0.
@@ -27,51 +27,20 @@ fn watch_counts_what_a_sched_fifo_thread_measures_itself() {
     let _one = serial();
     let dir = tempfile::tempdir().unwrap();
     let (run_json, watch_json) = (dir.path().join("run.json"), dir.path().join("watch.json"));
-    // The command is started held: every activation of its threads is seen.
-    let out = latlab()
-        .args([
-            "watch",
-            "--threshold",
-            "1ms",
-            "--interval",
-            "1s",
-            "--no-history",
-            "--quiet",
-            "--json",
-        ])
-        .arg(&watch_json)
-        .args([
-            "--",
-            env!("CARGO_BIN_EXE_latlab"),
-            "run",
-            // Watch alone on the run's thread (with the run's split too:
-            // watch_and_a_runs_split_count_the_same_wake_ups).
-            "--split",
-            "off",
-            // Ends 0.1-0.4 s after watch's second snapshot: the counts of
-            // that last sliver must reach the result too.
-            "--duration",
-            "2100ms",
-            "--interval",
-            "1ms",
-        ])
-        .args([
-            "--cpus",
-            "0",
-            "--priority",
-            "80",
-            "-q",
-            "--no-save",
-            "--json",
-        ])
-        .arg(&run_json)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let run = [
+        // Watch alone on the run's thread (with the run's split too:
+        // watch_and_a_runs_split_count_the_same_wake_ups).
+        "--split",
+        "off",
+        // Ends 0.1-0.4 s after watch's second snapshot: the counts of that
+        // last sliver must reach the result too.
+        "--duration",
+        "2100ms",
+        "--priority",
+        "80",
+    ];
+    let watch = ["--threshold", "1ms", "--interval", "1s"];
+    watch_a_run(&watch, &watch_json, &run, Some(&run_json));
     let (run, watch) = (read(&run_json), read(&watch_json));
     assert!(watch["stopped_by"]
         .as_str()
@@ -203,21 +172,9 @@ fn watch_and_a_runs_split_count_the_same_wake_ups() {
     let _one = serial();
     let dir = tempfile::tempdir().unwrap();
     let (run_json, watch_json) = (dir.path().join("run.json"), dir.path().join("watch.json"));
-    let out = latlab()
-        .args(["watch", "--threshold", "1ms", "--interval", "1s"])
-        .args(["--no-history", "--quiet", "--json"])
-        .arg(&watch_json)
-        .args(["--", env!("CARGO_BIN_EXE_latlab"), "run", "--split", "on"])
-        .args(["--duration", "2s", "--interval", "1ms", "--cpus", "0"])
-        .args(["--priority", "80", "-q", "--no-save", "--json"])
-        .arg(&run_json)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let watch = ["--threshold", "1ms", "--interval", "1s"];
+    let run = ["--split", "on", "--duration", "2s", "--priority", "80"];
+    watch_a_run(&watch, &watch_json, &run, Some(&run_json));
     let (run, watch) = (read(&run_json), read(&watch_json));
     let split = run["threads"][0]["split"]["timer_wakeups"]
         .as_u64()

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::watch::{hog_named_as_the_cause, read, task};
+use common::watch::{hog_named_as_the_cause, read, task, watch_a_run};
 use common::{latlab, require, root};
 
 /// One watch at a time: the hog and the measurements share CPU 0.
@@ -64,38 +64,11 @@ fn tracefs_measures_a_sched_fifo_thread_as_it_measures_itself_and_as_bpf_does() 
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(1500));
-    let out = latlab()
-        .args([
-            "watch",
-            "--tracefs",
-            "--threshold",
-            "1ms",
-            "--interval",
-            "1s",
-        ])
-        .args(["--no-history", "--quiet", "--json"])
-        .arg(&tf_json)
-        .args([
-            "--",
-            env!("CARGO_BIN_EXE_latlab"),
-            "run",
-            // Watched by BPF too: no third object on the thread (the run's
-            // own split; docs/watch.md).
-            "--split",
-            "off",
-            "--duration",
-            "3s",
-        ])
-        .args(["--interval", "1ms", "--cpus", "0", "--priority", "80"])
-        .args(["-q", "--no-save", "--json"])
-        .arg(&run_json)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let watch = ["--tracefs", "--threshold", "1ms", "--interval", "1s"];
+    // Watched by BPF too: no third object on the thread (the run's own
+    // split; docs/watch.md).
+    let run = ["--split", "off", "--duration", "3s", "--priority", "80"];
+    watch_a_run(&watch, &tf_json, &run, Some(&run_json));
     let bpf_out = bpf_watch.wait_with_output().unwrap();
     assert!(
         bpf_out.status.success(),

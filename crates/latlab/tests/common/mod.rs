@@ -121,6 +121,36 @@ pub mod watch {
         serde_json::from_str(&text).unwrap()
     }
 
+    /// Runs `latlab watch WATCH --no-history --quiet --json WATCH_JSON --
+    /// latlab run RUN --interval 1ms --cpus 0 -q --no-save [--json RUN_JSON]`
+    /// to its end (the command is started held: watch sees every activation
+    /// of its threads) and checks that it succeeded.
+    pub fn watch_a_run(
+        watch: &[&str],
+        watch_json: &Path,
+        run: &[&str],
+        run_json: Option<&Path>,
+    ) -> std::process::Output {
+        let mut cmd = super::latlab();
+        cmd.arg("watch")
+            .args(watch)
+            .args(["--no-history", "--quiet", "--json"])
+            .arg(watch_json)
+            .args(["--", env!("CARGO_BIN_EXE_latlab"), "run"])
+            .args(run)
+            .args(["--interval", "1ms", "--cpus", "0", "-q", "--no-save"]);
+        if let Some(json) = run_json {
+            cmd.arg("--json").arg(json);
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    }
+
     /// The task of `doc` called `comm` with the most thread-latency samples.
     pub fn task<'a>(doc: &'a Value, comm: &str) -> &'a Value {
         doc["tasks"]
@@ -144,33 +174,16 @@ pub mod watch {
             Duration::from_millis(40),
             Instant::now() + Duration::from_secs(6),
         );
-        let out = super::latlab()
-            .arg("watch")
-            .args(extra)
-            .args(["--threshold", "500us", "--interval", "2s"])
-            .args(["--no-history", "--quiet", "--json"])
-            .arg(&watch_json)
-            .args([
-                "--",
-                env!("CARGO_BIN_EXE_latlab"),
-                "run",
-                // The watch measures the run's thread: no second BPF
-                // object on it (the run's own split; docs/watch.md).
-                "--split",
-                "off",
-                "--duration",
-                "4s",
-            ])
-            .args(["--interval", "1ms", "--cpus", "0", "--priority", "50"])
-            .args(["-q", "--no-save"])
-            .output()
-            .unwrap();
+        let watch: Vec<&str> = extra
+            .iter()
+            .copied()
+            .chain(["--threshold", "500us", "--interval", "2s"])
+            .collect();
+        // The watch measures the run's thread: no second BPF object on it
+        // (the run's own split; docs/watch.md).
+        let run = ["--split", "off", "--duration", "4s", "--priority", "50"];
+        let out = watch_a_run(&watch, &watch_json, &run, None);
         h.join().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
         let doc = read(&watch_json);
         let seen = task(&doc, "latlab-cpu0");
         assert!(seen["late_windows"].as_u64().unwrap() >= 5, "{:#}", seen);

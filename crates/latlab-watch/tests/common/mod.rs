@@ -1,0 +1,25 @@
+//! Shared by latlab-watch's integration tests: the skip-or-fail rule.
+
+/// Whether a test of the kernel sides can run: root, kernel BTF and at
+/// least `cpus` CPUs. Skips with the reason otherwise; under
+/// `LATLAB_REQUIRE_PRIVILEGE=1` (CI) a missing privilege or BTF fails
+/// instead (a machine's CPUs are not something CI can be asked to fix).
+pub fn ready(test: &str, cpus: usize) -> bool {
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < cpus {
+        eprintln!("skipped {test}: needs {cpus} CPUs");
+        return false;
+    }
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let btf = std::path::Path::new("/sys/kernel/btf/vmlinux").exists();
+    if root && btf {
+        return true;
+    }
+    let why = if root { "kernel BTF" } else { "root" };
+    assert!(
+        std::env::var("LATLAB_REQUIRE_PRIVILEGE").as_deref() != Ok("1"),
+        "{test}: needs {why}"
+    );
+    eprintln!("skipped {test}: needs {why}");
+    false
+}
