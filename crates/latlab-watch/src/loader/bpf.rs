@@ -41,6 +41,11 @@ impl AlignedBytes {
     }
 }
 
+/// The u32 of a `pending` slot naming the thread whose wake-up it holds.
+const PENDING_PID: usize = 0;
+/// The u32 of a `pending` slot naming the thread marked preempted.
+const PENDING_PREEMPTED: usize = 9;
+
 /// The loaded and attached BPF side.
 pub struct BpfSide {
     ebpf: Ebpf,
@@ -48,8 +53,8 @@ pub struct BpfSide {
     /// The same set, a bit per thread id: what the programs test.
     watched_bits: Array<MapData, u64>,
     /// The wake-ups on their way, a slot per thread id modulo
-    /// [`PENDING_SLOTS`] (`struct pending`, as ten u32: the thread's id
-    /// first, the thread marked preempted last).
+    /// [`PENDING_SLOTS`] (`struct pending`, as ten u32; see
+    /// [`PENDING_PID`], [`PENDING_PREEMPTED`]).
     pending: Array<MapData, [u32; 10]>,
     hist: HashMap<MapData, [u32; 2], u64>,
     counters: PerCpuArray<MapData, u64>,
@@ -176,15 +181,17 @@ impl BpfSide {
         // would count a wake-up left there as one lost to sharing, or find
         // itself marked preempted until it first runs.
         let slot = tid % PENDING_SLOTS;
-        if let Ok(mut p) = self.pending.get(&slot, 0) {
-            if p[0] == tid || p[9] == tid {
-                if p[0] == tid {
-                    p = [0; 10];
-                }
-                p[9] = 0;
-                let _ = self.pending.set(slot, p, 0);
-            }
+        let Ok(mut p) = self.pending.get(&slot, 0) else {
+            return;
+        };
+        if p[PENDING_PID] == tid {
+            p = [0; 10];
+        } else if p[PENDING_PREEMPTED] == tid {
+            p[PENDING_PREEMPTED] = 0;
+        } else {
+            return;
         }
+        let _ = self.pending.set(slot, p, 0);
     }
 
     /// Sets the bit of every thread of `watched` (the `watched` map's
