@@ -407,21 +407,29 @@ fn a_filling_buffer_grows_and_keeps_the_burst() {
     o.grow_to_kb = Some(1024);
     let capture = Capture::start(&o).unwrap();
     let marker = capture.marker();
-    // About 200 KiB of marker records per 100 ms drain interval: a 64 KiB
-    // buffer must grow (or lose them) at the first drain.
+    // Bursts of about 50 KiB of marker records (450 of 100 bytes plus
+    // headers), 20 ms apart: more than half the 64 KiB buffer each time.
+    // A steady stream would not do: a reader that keeps up (every 10 ms
+    // while busy) never finds the buffer half full, so it rightly does not
+    // grow it (the CI saw that once). A drain that comes between two bursts
+    // finds a whole one; one that cuts a burst in two finds halves, and
+    // the next bursts come with other timing.
     // While the buffer is this small the kernel may refuse a marker (EBADF:
     // no room while the reader holds pages); those count as not written.
     let line = [b'x'; 100];
     let t0 = std::time::Instant::now();
     let mut written = 0u64;
+    let mut bursts = 0u64;
     while t0.elapsed() < Duration::from_millis(600) {
-        for _ in 0..200 {
+        for _ in 0..450 {
             if marker.write(&line).is_ok() {
                 written += 1;
             }
         }
-        std::thread::sleep(Duration::from_millis(10));
+        bursts += 1;
+        std::thread::sleep(Duration::from_millis(20));
     }
+    eprintln!("{written} markers in {bursts} bursts");
     assert!(written > 5000, "only {written} markers written");
     let out = tempfile::tempdir().unwrap();
     let report = capture.stop(&out.path().join("t.dat")).unwrap();
