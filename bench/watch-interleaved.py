@@ -4,7 +4,8 @@ every few seconds (issue 16: "cyclictest's p99 with and without watch running,
 side by side in one run").
 
     bench/watch-interleaved.py [--phases N] [--seconds S] [--watch-args "..."] [--save FILE]
-    bench/watch-interleaved.py --pool FILE...
+    bench/watch-interleaved.py --toggle [--phases N] [--seconds S] [--save FILE]
+    bench/watch-interleaved.py --pool FILE... [--block K]
 
 One `cyclictest -m -p95 -i1000 -v` runs for the whole bench and prints every
 sample with its cycle number. Meanwhile this script alternates an "alone"
@@ -24,8 +25,18 @@ split (alone phases 1, 3, 5, ... against 2, 4, 6, ...): the resolution the
 method had on this run. A ratio whose interval is above 1.05 fails the goal;
 one whose interval is below it meets it; the A/A line says how far to trust
 either. --save keeps the phase pairs' histograms, and --pool reports several
-saved runs together (more pairs, a narrower interval). Needs root,
-cyclictest (rt-tests) and stdbuf (coreutils)."""
+saved runs together (more pairs, a narrower interval).
+
+--toggle: one watch for the whole bench (crates/latlab-watch/examples/
+watch_toggle.rs: `latlab watch --pid`'s session, threshold 100 us), whose
+BPF programs are detached for the "alone" phases and attached again for the
+"watched" ones (under a millisecond each way), so that phases can be a
+second long and many: the host's slower drifts fall on both sides alike.
+What it compares is the programs (watch's process runs in both phases, and
+its start is in neither); the order within each pair is random. The
+bootstrap resamples blocks of K consecutive pairs (--block; by default as
+many as make 10 s), since neighbouring phases share the host's noise.
+Needs root, cyclictest (rt-tests) and stdbuf (coreutils)."""
 import argparse
 import json
 import os
@@ -47,6 +58,9 @@ ROOT = os.path.dirname(HERE)
 # counted: watch loading and attaching, or exiting and detaching.
 MARGIN_AFTER_START = 1500
 MARGIN_AFTER_STOP = 500
+# With --toggle: cycles left out after the programs were detached or
+# attached (the switch itself takes under a millisecond).
+MARGIN_AFTER_TOGGLE = 50
 
 
 class Samples:
@@ -114,6 +128,10 @@ def main():
                     help="also write every phase pair's two histograms (JSON) to FILE, for --pool")
     ap.add_argument("--pool", nargs="+", metavar="FILE",
                     help="run nothing: report the phase pairs of these --save files together")
+    ap.add_argument("--toggle", action="store_true",
+                    help="one watch whose programs are detached and attached (see above)")
+    ap.add_argument("--block", type=int, default=0,
+                    help="pairs per bootstrap block (default: 10 s worth with --toggle, else 1)")
     args = ap.parse_args()
     if args.pool:
         pairs = []
@@ -121,8 +139,9 @@ def main():
             with open(path) as f:
                 pairs += [tuple({int(k): n for k, n in h.items()} for h in pair) for pair in json.load(f)]
         print(f"pooled from {len(args.pool)} saved runs: {', '.join(args.pool)}")
-        report(pairs)
+        report(blocks(pairs, max(args.block, 1)))
         return
+    block = args.block or (max(1, round(10 / args.seconds)) if args.toggle else 1)
     if os.geteuid() != 0:
         sys.exit("run as root: BPF and SCHED_FIFO need it")
     if not os.access(args.latlab, os.X_OK):
@@ -130,15 +149,25 @@ def main():
 
     phase_cycles = int(args.seconds * 1000)
     # Every phase plus its margin, the watch start-ups, and slack.
-    total_s = int(args.phases * 2 * (args.seconds + 4) + 30)
+    total_s = int(args.phases * 2 * (args.seconds + (0.5 if args.toggle else 4)) + 30)
     load = open("/proc/loadavg").read().split()[:3]
     print(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {os.uname().release}, "
           f"{os.cpu_count()} CPUs; load average: {' '.join(load)}")
+    how = ("one watch_toggle --pid (threshold 100 us), its programs detached and attached"
+           if args.toggle else f"watch started and stopped ({args.watch_args})")
     print(f"one cyclictest -m -p95 -i1000 run; {args.phases} phase pairs of {args.seconds:g} s "
-          f"alone and {args.seconds:g} s watched ({args.watch_args}), alternating")
+          f"alone and {args.seconds:g} s watched, {how}")
     ct = subprocess.Popen(["stdbuf", "-oL", "cyclictest", "-m", "-p95", "-i1000", "-v", "-q",
                            f"-D{total_s}"], stdout=subprocess.PIPE, text=True, bufsize=1)
     samples = Samples(ct.stdout)
+    if args.toggle:
+        try:
+            pairs = toggled(args, ct, samples, phase_cycles)
+        finally:
+            ct.send_signal(signal.SIGINT)
+            ct.wait(timeout=30)
+        finish(args, pairs, block)
+        return
     watch = None
     pairs = []
     work = tempfile.TemporaryDirectory(prefix="latlab-interleaved.")
@@ -181,17 +210,83 @@ def main():
         ct.send_signal(signal.SIGINT)
         ct.wait(timeout=30)
 
+    finish(args, pairs, block)
+
+
+def toggled(args, ct, samples, phase_cycles):
+    """The phase pairs of --toggle: one watch_toggle, told `off` and `on`."""
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "latlab-watch",
+                    "--example", "watch_toggle"], cwd=ROOT, check=True)
+    tool = os.path.join(ROOT, "target/release/examples/watch_toggle")
+    samples.wait_for(1000, 30)
+    watch = subprocess.Popen([tool, str(ct.pid)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True, bufsize=1)
+    order = random.Random(9)
+    switch_us = []
+
+    def phase(word):
+        watch.stdin.write(word + "\n")
+        answer = watch.stdout.readline().split()
+        if not answer or answer[0] != word:
+            sys.exit(f"watch_toggle answered {answer!r} to {word!r}")
+        switch_us.append(int(answer[1]))
+        first = samples.now() + MARGIN_AFTER_TOGGLE
+        samples.wait_for(first + phase_cycles, 4 * args.seconds + 30)
+        return (first, first + phase_cycles - 1)
+
+    pairs = []
+    try:
+        if watch.stdout.readline().strip() != "ready":
+            sys.exit("watch_toggle did not start")
+        for i in range(args.phases):
+            if order.random() < 0.5:
+                alone = phase("off")
+                watched = phase("on")
+            else:
+                watched = phase("on")
+                alone = phase("off")
+            pairs.append((histogram(samples, *alone), histogram(samples, *watched)))
+            if (i + 1) % 100 == 0:
+                print(f"{i + 1} pairs", flush=True)
+    finally:
+        watch.stdin.close()
+        tail = watch.stdout.read().split()
+        watch.wait(timeout=60)
+    switch_us.sort()
+    print(f"watch_toggle measured {tail[-1] if tail else '?'} wake-ups; detaching or attaching "
+          f"took {switch_us[len(switch_us) // 2]} us (median), {switch_us[-1]} us at most")
+    return pairs
+
+
+def finish(args, pairs, block):
+    """Saves the pairs (--save) and reports them in bootstrap blocks."""
     if args.save:
         with open(args.save, "w") as f:
             json.dump(pairs, f)
-    report(pairs)
+    report(blocks(pairs, block))
     print(f"load average after: {' '.join(open('/proc/loadavg').read().split()[:3])}")
+
+
+def blocks(pairs, k):
+    """Consecutive pairs merged k at a time: the unit the bootstrap resamples."""
+    if k <= 1:
+        return pairs
+    merged = []
+    for i in range(0, len(pairs) - k + 1, k):
+        a, b = {}, {}
+        for x, y in pairs[i:i + k]:
+            for h, into in ((x, a), (y, b)):
+                for v, n in h.items():
+                    into[v] = into.get(v, 0) + n
+        merged.append((a, b))
+    print(f"bootstrap blocks: {len(merged)} of {k} phase pairs each")
+    return merged
 
 
 def report(pairs):
     """The pooled percentiles of both sides, their ratios and the A/A lines."""
     rng = random.Random(16)
-    print(f"pooled over {len(pairs)} phase pairs, {sum(sum(a.values()) for a, _ in pairs)} "
+    print(f"pooled over {len(pairs)} phase pairs (or blocks), {sum(sum(a.values()) for a, _ in pairs)} "
           f"samples alone and {sum(sum(w.values()) for _, w in pairs)} watched:")
     for p in (50, 90, 99, 99.9):
         print(ratio_line("watched/alone", "alone", "watched", pairs, p, rng))

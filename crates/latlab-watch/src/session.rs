@@ -364,6 +364,15 @@ impl Session {
         let _ = c.child.wait();
     }
 
+    /// Detaches the kernel side from the events (`false`) or attaches it
+    /// again (`true`); the BPF side only. Wake-ups while detached are not
+    /// measured: for measuring watch's own cost in one run
+    /// (bench/watch-interleaved.py --toggle), not for a watch whose figures
+    /// count.
+    pub fn set_attached(&mut self, on: bool) -> Result<()> {
+        self.side.set_attached(on)
+    }
+
     /// Waits up to `timeout` for windows, handles those that came, rescans
     /// the selection when due. Returns the windows handled.
     pub fn poll(&mut self, timeout: Duration) -> Result<usize> {

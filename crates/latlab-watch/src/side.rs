@@ -43,6 +43,14 @@ pub trait KernelSide {
     fn kernel_time(&self) -> (Duration, u64);
     /// Remarks for the result (optional tracepoints missing, ...).
     fn notes(&self) -> Vec<String>;
+    /// Detaches the side from the kernel's events (`false`) or attaches it
+    /// again (`true`): see [`BpfSide::set_attached`]. The tracefs side
+    /// cannot.
+    fn set_attached(&mut self, _on: bool) -> Result<()> {
+        Err(WatchError::Tracefs(
+            "detaching from the events is for the BPF side only".into(),
+        ))
+    }
 }
 
 impl KernelSide for BpfSide {
@@ -79,6 +87,9 @@ impl KernelSide for BpfSide {
     }
     fn kernel_time(&self) -> (Duration, u64) {
         BpfSide::kernel_time(self)
+    }
+    fn set_attached(&mut self, on: bool) -> Result<()> {
+        BpfSide::set_attached(self, on)
     }
     fn notes(&self) -> Vec<String> {
         self.skipped

@@ -5,6 +5,7 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 use aya::maps::{Array, HashMap, MapData, PerCpuArray, RingBuf};
+use aya::programs::tp_btf::BtfTracePointLinkId;
 use aya::programs::BtfTracePoint;
 use aya::{Btf, Ebpf, EbpfLoader};
 
@@ -64,6 +65,8 @@ pub struct BpfSide {
     stats: StatsSampler,
     /// Optional programs this kernel has no tracepoint for.
     pub skipped: Vec<String>,
+    /// The programs loaded, by name, with their link while attached.
+    links: Vec<(&'static str, Option<BtfTracePointLinkId>)>,
 }
 
 fn load_error(what: &str, e: &dyn std::error::Error) -> WatchError {
@@ -100,6 +103,7 @@ impl BpfSide {
             .load(aligned(OBJECT).as_slice())
             .map_err(|e| load_error("object", &e))?;
         let mut skipped = Vec::new();
+        let mut links = Vec::new();
         for (name, tracepoint, required) in PROGRAMS {
             if !programs.attaches(tracepoint) {
                 continue;
@@ -129,9 +133,10 @@ impl BpfSide {
                     return Err(load_error(&format!("program {name}"), &e));
                 }
             }
-            program
+            let link = program
                 .attach()
                 .map_err(|e| load_error(&format!("program {name} on {tracepoint}"), &e))?;
+            links.push((name, Some(link)));
         }
         let mut take = |name: &str| {
             ebpf.take_map(name).ok_or_else(|| WatchError::Load {
@@ -162,7 +167,40 @@ impl BpfSide {
             },
             ebpf,
             skipped,
+            links,
         })
+    }
+
+    /// Detaches every program from its tracepoint (`false`: the kernel runs
+    /// none of them; maps, histograms and the watched set stay) or attaches
+    /// them again (`true`). For measuring what the programs cost
+    /// (bench/watch-interleaved.py --toggle): wake-ups while detached are
+    /// not measured.
+    pub fn set_attached(&mut self, on: bool) -> Result<()> {
+        for (name, link) in &mut self.links {
+            let program: &mut BtfTracePoint = self
+                .ebpf
+                .program_mut(name)
+                .and_then(|p| p.try_into().ok())
+                .ok_or_else(|| WatchError::Load {
+                    what: format!("program {name}"),
+                    reason: "no longer loaded".into(),
+                })?;
+            match (on, link.take()) {
+                (true, None) => {
+                    *link = Some(
+                        program
+                            .attach()
+                            .map_err(|e| load_error(&format!("program {name}"), &e))?,
+                    )
+                }
+                (false, Some(id)) => program
+                    .detach(id)
+                    .map_err(|e| load_error(&format!("program {name}"), &e))?,
+                (_, kept) => *link = kept,
+            }
+        }
+        Ok(())
     }
 
     /// Starts watching thread `tid`.
