@@ -19,10 +19,12 @@ moves cyclictest's p99 by a factor of 2-6 from one 15 s run to the next, so
 run-to-run ratios need hundreds of pairs to resolve 5 %. Short alternating
 phases of the same run see the same host drift on both sides.
 
-Prints the pooled p50/p90/p99/p99.9 of each side, their ratio watched/alone
-with a 95 % bootstrap interval over phase pairs, and the same for an A/A
-split (alone phases 1, 3, 5, ... against 2, 4, 6, ...): the resolution the
-method had on this run. A ratio whose interval is above 1.05 fails the goal;
+Prints the pooled p50-p99.9 of each side, their ratio watched/alone with a
+95 % bootstrap interval over phase pairs, how many samples of each side are
+over 30, 40, 50, 80 and 100 us (where watch shifts the distribution and
+where the host's noise takes over), and the same ratios for an A/A split
+(alone phases 1, 3, 5, ... against 2, 4, 6, ...): the resolution the method
+had on this run. A ratio whose interval is above 1.05 fails the goal;
 one whose interval is below it meets it; the A/A line says how far to trust
 either. --save keeps the phase pairs' histograms, and --pool reports several
 saved runs together (more pairs, a narrower interval).
@@ -139,7 +141,7 @@ def main():
             with open(path) as f:
                 pairs += [tuple({int(k): n for k, n in h.items()} for h in pair) for pair in json.load(f)]
         print(f"pooled from {len(args.pool)} saved runs: {', '.join(args.pool)}")
-        report(blocks(pairs, max(args.block, 1)))
+        report(pairs, max(args.block, 1))
         return
     block = args.block or (max(1, round(10 / args.seconds)) if args.toggle else 1)
     if os.geteuid() != 0:
@@ -263,7 +265,7 @@ def finish(args, pairs, block):
     if args.save:
         with open(args.save, "w") as f:
             json.dump(pairs, f)
-    report(blocks(pairs, block))
+    report(pairs, block)
     print(f"load average after: {' '.join(open('/proc/loadavg').read().split()[:3])}")
 
 
@@ -283,17 +285,29 @@ def blocks(pairs, k):
     return merged
 
 
-def report(pairs):
-    """The pooled percentiles of both sides, their ratios and the A/A lines."""
+def report(pairs, block):
+    """The pooled percentiles of both sides, their ratios, the share of
+    samples over a few latencies, and the A/A lines (adjacent alone phases,
+    alone phases 1, 3, 5, ... against 2, 4, 6, ...): all bootstrapped in
+    blocks of `block` pairs."""
     rng = random.Random(16)
-    print(f"pooled over {len(pairs)} phase pairs (or blocks), {sum(sum(a.values()) for a, _ in pairs)} "
+    merged = blocks(pairs, block)
+    print(f"pooled over {len(pairs)} phase pairs, {sum(sum(a.values()) for a, _ in pairs)} "
           f"samples alone and {sum(sum(w.values()) for _, w in pairs)} watched:")
-    for p in (50, 90, 99, 99.9):
-        print(ratio_line("watched/alone", "alone", "watched", pairs, p, rng))
-    alones = [a for a, _ in pairs]
-    aa = list(zip(alones[0::2], alones[1::2]))
+    for p in (50, 75, 90, 95, 97, 98, 99, 99.5, 99.9):
+        print(ratio_line("watched/alone", "alone", "watched", merged, p, rng))
+    print("samples at or over:", "; ".join(
+        f"{t} us {over(merged, 0, t)} alone, {over(merged, 1, t)} watched"
+        f" ({over(merged, 1, t) / max(over(merged, 0, t), 1):.2f}x)" for t in (30, 40, 50, 80, 100)))
+    aa = blocks([(pairs[i][0], pairs[i + 1][0]) for i in range(0, len(pairs) - 1, 2)],
+                max(block // 2, 1))
     for p in (50, 90, 99, 99.9):
         print(ratio_line("A/A (alone)  ", "odd  ", "even   ", aa, p, rng))
+
+
+def over(pairs, side, threshold):
+    """Samples of one side (0 alone, 1 watched) at or over `threshold` us."""
+    return sum(n for pair in pairs for v, n in pair[side].items() if v >= threshold)
 
 
 if __name__ == "__main__":
