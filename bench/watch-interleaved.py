@@ -35,7 +35,9 @@ BPF programs are detached for the "alone" phases and attached again for the
 "watched" ones (under a millisecond each way), so that phases can be a
 second long and many: the host's slower drifts fall on both sides alike.
 What it compares is the programs (watch's process runs in both phases, and
-its start is in neither); the order within each pair is random. The
+its start is in neither); the order within each pair is random. With
+--only, only the programs named are detached: "alone" is then watch
+without them, and the ratio what they add. The
 bootstrap resamples blocks of K consecutive pairs (--block; by default as
 many as make 10 s), since neighbouring phases share the host's noise.
 Needs root, cyclictest (rt-tests) and stdbuf (coreutils)."""
@@ -132,6 +134,9 @@ def main():
                     help="run nothing: report the phase pairs of these --save files together")
     ap.add_argument("--toggle", action="store_true",
                     help="one watch whose programs are detached and attached (see above)")
+    ap.add_argument("--only", default="",
+                    help="with --toggle: detach and attach only these programs (comma-separated "
+                         "names, crates/latlab-watch/src/loader/mod.rs): what they add to the others")
     ap.add_argument("--block", type=int, default=0,
                     help="pairs per bootstrap block (default: 10 s worth with --toggle, else 1)")
     args = ap.parse_args()
@@ -155,7 +160,8 @@ def main():
     load = open("/proc/loadavg").read().split()[:3]
     print(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {os.uname().release}, "
           f"{os.cpu_count()} CPUs; load average: {' '.join(load)}")
-    how = ("one watch_toggle --pid (threshold 100 us), its programs detached and attached"
+    which = f"its programs {args.only}" if args.only else "its programs"
+    how = (f"one watch_toggle --pid (threshold 100 us), {which} detached and attached"
            if args.toggle else f"watch started and stopped ({args.watch_args})")
     print(f"one cyclictest -m -p95 -i1000 run; {args.phases} phase pairs of {args.seconds:g} s "
           f"alone and {args.seconds:g} s watched, {how}")
@@ -221,7 +227,7 @@ def toggled(args, ct, samples, phase_cycles):
                     "--example", "watch_toggle"], cwd=ROOT, check=True)
     tool = os.path.join(ROOT, "target/release/examples/watch_toggle")
     samples.wait_for(1000, 30)
-    watch = subprocess.Popen([tool, str(ct.pid)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    watch = subprocess.Popen([tool, str(ct.pid), "100", *([args.only] if args.only else [])], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              text=True, bufsize=1)
     order = random.Random(9)
     switch_us = []
@@ -270,7 +276,9 @@ def finish(args, pairs, block):
 
 
 def blocks(pairs, k):
-    """Consecutive pairs merged k at a time: the unit the bootstrap resamples."""
+    """Consecutive pairs merged k at a time: the unit the bootstrap resamples
+    (at least two blocks)."""
+    k = min(k, len(pairs) // 2)
     if k <= 1:
         return pairs
     merged = []

@@ -5,8 +5,11 @@
 //! programs), which keeps phases of whole watch runs long and few.
 //!
 //! ```text
-//! watch_toggle PID [THRESHOLD_US]
+//! watch_toggle PID [THRESHOLD_US] [PROGRAM,...]
 //! ```
+//!
+//! With programs named (see `latlab_watch::loader::PROGRAMS`), only those
+//! are detached and attached: what they add to the others.
 //!
 //! Prints `ready` once attached. Reads lines on stdin: `off` detaches every
 //! program, `on` attaches them again; each is answered with the same word
@@ -26,9 +29,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let pid: i32 = args
         .next()
-        .ok_or("usage: watch_toggle PID [THRESHOLD_US]")?
+        .ok_or("usage: watch_toggle PID [THRESHOLD_US] [PROGRAM,...]")?
         .parse()?;
     let threshold_us: u64 = args.next().map_or(Ok(100), |t| t.parse())?;
+    let only: Vec<String> = args
+        .next()
+        .map(|p| p.split(',').map(String::from).collect())
+        .unwrap_or_default();
     let mut session = Session::start(SessionOptions {
         selection: Selection::Pids(vec![pid]),
         threshold_ns: threshold_us * 1000,
@@ -52,7 +59,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         match commands.try_recv() {
             Ok(word) if word == "on" || word == "off" => {
                 let t = Instant::now();
-                session.set_attached(word == "on")?;
+                session.set_attached(word == "on", &only)?;
                 println!("{word} {} us", t.elapsed().as_micros());
             }
             Ok(other) => return Err(format!("unknown command {other:?} (on, off)").into()),

@@ -365,12 +365,13 @@ impl Session {
     }
 
     /// Detaches the kernel side from the events (`false`) or attaches it
-    /// again (`true`); the BPF side only. Wake-ups while detached are not
+    /// again (`true`), only the programs named in `only` when it is not
+    /// empty; the BPF side only. Wake-ups while detached are not
     /// measured: for measuring watch's own cost in one run
     /// (bench/watch-interleaved.py --toggle), not for a watch whose figures
     /// count.
-    pub fn set_attached(&mut self, on: bool) -> Result<()> {
-        self.side.set_attached(on)
+    pub fn set_attached(&mut self, on: bool, only: &[String]) -> Result<()> {
+        self.side.set_attached(on, only)
     }
 
     /// Waits up to `timeout` for windows, handles those that came, rescans

@@ -44,9 +44,9 @@ pub trait KernelSide {
     /// Remarks for the result (optional tracepoints missing, ...).
     fn notes(&self) -> Vec<String>;
     /// Detaches the side from the kernel's events (`false`) or attaches it
-    /// again (`true`): see [`BpfSide::set_attached`]. The tracefs side
-    /// cannot.
-    fn set_attached(&mut self, _on: bool) -> Result<()> {
+    /// again (`true`), only the programs named in `only` when it is not
+    /// empty: see [`BpfSide::set_attached`]. The tracefs side cannot.
+    fn set_attached(&mut self, _on: bool, _only: &[String]) -> Result<()> {
         Err(WatchError::Tracefs(
             "detaching from the events is for the BPF side only".into(),
         ))
@@ -88,8 +88,8 @@ impl KernelSide for BpfSide {
     fn kernel_time(&self) -> (Duration, u64) {
         BpfSide::kernel_time(self)
     }
-    fn set_attached(&mut self, on: bool) -> Result<()> {
-        BpfSide::set_attached(self, on)
+    fn set_attached(&mut self, on: bool, only: &[String]) -> Result<()> {
+        BpfSide::set_attached(self, on, only)
     }
     fn notes(&self) -> Vec<String> {
         self.skipped

@@ -1,5 +1,5 @@
-//! The BPF side detached from its tracepoints measures nothing, and
-//! attached again measures as before (what bench/watch-interleaved.py
+//! The BPF side detached from its tracepoints measures nothing, attached
+//! again measures as before, and one program detached leaves the others (what bench/watch-interleaved.py
 //! --toggle relies on to compare a task with and without watch's programs
 //! in one run). Real BPF in this kernel, a real thread sleeping on real
 //! timers. Needs root and BTF; skips with the reason elsewhere (fails under
@@ -60,7 +60,7 @@ fn a_detached_side_measures_nothing_and_measures_again_once_attached() {
         "about 100 wake-ups measured: {attached}"
     );
 
-    side.set_attached(false).unwrap();
+    side.set_attached(false, &[]).unwrap();
     let at_detach = counted(&side, tid);
     stretch();
     assert_eq!(
@@ -69,14 +69,31 @@ fn a_detached_side_measures_nothing_and_measures_again_once_attached() {
         "100 wake-ups while detached: none measured"
     );
     // Detaching twice is no error, and changes nothing.
-    side.set_attached(false).unwrap();
+    side.set_attached(false, &[]).unwrap();
 
-    side.set_attached(true).unwrap();
+    side.set_attached(true, &[]).unwrap();
     stretch();
     let again = counted(&side, tid) - at_detach;
     assert!(
         again >= 3 * 80,
         "about 100 wake-ups measured again once attached: {again}"
+    );
+
+    // Only the callback's exit detached: the wake-ups are still measured
+    // (by the other three programs on their path).
+    side.set_attached(false, &["on_hrtimer_exit".to_string()])
+        .unwrap();
+    let before = counted(&side, tid);
+    stretch();
+    let without_exit = counted(&side, tid) - before;
+    assert!(
+        without_exit >= 3 * 80,
+        "only one program detached: still measured: {without_exit}"
+    );
+    assert!(
+        side.set_attached(true, &["no_such_program".to_string()])
+            .is_err(),
+        "an unknown name is an error"
     );
     drop(go_tx);
     t.join().unwrap();

@@ -173,11 +173,24 @@ impl BpfSide {
 
     /// Detaches every program from its tracepoint (`false`: the kernel runs
     /// none of them; maps, histograms and the watched set stay) or attaches
-    /// them again (`true`). For measuring what the programs cost
-    /// (bench/watch-interleaved.py --toggle): wake-ups while detached are
-    /// not measured.
-    pub fn set_attached(&mut self, on: bool) -> Result<()> {
+    /// them again (`true`); only the programs named in `only` (see
+    /// [`super::PROGRAMS`]) when it is not empty. For measuring what the
+    /// programs cost (bench/watch-interleaved.py --toggle): wake-ups while
+    /// detached are not measured.
+    pub fn set_attached(&mut self, on: bool, only: &[String]) -> Result<()> {
+        if let Some(unknown) = only
+            .iter()
+            .find(|o| !self.links.iter().any(|(n, _)| n == o))
+        {
+            return Err(WatchError::Load {
+                what: format!("program {unknown}"),
+                reason: "not one of the programs attached".into(),
+            });
+        }
         for (name, link) in &mut self.links {
+            if !only.is_empty() && !only.iter().any(|o| o == name) {
+                continue;
+            }
             let program: &mut BtfTracePoint = self
                 .ebpf
                 .program_mut(name)

@@ -63,7 +63,7 @@ impl BpfSide {
         match self.never {}
     }
     /// Never called.
-    pub fn set_attached(&mut self, _on: bool) -> Result<()> {
+    pub fn set_attached(&mut self, _on: bool, _only: &[String]) -> Result<()> {
         match self.never {}
     }
 }
