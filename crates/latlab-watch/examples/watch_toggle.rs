@@ -11,12 +11,13 @@
 //! With programs named (see `latlab_watch::loader::PROGRAMS`), only those
 //! are detached and attached: what they add to the others.
 //!
-//! Prints `ready` once attached. Reads lines on stdin: `off` detaches every
-//! program, `on` attaches them again; each is answered with the same word
-//! and the microseconds it took, once done. Meanwhile it runs `latlab watch`'s loop (the same session:
-//! windows polled every 100 ms, the selection rescanned every second, a
-//! snapshot every minute, the live figures every 10 s). At the end of stdin
-//! it prints `measured N`: the wake-ups it measured. Root (BPF).
+//! Prints `ready` once attached. Reads lines on stdin: `off` detaches the
+//! programs, `on` attaches them again; each is answered with the same word
+//! and the microseconds it took, once done. Meanwhile it runs `latlab
+//! watch`'s loop (the same session: windows polled every 100 ms, the
+//! selection rescanned every second, a snapshot every minute, the live
+//! figures every 10 s). At the end of stdin it prints `measured N`: the
+//! wake-ups it measured. Root (BPF).
 
 use std::io::BufRead;
 use std::sync::mpsc;

@@ -1,7 +1,7 @@
 //! The BPF side detached from its tracepoints measures nothing, attached
-//! again measures as before, and one program detached leaves the others (what bench/watch-interleaved.py
-//! --toggle relies on to compare a task with and without watch's programs
-//! in one run). Real BPF in this kernel, a real thread sleeping on real
+//! again measures as before, and one program detached leaves the others
+//! measuring (what bench/watch-interleaved.py --toggle relies on to compare
+//! a task with and without watch's programs in one run). Real BPF in this kernel, a real thread sleeping on real
 //! timers. Needs root and BTF; skips with the reason elsewhere (fails under
 //! LATLAB_REQUIRE_PRIVILEGE=1).
 #![cfg(all(feature = "bpf", target_pointer_width = "64"))]
@@ -36,7 +36,7 @@ fn a_detached_side_measures_nothing_and_measures_again_once_attached() {
     let t = std::thread::spawn(move || {
         // SAFETY: gettid has no preconditions.
         tid_tx.send(unsafe { libc::gettid() } as u32).unwrap();
-        // Three stretches of 100 sleeps of 1 ms, each on the test's word.
+        // Stretches of 100 sleeps of 1 ms, each on the test's word.
         while go_rx.recv().is_ok() {
             for _ in 0..100 {
                 std::thread::sleep(Duration::from_millis(1));
