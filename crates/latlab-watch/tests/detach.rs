@@ -11,17 +11,13 @@ mod common;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::ready;
+use common::{ready, total};
 use latlab_watch::{BpfSide, Settings};
 
 /// The counts of thread `tid` in every histogram (thread, irq and
 /// preemption latency: three per timer wake-up).
 fn counted(side: &BpfSide, tid: u32) -> u64 {
-    side.histogram_counts()
-        .iter()
-        .filter(|r| r.0 == tid)
-        .map(|r| r.3)
-        .sum()
+    total(&side.histogram_counts(), tid)
 }
 
 #[test]

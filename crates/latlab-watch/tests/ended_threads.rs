@@ -10,7 +10,7 @@ mod common;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::ready;
+use common::{ready, total};
 use latlab_watch::{BpfSide, KernelSide, Settings, TracefsSide};
 
 /// Runs a thread that sleeps 1 ms `wakeups` times, watched by `side` from
@@ -31,10 +31,6 @@ fn sleeper(side: &mut dyn KernelSide, wakeups: u32) -> u32 {
     go_tx.send(()).unwrap();
     t.join().unwrap();
     tid
-}
-
-fn total(rows: &[(u32, u32, u32, u64)], tid: u32) -> u64 {
-    rows.iter().filter(|r| r.0 == tid).map(|r| r.3).sum()
 }
 
 fn gives_back_and_hands_over(side: &mut dyn KernelSide) {

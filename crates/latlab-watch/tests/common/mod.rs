@@ -1,4 +1,6 @@
-//! Shared by latlab-watch's integration tests: the skip-or-fail rule.
+//! Shared by latlab-watch's integration tests: the skip-or-fail rule and
+//! a thread's histogram counts.
+#![allow(dead_code)] // each test binary uses its own part
 
 /// Whether a test of the kernel sides can run: root, kernel BTF and at
 /// least `cpus` CPUs. Skips with the reason otherwise; under
@@ -22,4 +24,10 @@ pub fn ready(test: &str, cpus: usize) -> bool {
     );
     eprintln!("skipped {test}: needs {why}");
     false
+}
+
+/// The counts of thread `tid` in histogram rows `(pid, kind, bucket,
+/// count)` (what `KernelSide::histogram_counts` returns), all kinds.
+pub fn total(rows: &[(u32, u32, u32, u64)], tid: u32) -> u64 {
+    rows.iter().filter(|r| r.0 == tid).map(|r| r.3).sum()
 }
