@@ -48,13 +48,17 @@ struct task_struct {
 	char comm[16];
 } __attribute__((preserve_access_index));
 
+struct hrtimer;
+
 struct hrtimer_clock_base {
 	int clockid;
+	struct hrtimer *running; /* the timer whose callback runs now, or NULL */
 } __attribute__((preserve_access_index));
 
 struct hrtimer {
 	s64 _softexpires;
 	struct hrtimer_clock_base *base;
+	u8 is_soft; /* its callback runs in the HRTIMER softirq */
 } __attribute__((preserve_access_index));
 
 struct irqaction;
@@ -80,7 +84,6 @@ static __always_inline bool rings_wanted(void)
 }
 
 #define CLOCK_MONOTONIC 1
-#define HRTIMER_SOFTIRQ 8
 
 /* ---- histograms: latlab-measure's log-linear buckets ---- */
 #define PRECISION_BITS 10
@@ -253,12 +256,19 @@ struct window_head {
 };
 
 /* ---- per-CPU state ---- */
+/* The last hrtimer callback that began on a CPU, in hard interrupt context
+ * (0) or in the HRTIMER softirq (1). Whether it still runs is its clock
+ * base's `running` (the kernel sets it for the callback's duration): no
+ * program on hrtimer_expire_exit, one fewer on every timer wake-up's path. */
+struct callback {
+	u64 timer;   /* the struct hrtimer; 0: none yet */
+	u64 base;    /* its struct hrtimer_clock_base */
+	u64 soft;    /* its soft expiry; 0: not CLOCK_MONOTONIC */
+	u64 entered; /* the timer interrupt's clock read for it (its `now`) */
+};
+
 struct cpu_state {
-	u64 soft;          /* soft expiry of the hrtimer callback being run; 0: other clocks */
-	u64 entered;       /* the timer interrupt's clock read for that callback (its `now`) */
-	u32 in_callback;
-	u32 softirq;       /* vector + 1 of the softirq being run, 0: none */
-	u32 callback_soft; /* that callback runs in the HRTIMER softirq */
+	struct callback callback[2]; /* hard, soft */
 	u32 measured;      /* wake-ups measured (for the baseline) */
 	u64 second;        /* the second windows are being counted in */
 	u32 windows;       /* windows sent in that second */
@@ -293,13 +303,14 @@ static __always_inline struct cpu_state *this_cpu(void)
 /* ---- per-CPU event ring ---- */
 enum ev_type {
 	EV_SWITCH = 1,        /* a: prev_pid, b: next_pid, c: next_prio, d: prev runnable; comm: next's */
-	EV_WAKING = 2,        /* a: pid, b: target cpu, c: prio; comm: the woken task's */
+	EV_WAKING = 2,        /* a: pid, b: target cpu, c: prio, d: a watched task woken by the
+				 * hrtimer callback running (1: hard, 2: soft), else 0; comm: the woken task's */
 	EV_IRQ_ENTRY = 3,     /* a: irq */
 	EV_IRQ_EXIT = 4,      /* a: irq */
 	EV_SOFTIRQ_ENTRY = 5, /* a: vec */
 	EV_SOFTIRQ_EXIT = 6,  /* a: vec */
-	EV_HRTIMER_ENTRY = 7, /* x: timer address, a: callback in softirq, c: ns since the interrupt read the clock */
-	EV_HRTIMER_EXIT = 8,  /* x: timer address */
+	EV_HRTIMER_ENTRY = 7, /* x: timer address, a: soft timer (callback in softirq), c: ns since the interrupt read the clock */
+	/* 8: hrtimer_expire_exit, which only the tracefs side logs */
 	EV_VECTOR_ENTRY = 9,  /* a: vector number, b: enum vector */
 	EV_VECTOR_EXIT = 10,  /* a: vector number, b: enum vector */
 };
@@ -477,42 +488,47 @@ int BPF_PROG(on_hrtimer_entry, struct hrtimer *timer, s64 *now)
 {
 	u64 ts = bpf_ktime_get_ns();
 	struct cpu_state *s = this_cpu();
+	struct hrtimer_clock_base *base = timer->base;
+	u32 is_soft = timer->is_soft ? 1 : 0;
 	u64 soft = 0;
-	u32 in_softirq = 0;
 	/* The time the interrupt read for its expired timers (the same number
 	 * tracefs's hrtimer_expire_entry shows as `now`): for a CLOCK_MONOTONIC
 	 * timer, monotonic time as bpf_ktime_get_ns; ts when unreadable. */
 	s64 base_now = 0;
 	u64 entered = ts;
-	if (timer->base->clockid == CLOCK_MONOTONIC) {
+	if (base->clockid == CLOCK_MONOTONIC) {
 		soft = timer->_softexpires;
 		if (!bpf_probe_read_kernel(&base_now, sizeof(base_now), now) && base_now > 0 &&
 		    (u64)base_now <= ts)
 			entered = base_now;
 	}
 	if (s) {
-		in_softirq = s->softirq == HRTIMER_SOFTIRQ + 1;
-		s->soft = soft;
-		s->entered = entered;
-		s->in_callback = 1;
-		s->callback_soft = in_softirq;
+		struct callback *c = &s->callback[is_soft];
+		c->timer = (u64)timer;
+		c->base = (u64)base;
+		c->soft = soft;
+		c->entered = entered;
 	}
 	/* c: ns from the interrupt's clock read to here: the timer interrupt's
 	 * entry, which user space draws from the callbacks (no programs on the
 	 * LAPIC timer vector: two fewer on every wake-up's path). */
-	log_ev(EV_HRTIMER_ENTRY, ts, (u64)timer, in_softirq, 0,
+	log_ev(EV_HRTIMER_ENTRY, ts, (u64)timer, is_soft, 0,
 	       (s32)(ts - entered < 0x7fffffff ? ts - entered : 0x7fffffff), 0);
 	return 0;
 }
 
-SEC("tp_btf/hrtimer_expire_exit")
-int BPF_PROG(on_hrtimer_exit, struct hrtimer *timer)
+/* Whether this CPU's callback `c` runs now (and so does the waking it
+ * makes): its clock base names it as running. One read, only for the
+ * wake-ups of watched tasks. */
+static __always_inline bool running_now(struct callback *c, u64 now)
 {
-	struct cpu_state *s = this_cpu();
-	if (s)
-		s->in_callback = 0;
-	log_ev(EV_HRTIMER_EXIT, bpf_ktime_get_ns(), (u64)timer, 0, 0, 0, 0);
-	return 0;
+	if (!c->timer || !c->soft || c->soft > now)
+		return 0;
+	struct hrtimer_clock_base *base = (struct hrtimer_clock_base *)c->base;
+	u64 running = 0;
+	if (bpf_core_read(&running, sizeof(running), &base->running))
+		return 0;
+	return running == c->timer;
 }
 
 SEC("tp_btf/sched_waking")
@@ -520,7 +536,8 @@ int BPF_PROG(on_waking, struct task_struct *p)
 {
 	u64 now = bpf_ktime_get_ns();
 	u32 pid = p->pid;
-	copy_comm(log_ev(EV_WAKING, now, 0, pid, -1, p->prio, 0), p);
+	struct ev *e = log_ev(EV_WAKING, now, 0, pid, -1, p->prio, 0);
+	copy_comm(e, p);
 	/* A task woken while it still runs (its timer fired between arming
 	 * and schedule(), e.g. an expiry already past) never left the CPU:
 	 * no wake-up to measure, and no switch would end one. */
@@ -538,10 +555,20 @@ int BPF_PROG(on_waking, struct task_struct *p)
 	w->irq_at = 0;
 	w->soft = 0;
 	struct cpu_state *s = this_cpu();
-	if (s && s->in_callback && s->soft && s->soft <= now) {
-		w->expires = s->soft;
-		w->irq_at = s->entered;
-		w->soft = s->callback_soft;
+	if (!s)
+		return 0;
+	/* A hard callback can interrupt a soft one, not the other way round:
+	 * the hard one, when it runs, is the one waking. */
+	for (u32 i = 0; i < 2; i++) {
+		struct callback *c = &s->callback[i];
+		if (running_now(c, now)) {
+			w->expires = c->soft;
+			w->irq_at = c->entered;
+			w->soft = i;
+			if (e)
+				e->d = i + 1;
+			break;
+		}
 	}
 	return 0;
 }
@@ -625,9 +652,6 @@ int BPF_PROG(on_irq_exit, int irq, struct irqaction *action, int ret)
 SEC("tp_btf/softirq_entry")
 int BPF_PROG(on_softirq_entry, unsigned int vec)
 {
-	struct cpu_state *s = this_cpu();
-	if (s)
-		s->softirq = vec + 1;
 	log_ev(EV_SOFTIRQ_ENTRY, bpf_ktime_get_ns(), 0, vec, 0, 0, 0);
 	return 0;
 }
@@ -635,9 +659,6 @@ int BPF_PROG(on_softirq_entry, unsigned int vec)
 SEC("tp_btf/softirq_exit")
 int BPF_PROG(on_softirq_exit, unsigned int vec)
 {
-	struct cpu_state *s = this_cpu();
-	if (s)
-		s->softirq = 0;
 	log_ev(EV_SOFTIRQ_EXIT, bpf_ktime_get_ns(), 0, vec, 0, 0, 0);
 	return 0;
 }

@@ -483,10 +483,19 @@ impl Mirror {
                 target_cpu: _,
                 comm,
             } => {
-                // The BPF side logs b = -1 (the target is not read there).
-                self.cpu(e.cpu)
-                    .log(ev(EvType::Waking, 0, [pid, -1, prio, 0], comm));
-                if !self.is_watched(pid) || pid == e.pid || self.preempted.contains(&(pid as u32)) {
+                let measured =
+                    self.is_watched(pid) && pid != e.pid && !self.preempted.contains(&(pid as u32));
+                let c = self.cpu(e.cpu);
+                let by_callback = measured && c.in_callback && c.soft != 0 && c.soft <= e.ts;
+                // The BPF side logs b = -1 (the target is not read there),
+                // and d: a watched task woken by the callback (1: hard, 2: soft).
+                let d = if by_callback {
+                    1 + c.callback_soft as i32
+                } else {
+                    0
+                };
+                c.log(ev(EvType::Waking, 0, [pid, -1, prio, d], comm));
+                if !measured {
                     return;
                 }
                 let mut w = Pending {
@@ -496,8 +505,7 @@ impl Mirror {
                     comm,
                     ..Default::default()
                 };
-                let c = self.cpu(e.cpu);
-                if c.in_callback && c.soft != 0 && c.soft <= e.ts {
+                if by_callback {
                     w.expires = c.soft;
                     w.irq_at = c.entered;
                     w.soft = c.callback_soft;

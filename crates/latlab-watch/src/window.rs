@@ -157,18 +157,27 @@ pub const LOCAL_TIMER_VECTOR: i32 = 0xec;
 /// part of a late wake-up after the expiry. Its hrtimer callbacks give it:
 /// each `hrtimer_expire_entry` run in hard interrupt context carries the
 /// interrupt's clock read (the `now` of its expired timers), where the
-/// interrupt begins, and the callbacks' last `hrtimer_expire_exit` is where
-/// its work ends. A CPU whose ring holds local-timer vector events (the
-/// tracefs side logs them), and callbacks inside an `irq_handler` (the
-/// timer as a named interrupt, as on ARM), are left as they are.
+/// interrupt begins. Where it ends: at the callbacks' last
+/// `hrtimer_expire_exit` when the ring has them (the tracefs side), else
+/// (the BPF side, no program there either) at the interrupt's last event:
+/// its last callback's entry or the last wake-up a callback made (`d` of
+/// the waking, set for watched tasks). That end is early by the rest of
+/// the last callback and the interrupt's exit, which then count as the
+/// interrupted context's: a long tick is not seen as the interrupt's.
+/// A CPU whose ring holds local-timer vector events (the tracefs side logs
+/// them), and callbacks inside an `irq_handler` (the timer as a named
+/// interrupt, as on ARM), are left as they are.
 pub fn with_timer_interrupts(events: &[Ev]) -> Vec<Ev> {
     #[derive(Default)]
     struct Cpu {
         /// A real local-timer vector event is in the ring.
         has_vector: bool,
+        /// Callback exits are in the ring.
+        has_exits: bool,
         /// An irq_handler runs.
         in_handler: bool,
-        /// An interrupt drawn in is open: the last callback exit seen.
+        /// An interrupt drawn in is open: the event it ends after, when
+        /// known yet (with exits: the last exit seen).
         open: Option<Option<usize>>,
         /// The last event's time on this CPU.
         last_ts: u64,
@@ -177,6 +186,9 @@ pub fn with_timer_interrupts(events: &[Ev]) -> Vec<Ev> {
     for e in events {
         if e.ty == EvType::VectorEntry && e.b == 0 {
             cpus.entry(e.cpu).or_default().has_vector = true;
+        }
+        if e.ty == EvType::HrtimerExit {
+            cpus.entry(e.cpu).or_default().has_exits = true;
         }
     }
     let marker = |e: &Ev, ts: u64, ty: EvType| Ev {
@@ -222,11 +234,13 @@ pub fn with_timer_interrupts(events: &[Ev]) -> Vec<Ev> {
                 EvType::HrtimerEntry if hard_callback => {
                     last_exit.is_none_or(|x| read <= events[x].ts)
                 }
-                EvType::HrtimerExit | EvType::Waking => true,
+                EvType::HrtimerExit => true,
+                // Without exits, only a wake-up a hard callback made.
+                EvType::Waking => c.has_exits || e.d == 1,
                 _ => false,
             };
             if same_interrupt {
-                if e.ty == EvType::HrtimerExit {
+                if e.ty == EvType::HrtimerExit || !c.has_exits {
                     c.open = Some(Some(i));
                 }
                 continue;
@@ -238,7 +252,7 @@ pub fn with_timer_interrupts(events: &[Ev]) -> Vec<Ev> {
             // Not before this CPU's previous event, whose order it keeps.
             let at = read.max(last_ts).min(e.ts);
             drawn.push((i, false, marker(e, at, EvType::VectorEntry)));
-            c.open = Some(None);
+            c.open = Some(if c.has_exits { None } else { Some(i) });
         }
     }
     for c in cpus.values() {
@@ -518,6 +532,96 @@ mod tests {
             );
         }
         assert_eq!(with.parts[1], without.parts[1], "the baseline window");
+    }
+
+    #[test]
+    fn without_exits_the_interrupt_ends_at_its_last_event() {
+        // As the BPF side sends it: no vector, no callback exit; the
+        // watched task's wake-up marked as made by a hard callback.
+        let mut raw = without_vector(softirq_window(true, 60_000));
+        raw.events.retain(|e| e.ty != EvType::HrtimerExit);
+        for e in &mut raw.events {
+            if e.ty == EvType::Waking {
+                e.d = 1;
+            }
+        }
+        let drawn = with_timer_interrupts(&raw.events);
+        let kinds: Vec<(u64, EvType)> = drawn.iter().map(|e| (e.ts, e.ty)).collect();
+        let t = raw.head.expires + 60_000;
+        assert_eq!(
+            &kinds[3..],
+            [
+                (t + 1_000, EvType::VectorEntry),
+                (t + 2_000, EvType::HrtimerEntry),
+                (t + 3_000, EvType::Waking),
+                (t + 3_000, EvType::VectorExit),
+                (t + 5_000, EvType::Switch),
+            ]
+        );
+        // Explain names the same cause; the interrupt's last µs (after the
+        // wake-up: the callback's return, the interrupt's exit) goes to the
+        // interrupted context.
+        let mut names = Names::new();
+        let (irqs, mut comms) = (IrqNames::default(), CommCache::default());
+        let analyse = |raw: &RawWindow, names: &mut Names, comms: &mut CommCache| {
+            let (late, _) = to_window(raw, names, &irqs, comms);
+            let (normal, _) = to_window(&softirq_window(false, 0), names, &irqs, comms);
+            latlab_explain::analyze_windows(&[late, normal], names, false)
+        };
+        let with = analyse(&softirq_window(true, 60_000), &mut names, &mut comms);
+        let without = analyse(&raw, &mut names, &mut comms);
+        assert_eq!(with.causes[0].description, without.causes[0].description);
+        let part = |a: &latlab_explain::WindowsAnalysis, c: &str| -> u64 {
+            a.parts[0]
+                .iter()
+                .filter(|p| format!("{:?}", p.cause).starts_with(c))
+                .map(|p| p.ns)
+                .sum()
+        };
+        for (cause, moved) in [
+            ("Softirq", 0i64),
+            ("TimerIrqDelay", 0),
+            ("HrtimerInterrupt", -1_000),
+            ("NonPreemptibleKernel", 1_000),
+        ] {
+            assert_eq!(
+                part(&without, cause) as i64,
+                part(&with, cause) as i64 + moved,
+                "{cause}: {:?} against {:?}",
+                without.parts[0],
+                with.parts[0]
+            );
+        }
+
+        // Two callbacks of one interrupt, then a wake-up no callback made
+        // (task context after the interrupt): the interrupt ends at its
+        // second callback. A later interrupt ends at the wake-up it made.
+        let hard = |ts: u64, since_read: i32| {
+            ev(ts, 0, EvType::HrtimerEntry, 0, [0, 0, since_read, 0], "")
+        };
+        let waking = |ts: u64, d: i32| ev(ts, 0, EvType::Waking, 7, [42, -1, 4, d], "");
+        let events = vec![
+            hard(1_500, 500),
+            hard(2_100, 1_100),
+            waking(2_500, 0),
+            hard(9_500, 500),
+            waking(9_700, 1),
+            ev(9_900, 0, EvType::Switch, 0, [0, 42, 4, 1], "cyclictest"),
+        ];
+        let marks: Vec<(u64, EvType)> = with_timer_interrupts(&events)
+            .iter()
+            .filter(|e| matches!(e.ty, EvType::VectorEntry | EvType::VectorExit))
+            .map(|e| (e.ts, e.ty))
+            .collect();
+        assert_eq!(
+            marks,
+            [
+                (1_000, EvType::VectorEntry),
+                (2_100, EvType::VectorExit),
+                (9_000, EvType::VectorEntry),
+                (9_700, EvType::VectorExit),
+            ]
+        );
     }
 
     #[test]

@@ -25,10 +25,11 @@ pub static OBJECT: &[u8] = include_bytes!("../../bpf/watch.bpf.o");
 /// Programs and their tracepoints; `false`: optional (x86's vectors). No
 /// program on the LAPIC timer's vector: user space draws that interrupt
 /// from the hrtimer callbacks ([`crate::window::with_timer_interrupts`]),
-/// two programs fewer on every timer wake-up's path.
-pub const PROGRAMS: [(&str, &str, bool); 17] = [
+/// two programs fewer on every timer wake-up's path; none on
+/// `hrtimer_expire_exit` either (whether a callback still runs is its clock
+/// base's to say), one fewer again.
+pub const PROGRAMS: [(&str, &str, bool); 16] = [
     ("on_hrtimer_entry", "hrtimer_expire_entry", true),
-    ("on_hrtimer_exit", "hrtimer_expire_exit", true),
     ("on_waking", "sched_waking", true),
     ("on_switch", "sched_switch", true),
     ("on_irq_entry", "irq_handler_entry", true),
@@ -68,16 +69,10 @@ pub enum Programs {
 }
 
 /// The tracepoints [`Programs::TimerWakeups`] attaches to: the timer
-/// callback (expiry and interrupt), the wake-up, the switch to the task, and
-/// the softirqs (whether a callback ran in the HRTIMER softirq).
-pub const TIMER_WAKEUP_TRACEPOINTS: [&str; 6] = [
-    "hrtimer_expire_entry",
-    "hrtimer_expire_exit",
-    "sched_waking",
-    "sched_switch",
-    "softirq_entry",
-    "softirq_exit",
-];
+/// callback (expiry, interrupt, soft or hard), the wake-up and the switch to
+/// the task.
+pub const TIMER_WAKEUP_TRACEPOINTS: [&str; 3] =
+    ["hrtimer_expire_entry", "sched_waking", "sched_switch"];
 
 impl Programs {
     /// Whether the program on `tracepoint` is attached.
