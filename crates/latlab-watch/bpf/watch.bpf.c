@@ -417,8 +417,8 @@ static __always_inline bool window_allowed(struct cpu_state *s, u64 now)
 
 /* Keeps the window of the wake-up that is switching in now for the next
  * switch on this CPU. */
-static __always_inline void defer_window(struct cpu_state *s, struct task_struct *next,
-					 struct pending *p, u64 now, bool late)
+static __noinline void defer_window(struct cpu_state *s, struct task_struct *next,
+				   struct pending *p, u64 now, bool late)
 {
 	struct window_head *w = &s->window;
 	w->pid = next->pid;
@@ -438,7 +438,7 @@ static __always_inline void defer_window(struct cpu_state *s, struct task_struct
 /* Sends the deferred window: its head and the rings of the task's CPU and
  * (when it is another) of the timer's CPU. The rings run on past the
  * switch; user space cuts them at `switch_at`. */
-static __always_inline void emit_window(struct cpu_state *s)
+static __noinline void emit_window(struct cpu_state *s)
 {
 	u32 zero = 0, cpu = s->window.cpu, timer_cpu = s->window.timer_cpu;
 	s->deferred = 0;
@@ -468,7 +468,7 @@ static __always_inline void emit_window(struct cpu_state *s)
 }
 
 /* Counts the waiting sample into the histograms. */
-static __always_inline void count_sample(struct cpu_state *s)
+static __noinline void count_sample(struct cpu_state *s)
 {
 	u32 pid = s->sample_pid;
 	s->sample_pid = 0;
