@@ -169,6 +169,9 @@ pub enum Silence {
     /// thread that runs its soft timer waited: not even the scheduler tick
     /// was logged.
     InTask,
+    /// In the idle task after the wake-up, for over [`STALL_NS`]: an idle
+    /// CPU told to run the woken task switches in microseconds.
+    InIdle,
 }
 
 /// A silence longer than this in a task that holds up the woken task (or
@@ -263,6 +266,10 @@ impl Cause {
             ),
             Cause::SilentGap { task, within: Silence::InInterrupt } => format!(
                 "CPU logged nothing for over {} inside an interrupt (running {task}): the vCPU was not running (hypervisor), or an SMI",
+                crate::report::fmt_ns(STALL_NS)
+            ),
+            Cause::SilentGap { task, within: Silence::InIdle } => format!(
+                "CPU logged nothing for over {} after the wake-up, idle ({task}): the vCPU was not running (hypervisor), or an SMI",
                 crate::report::fmt_ns(STALL_NS)
             ),
             Cause::SilentGap { task, within: Silence::InTask } => format!(
@@ -695,6 +702,14 @@ pub fn decompose(w: &Window, names: &Names, ctx: &Context) -> Vec<Part> {
                 return Cause::Unexplained;
             }
             if st.current == 0 {
+                // Woken, the idle CPU switches at once: a long silence
+                // there is the CPU not running, not its idle state.
+                if phase == Phase::Run && stalled(cpu, t) {
+                    return Cause::SilentGap {
+                        task: task_label(names, 0),
+                        within: Silence::InIdle,
+                    };
+                }
                 return Cause::IdleExit;
             }
             if st.current == p.pid {

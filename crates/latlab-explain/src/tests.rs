@@ -394,6 +394,40 @@ fn current_task_holding_the_cpu_is_non_preemptible_kernel() {
 }
 
 #[test]
+fn a_long_silence_of_an_idle_cpu_after_the_wake_up_is_a_silent_gap() {
+    let mut b = Builder::new();
+    for k in 1..=10 {
+        b.period(k, 0, |_, _| {}, None, OTHER);
+    }
+    // Idle before period 11; woken on time, the CPU logs nothing for 3 ms
+    // before it switches to the task.
+    b.switch(11 * PERIOD - 100_000, 0, OTHER, 0, 120);
+    let t = 11 * PERIOD;
+    let lat = b.period(11, 0, |_, _| {}, Some(t + 3_002_000), 0);
+    let r = explain(
+        &Records::from(b.recs),
+        b.names,
+        &Options {
+            threshold: Threshold::Ns(10_000),
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let w = check(&r, lat);
+    let silent = ns_of(
+        w,
+        |c| matches!(c, Cause::SilentGap { task, within: Silence::InIdle } if task.ends_with(":0")),
+    );
+    assert_eq!(silent, 3_000_000, "{:?}", w.parts);
+    assert_eq!(r.causes[0].cause.category(), "silent_gap");
+    assert!(
+        r.causes[0].description.contains("after the wake-up, idle"),
+        "{}",
+        r.causes[0].description
+    );
+}
+
+#[test]
 fn idle_cpu_is_idle_exit() {
     let mut b = Builder::new();
     for k in 1..=10 {
