@@ -28,6 +28,12 @@
 //! event, the first moment the task is known to run (an upper bound: the
 //! wake-up is measured as late as it can have been, never earlier), and
 //! counted ([`Mirror::inferred_switches`]).
+//!
+//! And one the cost forces on the BPF side: it has no program on
+//! `hrtimer_expire_exit` and reads from the callback's clock base whether
+//! a callback still runs; here the trace's `hrtimer_expire_exit` ends it
+//! (the same answer). A callback is soft here when it runs in the HRTIMER
+//! softirq; there, when the timer says so (`is_soft`).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 

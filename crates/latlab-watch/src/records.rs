@@ -31,7 +31,9 @@ pub const VECTOR_NAMES: [&str; 5] = [
 pub enum EvType {
     /// `sched_switch`: a prev pid, b next pid, c next prio, d prev runnable; comm: next's.
     Switch,
-    /// `sched_waking`: a pid, b target CPU, c prio; comm: the woken task's.
+    /// `sched_waking`: a pid, b target CPU, c prio, d a watched task woken
+    /// by the hrtimer callback running (1 hard, 2 soft; else 0); comm: the
+    /// woken task's.
     Waking,
     /// `irq_handler_entry`: a irq.
     IrqEntry,
@@ -41,10 +43,10 @@ pub enum EvType {
     SoftirqEntry,
     /// `softirq_exit`: a vector.
     SoftirqExit,
-    /// `hrtimer_expire_entry`: x timer, a callback in softirq, c ns since
+    /// `hrtimer_expire_entry`: x timer, a soft timer (callback in softirq), c ns since
     /// the interrupt read the clock for its expired timers (its `now`).
     HrtimerEntry,
-    /// `hrtimer_expire_exit`: x timer.
+    /// `hrtimer_expire_exit`: x timer. Only the tracefs side logs it.
     HrtimerExit,
     /// An x86 vector's entry (`irq_vectors:*_entry`): a vector number,
     /// b which ([`VECTOR_NAMES`]).
