@@ -393,18 +393,19 @@ fn current_task_holding_the_cpu_is_non_preemptible_kernel() {
     assert_eq!(r.causes[0].excess_ns, 118_000 - 1_000);
 }
 
-#[test]
-fn a_long_silence_of_an_idle_cpu_after_the_wake_up_is_a_silent_gap() {
+/// Ten normal periods, then the CPU goes idle before period 11.
+fn idle_before_period_11() -> Builder {
     let mut b = Builder::new();
     for k in 1..=10 {
         b.period(k, 0, |_, _| {}, None, OTHER);
     }
-    // Idle before period 11; woken on time, the CPU logs nothing for 3 ms
-    // before it switches to the task.
     b.switch(11 * PERIOD - 100_000, 0, OTHER, 0, 120);
-    let t = 11 * PERIOD;
-    let lat = b.period(11, 0, |_, _| {}, Some(t + 3_002_000), 0);
-    let r = explain(
+    b
+}
+
+/// `explain` with a 10 us threshold.
+fn explain_over_10us(b: Builder) -> Report {
+    explain(
         &Records::from(b.recs),
         b.names,
         &Options {
@@ -412,7 +413,16 @@ fn a_long_silence_of_an_idle_cpu_after_the_wake_up_is_a_silent_gap() {
             ..Options::default()
         },
     )
-    .unwrap();
+    .unwrap()
+}
+
+#[test]
+fn a_long_silence_of_an_idle_cpu_after_the_wake_up_is_a_silent_gap() {
+    // Woken on time, the idle CPU logs nothing for 3 ms before it
+    // switches to the task.
+    let mut b = idle_before_period_11();
+    let lat = b.period(11, 0, |_, _| {}, Some(11 * PERIOD + 3_002_000), 0);
+    let r = explain_over_10us(b);
     let w = check(&r, lat);
     let silent = ns_of(
         w,
@@ -429,22 +439,10 @@ fn a_long_silence_of_an_idle_cpu_after_the_wake_up_is_a_silent_gap() {
 
 #[test]
 fn idle_cpu_is_idle_exit() {
-    let mut b = Builder::new();
-    for k in 1..=10 {
-        b.period(k, 0, |_, _| {}, None, OTHER);
-    }
-    // The CPU goes idle before period 11 and the interrupt comes 40 us late.
-    b.switch(11 * PERIOD - 100_000, 0, OTHER, 0, 120);
+    // The interrupt comes 40 us late to the idle CPU.
+    let mut b = idle_before_period_11();
     let lat = b.period(11, 40_000, |_, _| {}, None, 0);
-    let r = explain(
-        &Records::from(b.recs),
-        b.names,
-        &Options {
-            threshold: Threshold::Ns(10_000),
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let r = explain_over_10us(b);
     let w = check(&r, lat);
     // 40 us before the interrupt + 1 us after the callback, idle both times.
     assert_eq!(ns_of(w, |c| *c == Cause::IdleExit), 41_000);

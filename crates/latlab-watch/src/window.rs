@@ -476,6 +476,46 @@ mod tests {
         raw
     }
 
+    /// Explains `raw` (the late [`softirq_window`] without the vector) and
+    /// the window with it, each against the same baseline: the same top
+    /// cause, and the late window's parts as with the vector but for
+    /// `moved` (cause name prefix, ns more without the vector).
+    fn explained_as_with_the_vector(
+        raw: &RawWindow,
+        moved: &[(&str, i64)],
+    ) -> (
+        latlab_explain::WindowsAnalysis,
+        latlab_explain::WindowsAnalysis,
+    ) {
+        let mut names = Names::new();
+        let (irqs, mut comms) = (IrqNames::default(), CommCache::default());
+        let mut analyse = |raw: &RawWindow| {
+            let (late, _) = to_window(raw, &mut names, &irqs, &mut comms);
+            let (normal, _) = to_window(&softirq_window(false, 0), &mut names, &irqs, &mut comms);
+            latlab_explain::analyze_windows(&[late, normal], &names, false)
+        };
+        let with = analyse(&softirq_window(true, 60_000));
+        let without = analyse(raw);
+        assert_eq!(with.causes[0].description, without.causes[0].description);
+        let part = |a: &latlab_explain::WindowsAnalysis, c: &str| -> i64 {
+            a.parts[0]
+                .iter()
+                .filter(|p| format!("{:?}", p.cause).starts_with(c))
+                .map(|p| p.ns as i64)
+                .sum()
+        };
+        for &(cause, more) in moved {
+            assert_eq!(
+                part(&without, cause),
+                part(&with, cause) + more,
+                "{cause}: {:?} against {:?}",
+                without.parts[0],
+                with.parts[0]
+            );
+        }
+        (with, without)
+    }
+
     #[test]
     fn the_timer_interrupt_is_drawn_from_its_callbacks() {
         let raw = without_vector(softirq_window(true, 60_000));
@@ -496,41 +536,19 @@ mod tests {
             ]
         );
         assert_eq!(drawn[3].a, LOCAL_TIMER_VECTOR);
-        // Explain reads the window as it read the one with the vector.
-        let mut names = Names::new();
-        let (irqs, mut comms) = (IrqNames::default(), CommCache::default());
-        let analyse = |raw: &RawWindow, names: &mut Names, comms: &mut CommCache| {
-            let (late, _) = to_window(raw, names, &irqs, comms);
-            let (normal, _) = to_window(&softirq_window(false, 0), names, &irqs, comms);
-            latlab_explain::analyze_windows(&[late, normal], names, false)
-        };
-        let with = analyse(&softirq_window(true, 60_000), &mut names, &mut comms);
-        let without = analyse(&raw, &mut names, &mut comms);
-        assert_eq!(with.causes[0].description, without.causes[0].description);
-        // The same parts, but for the interrupt's last 0.5 µs after its
+        // Explain reads the window as it read the one with the vector: the
+        // same parts, but for the interrupt's last 0.5 µs after its
         // callback (in a real kernel: reprogramming the timer), which the
         // drawn interrupt leaves to the interrupted task.
-        let part = |a: &latlab_explain::WindowsAnalysis, c: &str| -> u64 {
-            a.parts[0]
-                .iter()
-                .filter(|p| format!("{:?}", p.cause).starts_with(c))
-                .map(|p| p.ns)
-                .sum()
-        };
-        for (cause, moved) in [
-            ("Softirq", 0i64),
-            ("TimerIrqDelay", 0),
-            ("HrtimerInterrupt", -500),
-            ("NonPreemptibleKernel", 500),
-        ] {
-            assert_eq!(
-                part(&without, cause) as i64,
-                part(&with, cause) as i64 + moved,
-                "{cause}: {:?} against {:?}",
-                without.parts[0],
-                with.parts[0]
-            );
-        }
+        let (with, without) = explained_as_with_the_vector(
+            &raw,
+            &[
+                ("Softirq", 0),
+                ("TimerIrqDelay", 0),
+                ("HrtimerInterrupt", -500),
+                ("NonPreemptibleKernel", 500),
+            ],
+        );
         assert_eq!(with.parts[1], without.parts[1], "the baseline window");
     }
 
@@ -561,37 +579,15 @@ mod tests {
         // Explain names the same cause; the interrupt's last µs (after the
         // wake-up: the callback's return, the interrupt's exit) goes to the
         // interrupted context.
-        let mut names = Names::new();
-        let (irqs, mut comms) = (IrqNames::default(), CommCache::default());
-        let analyse = |raw: &RawWindow, names: &mut Names, comms: &mut CommCache| {
-            let (late, _) = to_window(raw, names, &irqs, comms);
-            let (normal, _) = to_window(&softirq_window(false, 0), names, &irqs, comms);
-            latlab_explain::analyze_windows(&[late, normal], names, false)
-        };
-        let with = analyse(&softirq_window(true, 60_000), &mut names, &mut comms);
-        let without = analyse(&raw, &mut names, &mut comms);
-        assert_eq!(with.causes[0].description, without.causes[0].description);
-        let part = |a: &latlab_explain::WindowsAnalysis, c: &str| -> u64 {
-            a.parts[0]
-                .iter()
-                .filter(|p| format!("{:?}", p.cause).starts_with(c))
-                .map(|p| p.ns)
-                .sum()
-        };
-        for (cause, moved) in [
-            ("Softirq", 0i64),
-            ("TimerIrqDelay", 0),
-            ("HrtimerInterrupt", -1_000),
-            ("NonPreemptibleKernel", 1_000),
-        ] {
-            assert_eq!(
-                part(&without, cause) as i64,
-                part(&with, cause) as i64 + moved,
-                "{cause}: {:?} against {:?}",
-                without.parts[0],
-                with.parts[0]
-            );
-        }
+        explained_as_with_the_vector(
+            &raw,
+            &[
+                ("Softirq", 0),
+                ("TimerIrqDelay", 0),
+                ("HrtimerInterrupt", -1_000),
+                ("NonPreemptibleKernel", 1_000),
+            ],
+        );
 
         // Two callbacks of one interrupt, then a wake-up no callback made
         // (task context after the interrupt): the interrupt ends at its
