@@ -140,6 +140,7 @@ fn no_more_samples_than_sleeps(side: &mut dyn KernelSide, slack_percent: u64) {
     let (samples, sleeps) = samples_and_sleeps(side, Duration::from_secs(2));
     assert!(sleeps >= 50, "the waiter slept {sleeps} times in 2 s");
     let slack = sleeps * slack_percent / 100;
+    eprintln!("{samples} wake-up samples, {sleeps} sleeps");
     // Without the rule, here: 330 samples for 321 sleeps (both sides).
     assert!(
         samples <= sleeps + 1 + slack,
@@ -167,8 +168,11 @@ fn tracefs_a_wake_up_that_finds_its_thread_running_is_no_sample() {
         return;
     }
     let mut side = TracefsSide::start(&Settings::histograms_only()).unwrap();
-    // The tracefs side orders the two CPUs' events by their time stamps;
-    // with both sides watching the same run it counted 0-2 more than the
-    // BPF side (which then matched the sleeps): 1 % allowed.
-    no_more_samples_than_sleeps(&mut side, 1);
+    // The tracefs side orders the two CPUs' events by their time stamps
+    // and puts in the switches the trace misses (4-9 a run here): with
+    // both sides watching the same run it counted 0-2 more than the BPF
+    // side (which then matched the sleeps), and under CI's load once 4 more
+    // than the sleeps (187 for 183). 2 % allowed: without the rule it
+    // counts about 3 % more (330 for 321).
+    no_more_samples_than_sleeps(&mut side, 2);
 }
