@@ -476,6 +476,28 @@ mod tests {
         raw
     }
 
+    /// An hrtimer callback's entry in hard interrupt context on CPU 0, its
+    /// interrupt's clock read `since_read` ns before.
+    fn hard_callback(ts: u64, since_read: i32) -> Ev {
+        ev(ts, 0, EvType::HrtimerEntry, 0, [0, 0, since_read, 0], "")
+    }
+
+    /// The timer interrupts drawn into `events`: their entries and exits.
+    fn vector_marks(events: &[Ev]) -> Vec<(u64, EvType)> {
+        with_timer_interrupts(events)
+            .iter()
+            .filter(|e| matches!(e.ty, EvType::VectorEntry | EvType::VectorExit))
+            .map(|e| (e.ts, e.ty))
+            .collect()
+    }
+
+    /// The drawn events of the late [`softirq_window`] from the timer
+    /// interrupt on (after its 3 earlier events): ns after the due time, type.
+    fn from_the_interrupt(raw: &RawWindow, drawn: &[Ev]) -> Vec<(u64, EvType)> {
+        let t = raw.head.expires + 60_000;
+        drawn[3..].iter().map(|e| (e.ts - t, e.ty)).collect()
+    }
+
     /// Explains `raw` (the late [`softirq_window`] without the vector) and
     /// the window with it, each against the same baseline: the same top
     /// cause, and the late window's parts as with the vector but for
@@ -520,19 +542,17 @@ mod tests {
     fn the_timer_interrupt_is_drawn_from_its_callbacks() {
         let raw = without_vector(softirq_window(true, 60_000));
         let drawn = with_timer_interrupts(&raw.events);
-        let kinds: Vec<(u64, EvType)> = drawn.iter().map(|e| (e.ts, e.ty)).collect();
-        let t = raw.head.expires + 60_000;
         // Entry at the clock read (1 µs before the callback), exit at the
         // callback's end; the wake-up inside, the switch after.
         assert_eq!(
-            &kinds[3..],
+            from_the_interrupt(&raw, &drawn),
             [
-                (t + 1_000, EvType::VectorEntry),
-                (t + 2_000, EvType::HrtimerEntry),
-                (t + 3_000, EvType::Waking),
-                (t + 3_500, EvType::HrtimerExit),
-                (t + 3_500, EvType::VectorExit),
-                (t + 5_000, EvType::Switch),
+                (1_000, EvType::VectorEntry),
+                (2_000, EvType::HrtimerEntry),
+                (3_000, EvType::Waking),
+                (3_500, EvType::HrtimerExit),
+                (3_500, EvType::VectorExit),
+                (5_000, EvType::Switch),
             ]
         );
         assert_eq!(drawn[3].a, LOCAL_TIMER_VECTOR);
@@ -563,17 +583,14 @@ mod tests {
                 e.d = 1;
             }
         }
-        let drawn = with_timer_interrupts(&raw.events);
-        let kinds: Vec<(u64, EvType)> = drawn.iter().map(|e| (e.ts, e.ty)).collect();
-        let t = raw.head.expires + 60_000;
         assert_eq!(
-            &kinds[3..],
+            from_the_interrupt(&raw, &with_timer_interrupts(&raw.events)),
             [
-                (t + 1_000, EvType::VectorEntry),
-                (t + 2_000, EvType::HrtimerEntry),
-                (t + 3_000, EvType::Waking),
-                (t + 3_000, EvType::VectorExit),
-                (t + 5_000, EvType::Switch),
+                (1_000, EvType::VectorEntry),
+                (2_000, EvType::HrtimerEntry),
+                (3_000, EvType::Waking),
+                (3_000, EvType::VectorExit),
+                (5_000, EvType::Switch),
             ]
         );
         // Explain names the same cause; the interrupt's last µs (after the
@@ -592,25 +609,17 @@ mod tests {
         // Two callbacks of one interrupt, then a wake-up no callback made
         // (task context after the interrupt): the interrupt ends at its
         // second callback. A later interrupt ends at the wake-up it made.
-        let hard = |ts: u64, since_read: i32| {
-            ev(ts, 0, EvType::HrtimerEntry, 0, [0, 0, since_read, 0], "")
-        };
         let waking = |ts: u64, d: i32| ev(ts, 0, EvType::Waking, 7, [42, -1, 4, d], "");
         let events = vec![
-            hard(1_500, 500),
-            hard(2_100, 1_100),
+            hard_callback(1_500, 500),
+            hard_callback(2_100, 1_100),
             waking(2_500, 0),
-            hard(9_500, 500),
+            hard_callback(9_500, 500),
             waking(9_700, 1),
             ev(9_900, 0, EvType::Switch, 0, [0, 42, 4, 1], "cyclictest"),
         ];
-        let marks: Vec<(u64, EvType)> = with_timer_interrupts(&events)
-            .iter()
-            .filter(|e| matches!(e.ty, EvType::VectorEntry | EvType::VectorExit))
-            .map(|e| (e.ts, e.ty))
-            .collect();
         assert_eq!(
-            marks,
+            vector_marks(&events),
             [
                 (1_000, EvType::VectorEntry),
                 (2_100, EvType::VectorExit),
@@ -622,28 +631,19 @@ mod tests {
 
     #[test]
     fn two_interrupts_are_two_and_real_ones_stay_as_they_are() {
-        let hard = |ts: u64, since_read: i32| {
-            ev(ts, 0, EvType::HrtimerEntry, 0, [0, 0, since_read, 0], "")
-        };
         let exit = |ts: u64| ev(ts, 0, EvType::HrtimerExit, 0, [0; 4], "");
         // Two callbacks of one interrupt (one clock read), then a later
         // interrupt: two entries, two exits.
         let events = vec![
-            hard(1_500, 500),
+            hard_callback(1_500, 500),
             exit(2_000),
-            hard(2_100, 1_100),
+            hard_callback(2_100, 1_100),
             exit(2_200),
-            hard(9_500, 500),
+            hard_callback(9_500, 500),
             exit(9_800),
         ];
-        let drawn = with_timer_interrupts(&events);
-        let marks: Vec<(u64, EvType)> = drawn
-            .iter()
-            .filter(|e| matches!(e.ty, EvType::VectorEntry | EvType::VectorExit))
-            .map(|e| (e.ts, e.ty))
-            .collect();
         assert_eq!(
-            marks,
+            vector_marks(&events),
             [
                 (1_000, EvType::VectorEntry),
                 (2_200, EvType::VectorExit),
@@ -669,7 +669,7 @@ mod tests {
         // of the HRTIMER softirq, are no LAPIC interrupt.
         let named = vec![
             ev(900, 0, EvType::IrqEntry, 0, [11, 0, 0, 0], ""),
-            hard(1_500, 500),
+            hard_callback(1_500, 500),
             exit(2_000),
             ev(2_100, 0, EvType::IrqExit, 0, [11, 0, 0, 0], ""),
             ev(3_000, 0, EvType::HrtimerEntry, 0, [1, 0, 10, 0], ""),
