@@ -53,7 +53,7 @@ import sys
 import threading
 import time
 
-from pooled import percentile, pooled_ratio
+from pooled import interpolated, mean_shift, percentile, pooled_ratio
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -115,9 +115,10 @@ def histogram(samples, first, last):
     return h
 
 
-def ratio_line(label, a_name, b_name, pairs, p, rng):
-    a, b, low, high = pooled_ratio(pairs, p, rng)
-    return (f"{label} p{p:<5g} {a_name} {a:>5} us  {b_name} {b:>5} us  ratio {b / a:.3f}"
+def ratio_line(label, a_name, b_name, pairs, p, rng, at=percentile):
+    a, b, low, high = pooled_ratio(pairs, p, rng, at=at)
+    a, b = (f"{a:>5}", f"{b:>5}") if at is percentile else (f"{a:5.1f}", f"{b:5.1f}")
+    return (f"{label} p{p:<5g} {a_name} {a} us  {b_name} {b} us  ratio {float(b) / float(a):.3f}"
             f"  (95 % interval {low:.3f}..{high:.3f})")
 
 
@@ -307,6 +308,11 @@ def report(pairs, block):
     print("samples at or over:", "; ".join(
         f"{t} us {over(merged, 0, t)} alone, {over(merged, 1, t)} watched"
         f" ({over(merged, 1, t) / max(over(merged, 0, t), 1):.2f}x)" for t in (30, 40, 50, 80, 100)))
+    for p in (95, 98, 99):
+        print(ratio_line("in bucket    ", "alone", "watched", merged, p, rng, interpolated))
+    a, w, low, high = mean_shift(merged, 100, rng)
+    print(f"mean under 100 us: alone {a:.3f} us, watched {w:.3f} us, shift {w - a:+.3f} us"
+          f"  (95 % interval {low:+.3f}..{high:+.3f})")
     aa = blocks([(pairs[i][0], pairs[i + 1][0]) for i in range(0, len(pairs) - 1, 2)],
                 max(block // 2, 1))
     for p in (50, 90, 99, 99.9):
