@@ -332,6 +332,13 @@ struct ev {
 
 struct ring {
 	u64 head; /* events ever written; the newest is at (head - 1) % RING */
+	/* The thread running on this CPU as its last sched_switch named it:
+	 * every event's `pid` without a bpf_get_current_pid_tgid() call (a
+	 * call and a return on each event, each return through the return
+	 * thunk where the kernel mitigates SRSO or Retbleed). Until the CPU's
+	 * first switch after the programs are attached, the helper. */
+	u32 cur;
+	u32 cur_known;
 	struct ev ev[RING];
 };
 
@@ -341,6 +348,28 @@ struct {
 	__type(key, u32);
 	__type(value, struct ring);
 } rings SEC(".maps");
+
+/* Names the thread this CPU switches to as the one running (see struct
+ * ring). */
+static __always_inline void set_running(u32 pid)
+{
+	u32 zero = 0;
+	struct ring *r = bpf_map_lookup_elem(&rings, &zero);
+	if (r) {
+		r->cur = pid;
+		r->cur_known = 1;
+	}
+}
+
+/* The thread running on this CPU (in an interrupt, the one interrupted). */
+static __always_inline u32 running_pid(void)
+{
+	u32 zero = 0;
+	struct ring *r = bpf_map_lookup_elem(&rings, &zero);
+	if (r && r->cur_known)
+		return r->cur;
+	return (u32)bpf_get_current_pid_tgid();
+}
 
 static __always_inline struct ev *log_ev_at(u32 type, u64 ts, u64 x, s32 a, s32 b, s32 c,
 					     s32 d)
@@ -353,7 +382,7 @@ static __always_inline struct ev *log_ev_at(u32 type, u64 ts, u64 x, s32 a, s32 
 	e->ts = ts;
 	e->x = x;
 	e->type = type;
-	e->pid = (s32)bpf_get_current_pid_tgid();
+	e->pid = r->cur_known ? (s32)r->cur : (s32)bpf_get_current_pid_tgid();
 	e->a = a;
 	e->b = b;
 	e->c = c;
@@ -541,7 +570,7 @@ int BPF_PROG(on_waking, struct task_struct *p)
 	/* A task woken while it still runs (its timer fired between arming
 	 * and schedule(), e.g. an expiry already past) never left the CPU:
 	 * no wake-up to measure, and no switch would end one. */
-	if (!is_watched(pid) || pid == (u32)bpf_get_current_pid_tgid())
+	if (!is_watched(pid) || pid == running_pid())
 		return 0;
 	struct pending *w = pending_slot(pid);
 	if (!w || w->preempted == pid)
@@ -587,6 +616,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	bool prev_runnable = preempt || prev_state == 0;
 	copy_comm(log_ev(EV_SWITCH, now, 0, prev_pid, next_pid, next->prio, prev_runnable),
 		  next);
+	if (rings_wanted())
+		set_running(next_pid);
 	/* A watched thread leaving its CPU runnable (preempted): a wake-up its
 	 * slot names found it running and ends no sleep; the end of this
 	 * preemption must not be measured as that wake-up's latency. */

@@ -7,8 +7,12 @@
 pub const RING: usize = 512;
 /// Size of one `struct ev`.
 pub const EV_SIZE: usize = 56;
-/// Size of one `struct ring`: the head counter and the events.
-pub const RING_SIZE: usize = 8 + RING * EV_SIZE;
+/// Offset of the first event in `struct ring`: after the head counter and
+/// the running thread (`cur`, `cur_known`), which user space does not read.
+const EVENTS_AT: usize = 16;
+/// Size of one `struct ring`: the head counter, the running thread and the
+/// events.
+pub const RING_SIZE: usize = EVENTS_AT + RING * EV_SIZE;
 /// Size of `struct window_head`.
 pub const HEAD_SIZE: usize = 72;
 /// Offset of the first ring in `struct window_record`.
@@ -200,7 +204,7 @@ fn parse_ring(b: &[u8], cpu: u32, out: &mut Vec<Ev>) -> (u64, bool) {
     let n = head.min(RING);
     let mut oldest = u64::MAX;
     for k in head - n..head {
-        let at = 8 + (k % RING) * EV_SIZE;
+        let at = EVENTS_AT + (k % RING) * EV_SIZE;
         let e = &b[at..at + EV_SIZE];
         let Some(ty) = EvType::of(u32_at(e, 16)) else {
             continue;
@@ -282,7 +286,7 @@ pub(crate) mod tests {
             let base = RINGS_AT + r * RING_SIZE;
             put64(&mut b, base, evs.len() as u64);
             for (k, e) in evs.iter().enumerate() {
-                let at = base + 8 + (k % RING) * EV_SIZE;
+                let at = base + EVENTS_AT + (k % RING) * EV_SIZE;
                 put64(&mut b, at, e.ts);
                 put64(&mut b, at + 8, e.x);
                 let code = match e.ty {
@@ -332,8 +336,8 @@ pub(crate) mod tests {
 
     #[test]
     fn sizes_match_the_bpf_layout() {
-        // struct window_record in bpf/watch.bpf.c: 72 + 16 + 2 x (8 + 512 x 56).
-        assert_eq!(WINDOW_RECORD_SIZE, 57448);
+        // struct window_record in bpf/watch.bpf.c: 72 + 16 + 2 x (16 + 512 x 56).
+        assert_eq!(WINDOW_RECORD_SIZE, 57464);
     }
 
     #[test]

@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use common::ready;
 use latlab_watch::histograms::LatencyKind;
+use latlab_watch::records::EvType;
 use latlab_watch::{BpfSide, KernelSide, Settings, TracefsSide};
 
 fn pin(cpu: usize) {
@@ -175,4 +176,45 @@ fn tracefs_a_wake_up_that_finds_its_thread_running_is_no_sample() {
     // than the sleeps (187 for 183). 2 % allowed: without the rule it
     // counts about 3 % more (330 for 321).
     no_more_samples_than_sleeps(&mut side, 2);
+}
+
+/// With windows on, the BPF side takes the running thread from its CPU's
+/// last switch (`struct ring`'s `cur`), not from a helper call: the test
+/// above passes with it (a waking from the woken thread itself is the case
+/// it catches), and every event of a window names as running the thread
+/// its CPU last switched to.
+#[test]
+fn bpf_with_windows_the_running_thread_is_the_last_switched_to() {
+    if !ready("bpf running thread", 2) {
+        return;
+    }
+    let settings = Settings {
+        baseline_every: 1,
+        max_windows_per_sec: 1000,
+        ..Settings::default()
+    };
+    let mut side = BpfSide::load(&settings).unwrap();
+    no_more_samples_than_sleeps(&mut side, 0);
+    let (mut windows, mut checked) = (0, 0);
+    while let Some(w) = side.next_window() {
+        let w = w.unwrap();
+        windows += 1;
+        // Per CPU: the thread the last switch in this window went to.
+        let mut running = std::collections::HashMap::new();
+        for e in &w.events {
+            if let Some(&pid) = running.get(&e.cpu) {
+                assert_eq!(
+                    e.pid, pid,
+                    "{e:?} on CPU {} names {} as running; its last switch went to {pid}",
+                    e.cpu, e.pid
+                );
+                checked += 1;
+            }
+            if e.ty == EvType::Switch {
+                running.insert(e.cpu, e.b);
+            }
+        }
+    }
+    eprintln!("{windows} windows, {checked} events checked");
+    assert!(windows >= 10 && checked >= 1000, "{windows} windows, {checked} events checked");
 }
