@@ -22,7 +22,11 @@ phases of the same run see the same host drift on both sides.
 Prints the pooled p50-p99.9 of each side, their ratio watched/alone with a
 95 % bootstrap interval over phase pairs, how many samples of each side are
 over 30, 40, 50, 80 and 100 us (where watch shifts the distribution and
-where the host's noise takes over), and the same ratios for an A/A split
+where the host's noise takes over), the p95-p99 again read within their
+1 us bucket ("in bucket": cyclictest prints whole microseconds, so a 35 us
+p99 moves in 3 % steps), the shift of the mean of the samples under 100 us
+(a screen that resolves a fraction of a microsecond in a few minutes, not
+the goal's figure), and the same ratios for an A/A split
 (alone phases 1, 3, 5, ... against 2, 4, 6, ...): the resolution the method
 had on this run. A ratio whose interval is above 1.05 fails the goal;
 one whose interval is below it meets it; the A/A line says how far to trust

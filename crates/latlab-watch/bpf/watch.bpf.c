@@ -336,7 +336,9 @@ struct ring {
 	 * every event's `pid` without a bpf_get_current_pid_tgid() call (a
 	 * call and a return on each event, each return through the return
 	 * thunk where the kernel mitigates SRSO or Retbleed). Until the CPU's
-	 * first switch after the programs are attached, the helper. */
+	 * first switch after the programs are loaded, the helper. (Programs
+	 * detached and attached again, as bench/watch-interleaved.py --toggle
+	 * does, find the thread of the last switch they saw until the next.) */
 	u32 cur;
 	u32 cur_known;
 	struct ev ev[RING];
