@@ -20,7 +20,10 @@
 // Built with clang -target bpf (`make bpf`); CO-RE without vmlinux.h: the
 // structs below name only the fields read, and the loader (aya) relocates
 // them against the running kernel's BTF. The record layouts are mirrored in
-// crates/latlab-watch/src/records.rs.
+// crates/latlab-watch/src/records.rs. Kernel memory the tracepoints do not
+// hand over is read with plain loads through the kfunc bpf_rdonly_cast(),
+// or by twins with bpf_probe_read_kernel() on kernels without it (see
+// rdonly_cast below).
 
 typedef unsigned char __u8;
 typedef unsigned short __u16;
@@ -61,7 +64,80 @@ struct hrtimer {
 	u8 is_soft; /* its callback runs in the HRTIMER softirq */
 } __attribute__((preserve_access_index));
 
+/* A kernel struct whose first field is a ktime_t: the type the interrupt's
+ * clock read (hrtimer_expire_entry's `ktime_t *now`) is read as (see
+ * read_ktime). Only `device` is read. */
+struct system_device_crosststamp {
+	s64 device;
+} __attribute__((preserve_access_index));
+
 struct irqaction;
+
+/* ---- kernel memory on the wake-up's path ----
+ * Two values the path needs are behind pointers the verifier lets a
+ * program hold but not follow: the interrupt's clock read (the `ktime_t
+ * *now` of hrtimer_expire_entry) and the running callback of a clock base
+ * an earlier program kept. bpf_probe_read_kernel() reads them with a
+ * helper call: 0.1-0.2 µs each, cold, on this project's VM. Where the
+ * kernel has the kfunc bpf_rdonly_cast() (6.2+), the programs built with
+ * `cast` read them with plain loads instead (the JIT guards each with an
+ * exception-table entry: a fault reads 0), a few ns. The loader attaches
+ * on_hrtimer_entry and on_waking where the kernel takes them, their
+ * *_probe twins elsewhere.
+ *
+ * aya 0.13 resolves no kfunc (extern __ksym) calls, so the call is written
+ * as a helper call to RDONLY_CAST_PLACEHOLDER, which no kernel has; the
+ * loader rewrites each such call into a call of the kfunc, with its id in
+ * the running kernel's BTF (crates/latlab-watch/src/loader/kfunc.rs). The
+ * type id argument is a CO-RE relocation, resolved by aya. */
+#define RDONLY_CAST_PLACEHOLDER 0x7ca57ca5
+#define STRINGIFY(x) #x
+#define STR(x) STRINGIFY(x)
+
+/* bpf_rdonly_cast(obj, btf_id): obj as a read-only pointer to the kernel
+ * type btf_id. */
+static __always_inline void *rdonly_cast(const void *obj, u32 btf_id)
+{
+	void *out;
+	asm volatile("r1 = %[obj]\n\t"
+		     "r2 = %[id]\n\t"
+		     "call " STR(RDONLY_CAST_PLACEHOLDER) "\n\t"
+		     "%[out] = r0"
+		     : [out] "=r"(out)
+		     : [obj] "r"(obj), [id] "r"(btf_id)
+		     : "r0", "r1", "r2", "r3", "r4", "r5");
+	return out;
+}
+
+/* The ktime_t at kernel address p; 0 when unreadable. */
+static __always_inline s64 read_ktime(const s64 *p, bool cast)
+{
+	if (cast) {
+		struct system_device_crosststamp *t = rdonly_cast(
+			p, bpf_core_type_id_kernel(struct system_device_crosststamp));
+		return t->device;
+	}
+	s64 v = 0;
+	if (bpf_probe_read_kernel(&v, sizeof(v), p))
+		return 0;
+	return v;
+}
+
+/* The timer whose callback the clock base at kernel address `base` runs
+ * now (its `running`), as an address; 0 for none or when unreadable. */
+static __always_inline u64 running_timer(u64 base, bool cast)
+{
+	if (cast) {
+		struct hrtimer_clock_base *b =
+			rdonly_cast((void *)base, bpf_core_type_id_kernel(struct hrtimer_clock_base));
+		return (u64)b->running;
+	}
+	u64 running = 0;
+	if (bpf_core_read(&running, sizeof(running),
+			  &((struct hrtimer_clock_base *)base)->running))
+		return 0;
+	return running;
+}
 
 /* ---- settings, written by user space before the load (.rodata) ---- */
 /* A wake-up later than this (ns) sends its window to user space. */
@@ -514,8 +590,9 @@ static __noinline void count_sample(struct cpu_state *s)
 
 /* ---- the tracepoints ---- */
 
-SEC("tp_btf/hrtimer_expire_entry")
-int BPF_PROG(on_hrtimer_entry, struct hrtimer *timer, s64 *now)
+/* hrtimer_expire_entry: the callback's timer, soft expiry and the
+ * interrupt's clock read, kept per CPU for the wake-up it may make. */
+static __always_inline int hrtimer_entry(struct hrtimer *timer, s64 *now, bool cast)
 {
 	u64 ts = bpf_ktime_get_ns();
 	struct cpu_state *s = this_cpu();
@@ -529,8 +606,8 @@ int BPF_PROG(on_hrtimer_entry, struct hrtimer *timer, s64 *now)
 	u64 entered = ts;
 	if (base->clockid == CLOCK_MONOTONIC) {
 		soft = timer->_softexpires;
-		if (!bpf_probe_read_kernel(&base_now, sizeof(base_now), now) && base_now > 0 &&
-		    (u64)base_now <= ts)
+		base_now = read_ktime(now, cast);
+		if (base_now > 0 && (u64)base_now <= ts)
 			entered = base_now;
 	}
 	if (s) {
@@ -548,22 +625,32 @@ int BPF_PROG(on_hrtimer_entry, struct hrtimer *timer, s64 *now)
 	return 0;
 }
 
+SEC("tp_btf/hrtimer_expire_entry")
+int BPF_PROG(on_hrtimer_entry, struct hrtimer *timer, s64 *now)
+{
+	return hrtimer_entry(timer, now, 1);
+}
+
+/* The same for kernels without bpf_rdonly_cast(). */
+SEC("tp_btf/hrtimer_expire_entry")
+int BPF_PROG(on_hrtimer_entry_probe, struct hrtimer *timer, s64 *now)
+{
+	return hrtimer_entry(timer, now, 0);
+}
+
 /* Whether this CPU's callback `c` runs now (and so does the waking it
  * makes): its clock base names it as running. One read, only for the
  * wake-ups of watched tasks. */
-static __always_inline bool running_now(struct callback *c, u64 now)
+static __always_inline bool running_now(struct callback *c, u64 now, bool cast)
 {
 	if (!c->timer || !c->soft || c->soft > now)
 		return 0;
-	struct hrtimer_clock_base *base = (struct hrtimer_clock_base *)c->base;
-	u64 running = 0;
-	if (bpf_core_read(&running, sizeof(running), &base->running))
-		return 0;
-	return running == c->timer;
+	return running_timer(c->base, cast) == c->timer;
 }
 
-SEC("tp_btf/sched_waking")
-int BPF_PROG(on_waking, struct task_struct *p)
+/* sched_waking: every wake-up logged; a watched thread's kept in its
+ * pending slot, with its timer's expiry when a callback makes it. */
+static __always_inline int waking(struct task_struct *p, bool cast)
 {
 	u64 now = bpf_ktime_get_ns();
 	u32 pid = p->pid;
@@ -592,7 +679,7 @@ int BPF_PROG(on_waking, struct task_struct *p)
 	 * the hard one, when it runs, is the one waking. */
 	for (u32 i = 0; i < 2; i++) {
 		struct callback *c = &s->callback[i];
-		if (running_now(c, now)) {
+		if (running_now(c, now, cast)) {
 			w->expires = c->soft;
 			w->irq_at = c->entered;
 			w->soft = i;
@@ -602,6 +689,19 @@ int BPF_PROG(on_waking, struct task_struct *p)
 		}
 	}
 	return 0;
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(on_waking, struct task_struct *p)
+{
+	return waking(p, 1);
+}
+
+/* The same for kernels without bpf_rdonly_cast(). */
+SEC("tp_btf/sched_waking")
+int BPF_PROG(on_waking_probe, struct task_struct *p)
+{
+	return waking(p, 0);
 }
 
 SEC("tp_btf/sched_switch")

@@ -679,6 +679,7 @@ mod tests {
             follow_forks: true,
             max_windows_per_sec: 50,
             baseline_every: 0,
+            probe_reads: false,
         }
     }
 

@@ -184,6 +184,7 @@ impl Session {
             follow_forks: opts.selection.follows_forks(),
             max_windows_per_sec: opts.max_windows_per_sec,
             baseline_every: opts.baseline_every,
+            probe_reads: false,
         };
         let side: Box<dyn KernelSide> = match opts.backend {
             Backend::Bpf => Box::new(BpfSide::load(&settings)?),

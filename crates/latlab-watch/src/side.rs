@@ -92,10 +92,17 @@ impl KernelSide for BpfSide {
         BpfSide::set_attached(self, on, only)
     }
     fn notes(&self) -> Vec<String> {
-        self.skipped
+        let mut notes: Vec<String> = self
+            .skipped
             .iter()
             .map(|s| format!("optional tracepoint not on this kernel: {s}"))
-            .collect()
+            .collect();
+        if let Some(why) = &self.probe_reads {
+            notes.push(format!(
+                "kernel memory on the wake-up's path read with bpf_probe_read_kernel(): {why}"
+            ));
+        }
+        notes
     }
 }
 

@@ -216,5 +216,8 @@ fn bpf_with_windows_the_running_thread_is_the_last_switched_to() {
         }
     }
     eprintln!("{windows} windows, {checked} events checked");
-    assert!(windows >= 10 && checked >= 1000, "{windows} windows, {checked} events checked");
+    assert!(
+        windows >= 10 && checked >= 1000,
+        "{windows} windows, {checked} events checked"
+    );
 }

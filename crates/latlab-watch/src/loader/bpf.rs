@@ -8,17 +8,18 @@ use aya::maps::{Array, HashMap, MapData, PerCpuArray, RingBuf};
 use aya::programs::tp_btf::BtfTracePointLinkId;
 use aya::programs::BtfTracePoint;
 use aya::{Btf, Ebpf, EbpfLoader};
+use aya_obj::btf::BtfKind;
 
 use super::{
-    bit_of, Counters, Programs, Settings, OBJECT, PENDING_SLOTS, PROGRAMS, STATS_EVERY,
-    STATS_SAMPLE,
+    bit_of, kfunc, Counters, Programs, Settings, OBJECT, PENDING_SLOTS, PROBE_TWINS, PROGRAMS,
+    STATS_EVERY, STATS_SAMPLE,
 };
 use crate::error::{chain, Result, WatchError};
 use crate::records::{parse_window, RawWindow};
 
 /// The object's bytes at 8-byte alignment: the ELF parser reads its
 /// headers in place, and `include_bytes!` promises no alignment.
-fn aligned(bytes: &[u8]) -> AlignedBytes {
+pub(super) fn aligned(bytes: &[u8]) -> AlignedBytes {
     let mut words = vec![0u64; bytes.len().div_ceil(8)];
     // SAFETY: the u64 buffer holds at least bytes.len() bytes.
     let view =
@@ -30,13 +31,15 @@ fn aligned(bytes: &[u8]) -> AlignedBytes {
     }
 }
 
-struct AlignedBytes {
+/// Bytes in a buffer of u64 words ([`aligned`]).
+pub(super) struct AlignedBytes {
     words: Vec<u64>,
     len: usize,
 }
 
 impl AlignedBytes {
-    fn as_slice(&self) -> &[u8] {
+    /// The bytes.
+    pub(super) fn as_slice(&self) -> &[u8] {
         // SAFETY: `len` bytes of the u64 buffer were written.
         unsafe { std::slice::from_raw_parts(self.words.as_ptr().cast::<u8>(), self.len) }
     }
@@ -65,8 +68,25 @@ pub struct BpfSide {
     stats: StatsSampler,
     /// Optional programs this kernel has no tracepoint for.
     pub skipped: Vec<String>,
-    /// The programs loaded, by name, with their link while attached.
-    links: Vec<(&'static str, Option<BtfTracePointLinkId>)>,
+    /// Why kernel memory on the wake-up's path is read with
+    /// `bpf_probe_read_kernel()` (the [`PROBE_TWINS`] are attached); `None`
+    /// when it is read with plain loads.
+    pub probe_reads: Option<String>,
+    /// The programs attached: the name they go by ([`PROGRAMS`]), the
+    /// program loaded for it (itself or its probe twin), and the link
+    /// while attached.
+    links: Vec<(&'static str, &'static str, Option<BtfTracePointLinkId>)>,
+}
+
+/// Program `name` of the loaded object, as a `tp_btf` program.
+fn tp_btf<'a>(ebpf: &'a mut Ebpf, name: &str) -> Result<&'a mut BtfTracePoint> {
+    ebpf.program_mut(name)
+        .ok_or_else(|| WatchError::Load {
+            what: format!("program {name}"),
+            reason: "not in the object (rebuild it: make bpf)".into(),
+        })?
+        .try_into()
+        .map_err(|e| load_error(&format!("program {name}"), &e))
 }
 
 fn load_error(what: &str, e: &dyn std::error::Error) -> WatchError {
@@ -94,13 +114,37 @@ impl BpfSide {
         crate::probe::check()?;
         let btf = Btf::from_sys_fs().map_err(|_| WatchError::NoBtf)?;
         let follow = u8::from(settings.follow_forks);
+        // The kfunc the plain loads need, by its id in this kernel's BTF.
+        let kfunc_id = match settings.probe_reads {
+            true => None,
+            false => btf.id_by_type_name_kind(kfunc::KFUNC, BtfKind::Func).ok(),
+        };
+        let object = match kfunc_id {
+            Some(id) => {
+                kfunc::patch_rdonly_cast(OBJECT, id)
+                    .map_err(|reason| WatchError::Load {
+                        what: "object".into(),
+                        reason,
+                    })?
+                    .0
+            }
+            None => OBJECT.to_vec(),
+        };
+        let mut probe_reads = match (settings.probe_reads, kfunc_id) {
+            (true, _) => Some("asked for".to_string()),
+            (false, None) => Some(format!(
+                "this kernel has no {}() (before 6.2): about 0.1-0.2 us more on each timer wake-up's path",
+                kfunc::KFUNC
+            )),
+            (false, Some(_)) => None,
+        };
         let mut ebpf = EbpfLoader::new()
             .btf(Some(&btf))
             .set_global("threshold_ns", &settings.threshold_ns, true)
             .set_global("follow_forks", &follow, true)
             .set_global("max_windows_per_sec", &settings.max_windows_per_sec, true)
             .set_global("baseline_every", &settings.baseline_every, true)
-            .load(aligned(OBJECT).as_slice())
+            .load(aligned(&object).as_slice())
             .map_err(|e| load_error("object", &e))?;
         let mut skipped = Vec::new();
         let mut links = Vec::new();
@@ -108,15 +152,28 @@ impl BpfSide {
             if !programs.attaches(tracepoint) {
                 continue;
             }
-            let program: &mut BtfTracePoint = ebpf
-                .program_mut(name)
-                .ok_or_else(|| WatchError::Load {
-                    what: format!("program {name}"),
-                    reason: "not in the object (rebuild it: make bpf)".into(),
-                })?
-                .try_into()
-                .map_err(|e| load_error(&format!("program {name}"), &e))?;
-            match program.load(tracepoint, &btf) {
+            let twin = PROBE_TWINS
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, t)| *t);
+            let mut program_name = match (twin, kfunc_id) {
+                (Some(twin), None) => twin,
+                _ => name,
+            };
+            let mut loaded = tp_btf(&mut ebpf, program_name)?.load(tracepoint, &btf);
+            if let (Err(e), Some(twin)) = (&loaded, twin) {
+                if program_name != twin {
+                    // The verifier refused the plain loads: read as a
+                    // kernel without the kfunc does.
+                    probe_reads = Some(format!(
+                        "the kernel refused {name}'s plain loads: {}",
+                        chain(e)
+                    ));
+                    program_name = twin;
+                    loaded = tp_btf(&mut ebpf, program_name)?.load(tracepoint, &btf);
+                }
+            }
+            match loaded {
                 Ok(()) => {}
                 Err(e) if !required => {
                     skipped.push(format!("{tracepoint} ({})", chain(&e)));
@@ -130,13 +187,13 @@ impl BpfSide {
                             reason,
                         });
                     }
-                    return Err(load_error(&format!("program {name}"), &e));
+                    return Err(load_error(&format!("program {program_name}"), &e));
                 }
             }
-            let link = program
+            let link = tp_btf(&mut ebpf, program_name)?
                 .attach()
-                .map_err(|e| load_error(&format!("program {name} on {tracepoint}"), &e))?;
-            links.push((name, Some(link)));
+                .map_err(|e| load_error(&format!("program {program_name} on {tracepoint}"), &e))?;
+            links.push((name, program_name, Some(link)));
         }
         let mut take = |name: &str| {
             ebpf.take_map(name).ok_or_else(|| WatchError::Load {
@@ -167,6 +224,7 @@ impl BpfSide {
             },
             ebpf,
             skipped,
+            probe_reads,
             links,
         })
     }
@@ -180,36 +238,29 @@ impl BpfSide {
     pub fn set_attached(&mut self, on: bool, only: &[String]) -> Result<()> {
         if let Some(unknown) = only
             .iter()
-            .find(|o| !self.links.iter().any(|(n, _)| n == o))
+            .find(|o| !self.links.iter().any(|(n, _, _)| n == o))
         {
             return Err(WatchError::Load {
                 what: format!("program {unknown}"),
                 reason: "not one of the programs attached".into(),
             });
         }
-        for (name, link) in &mut self.links {
+        for (name, loaded, link) in &mut self.links {
             if !only.is_empty() && !only.iter().any(|o| o == name) {
                 continue;
             }
-            let program: &mut BtfTracePoint = self
-                .ebpf
-                .program_mut(name)
-                .and_then(|p| p.try_into().ok())
-                .ok_or_else(|| WatchError::Load {
-                    what: format!("program {name}"),
-                    reason: "no longer loaded".into(),
-                })?;
+            let program = tp_btf(&mut self.ebpf, loaded)?;
             match (on, link.take()) {
                 (true, None) => {
                     *link = Some(
                         program
                             .attach()
-                            .map_err(|e| load_error(&format!("program {name}"), &e))?,
+                            .map_err(|e| load_error(&format!("program {loaded}"), &e))?,
                     )
                 }
                 (false, Some(id)) => program
                     .detach(id)
-                    .map_err(|e| load_error(&format!("program {name}"), &e))?,
+                    .map_err(|e| load_error(&format!("program {loaded}"), &e))?,
                 (_, kept) => *link = kept,
             }
         }

@@ -10,6 +10,8 @@
 
 #[cfg(target_pointer_width = "64")]
 mod bpf;
+#[cfg(target_pointer_width = "64")]
+pub mod kfunc;
 #[cfg(not(target_pointer_width = "64"))]
 mod none;
 
@@ -55,6 +57,16 @@ pub const PROGRAMS: [(&str, &str, bool); 16] = [
     ("on_fork", "sched_process_fork", true),
 ];
 
+/// Programs of [`PROGRAMS`] that read kernel memory on the wake-up's path
+/// with plain loads through the kfunc `bpf_rdonly_cast()` (kernel 6.2+),
+/// and their twins that read it with `bpf_probe_read_kernel()`, attached
+/// in their place (under the first name) where the kernel lacks the kfunc
+/// or refuses the program, or [`Settings::probe_reads`] asks for them.
+pub const PROBE_TWINS: [(&str, &str); 2] = [
+    ("on_hrtimer_entry", "on_hrtimer_entry_probe"),
+    ("on_waking", "on_waking_probe"),
+];
+
 /// Which of the [`PROGRAMS`] [`BpfSide::load_programs`] attaches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Programs {
@@ -96,6 +108,11 @@ pub struct Settings {
     /// One normal wake-up in this many sends its window (explain's
     /// baseline); 0: none.
     pub baseline_every: u32,
+    /// Read kernel memory on the path with `bpf_probe_read_kernel()` even
+    /// where the kernel has `bpf_rdonly_cast()` (the [`PROBE_TWINS`]): what
+    /// a kernel before 6.2 runs, for tests and comparisons. Not in
+    /// `.rodata`: it chooses programs.
+    pub probe_reads: bool,
 }
 
 impl Settings {
@@ -107,6 +124,7 @@ impl Settings {
             follow_forks: false,
             max_windows_per_sec: 0,
             baseline_every: 0,
+            probe_reads: false,
         }
     }
 }
@@ -118,6 +136,7 @@ impl Default for Settings {
             follow_forks: false,
             max_windows_per_sec: 50,
             baseline_every: 1000,
+            probe_reads: false,
         }
     }
 }

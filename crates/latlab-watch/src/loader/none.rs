@@ -11,6 +11,8 @@ pub struct BpfSide {
     never: std::convert::Infallible,
     /// Optional programs this kernel has no tracepoint for (none).
     pub skipped: Vec<String>,
+    /// Why path memory is read with `bpf_probe_read_kernel()` (never set).
+    pub probe_reads: Option<String>,
 }
 
 impl BpfSide {
