@@ -89,6 +89,17 @@ fn tp_btf<'a>(ebpf: &'a mut Ebpf, name: &str) -> Result<&'a mut BtfTracePoint> {
         .map_err(|e| load_error(&format!("program {name}"), &e))
 }
 
+/// The verifier's reason in a refused load's message: the line before its
+/// statistics ("verification time ..."), else the message's last line.
+fn verifier_reason(message: &str) -> &str {
+    let lines: Vec<&str> = message.lines().map(str::trim).collect();
+    lines
+        .iter()
+        .position(|l| l.starts_with("verification time"))
+        .and_then(|at| at.checked_sub(1))
+        .map_or_else(|| lines.last().copied().unwrap_or(""), |at| lines[at])
+}
+
 fn load_error(what: &str, e: &dyn std::error::Error) -> WatchError {
     let reason = chain(e);
     if reason.contains("Operation not permitted") || reason.contains("EPERM") {
@@ -166,8 +177,8 @@ impl BpfSide {
                     // The verifier refused the plain loads: read as a
                     // kernel without the kfunc does.
                     probe_reads = Some(format!(
-                        "the kernel refused {name}'s plain loads: {}",
-                        chain(e)
+                        "the kernel refused {name}'s plain loads ({})",
+                        verifier_reason(&chain(e))
                     ));
                     program_name = twin;
                     loaded = tp_btf(&mut ebpf, program_name)?.load(tracepoint, &btf);
@@ -528,6 +539,22 @@ mod tests {
             refused: false,
             said: Default::default(),
         }
+    }
+
+    #[test]
+    fn a_refused_load_is_told_by_the_verifiers_reason() {
+        // The shape of the message a refused load gives (abridged from a
+        // real one: a kfunc call the kernel does not know).
+        let refused = "the BPF_PROG_LOAD syscall failed. Verifier output: 0: R1=ctx() R10=fp0
+36: (85) call unknown#2091220133
+invalid func unknown#2091220133
+verification time 2087 usec
+stack depth 64
+processed 35 insns (limit 1000000) max_states_per_insn 0 total_states 1
+: Invalid argument (os error 22)";
+        assert_eq!(verifier_reason(refused), "invalid func unknown#2091220133");
+        assert_eq!(verifier_reason("no log\n: EPERM"), ": EPERM");
+        assert_eq!(verifier_reason(""), "");
     }
 
     #[test]
