@@ -5,12 +5,18 @@ A histogram is a dict: latency (us) -> count. A pair is (a, b): two
 histograms measured side by side (a round pair, or a phase pair)."""
 
 
-def percentile(hists, p):
-    """The p-th percentile (us) of the histograms added together; 0 if empty."""
+def added(hists):
+    """The histograms added together into one."""
     total = {}
     for h in hists:
         for k, n in h.items():
             total[k] = total.get(k, 0) + n
+    return total
+
+
+def percentile(hists, p):
+    """The p-th percentile (us) of the histograms added together; 0 if empty."""
+    total = added(hists)
     want = sum(total.values()) * p / 100.0
     seen = 0
     for k in sorted(total):
@@ -27,10 +33,7 @@ def interpolated(hists, p):
     in its bucket by the share of the bucket's samples below it. Less
     rounding than `percentile`, whose 1 us steps are 3 % of a 35 us p99;
     0 if empty."""
-    total = {}
-    for h in hists:
-        for k, n in h.items():
-            total[k] = total.get(k, 0) + n
+    total = added(hists)
     want = sum(total.values()) * p / 100.0
     seen = 0
     for k in sorted(total):
