@@ -17,22 +17,12 @@
 #   WATCH_ARGS="..." (default --threshold 100us): watch's options
 set -euo pipefail
 SECS=${1:-30}
-here=$(cd "$(dirname "$0")/.." && pwd)
-[[ $(id -u) -eq 0 ]] || { echo "run as root: BPF and SCHED_FIFO need it" >&2; exit 1; }
-for t in cyclictest bpftool jq clang; do command -v $t >/dev/null || { echo "needs $t (apt-get install rt-tests bpftool jq clang llvm libbpf-dev)" >&2; exit 1; }; done
-tree=$(mktemp -d /tmp/latlab-path-cost.XXXXXX)
-ct='' w=''
-cleanup() {
-    [[ -n $w ]] && kill -INT "$w" 2>/dev/null && wait "$w" 2>/dev/null
-    [[ -n $ct ]] && kill "$ct" 2>/dev/null
-    git -C "$here" worktree remove --force "$tree" 2>/dev/null || rm -rf "$tree"
-}
-trap cleanup EXIT
-git -C "$here" worktree add --detach "$tree" HEAD >/dev/null 2>&1
+# shellcheck source=bench/patched-tree.sh
+source "$(dirname "$0")/patched-tree.sh" path-cost
 (cd "$tree" && git apply "$here/bench/watch-path-cost.patch" && scripts/bpf.sh >/dev/null &&
     CARGO_TARGET_DIR="$here/target/path-cost" cargo build --release -q -p latlab)
 latlab=$here/target/path-cost/release/latlab
-echo "$(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+machine_line
 echo "latlab watch (HEAD $(git -C "$here" rev-parse --short HEAD) + bench/watch-path-cost.patch) ${WATCH_ARGS:---threshold 100us} on cyclictest -m -p95 -i1000, $SECS s"
 cyclictest -m -p95 -i1000 -q -D$((SECS + 10)) >/dev/null &
 ct=$!

@@ -17,18 +17,8 @@
 set -euo pipefail
 SECS=${1:-15}
 ROUNDS=${2:-2}
-here=$(cd "$(dirname "$0")/.." && pwd)
-[[ $(id -u) -eq 0 ]] || { echo "run as root: BPF and SCHED_FIFO need it" >&2; exit 1; }
-for t in cyclictest bpftool jq clang; do command -v $t >/dev/null || { echo "needs $t (apt-get install rt-tests bpftool jq clang llvm libbpf-dev)" >&2; exit 1; }; done
-tree=$(mktemp -d /tmp/latlab-read-cost.XXXXXX)
-ct='' w=''
-cleanup() {
-    [[ -n $w ]] && kill -INT "$w" 2>/dev/null && wait "$w" 2>/dev/null
-    [[ -n $ct ]] && kill "$ct" 2>/dev/null
-    git -C "$here" worktree remove --force "$tree" 2>/dev/null || rm -rf "$tree"
-}
-trap cleanup EXIT
-git -C "$here" worktree add --detach "$tree" HEAD >/dev/null 2>&1
+# shellcheck source=bench/patched-tree.sh
+source "$(dirname "$0")/patched-tree.sh" read-cost
 target=$here/target/read-cost
 build() { # $1: name of the binary kept
     (cd "$tree" && scripts/bpf.sh >/dev/null && CARGO_TARGET_DIR=$target cargo build --release -q -p latlab)
@@ -66,7 +56,7 @@ print(f"{sys.argv[2]:>7}: interrupt's clock read {total.get(0, 0) / n_clock:5.0f
       f" a clock read alone {total.get(4, 0) / n_clock:4.0f} ns")
 PY
 }
-echo "$(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+machine_line
 echo "latlab watch (HEAD $(git -C "$here" rev-parse --short HEAD) + bench/watch-read-cost.patch) on cyclictest -m -p95 -i1000, $SECS s a run"
 for _ in $(seq "$ROUNDS"); do
     one loads
