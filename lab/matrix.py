@@ -396,11 +396,11 @@ def watch_judge(_kernel: str, out: Path, rcs: list) -> str:
     o = run["overall"]
     cycles, missed = o["cycles"], o["missed_periods"]
     backend = w["settings"]["backend"]
-    if backend == "bpf":
-        # How the programs read kernel memory on the path: plain loads
-        # (kernels with bpf_rdonly_cast()) or the probe twins (a note says).
-        probes = any("bpf_probe_read_kernel" in n for n in w.get("notes", []))
-        backend += " (probe reads)" if probes else " (plain loads)"
+    reads = w["settings"].get("path_reads")
+    if reads:
+        # How the BPF programs read kernel memory on the path: plain loads
+        # (kernels with bpf_rdonly_cast()) or the probe twins.
+        backend += " (" + reads.replace("_", " ") + ")"
     task = next((t for t in w["tasks"] if t["comm"] == "latlab-cpu0"), None)
     if task is None:
         raise Verdict(f"{backend}: the run's thread latlab-cpu0 was not watched")

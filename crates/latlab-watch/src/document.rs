@@ -94,6 +94,23 @@ pub struct WatchSettings {
     pub max_windows_per_sec: u32,
     /// One normal wake-up in this many is sent as a baseline window.
     pub baseline_every: u32,
+    /// How the BPF side read the kernel memory on a wake-up's path (absent
+    /// for tracefs, and in documents from before it was recorded); the
+    /// notes say why when it is `probe_reads`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path_reads: Option<PathReads>,
+}
+
+/// How the BPF programs read the two values on a timer wake-up's path that
+/// lie behind kernel pointers (docs/watch.md, "How it is built").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PathReads {
+    /// Plain loads through the kfunc `bpf_rdonly_cast()` (kernels 6.2+).
+    PlainLoads,
+    /// `bpf_probe_read_kernel()` calls: a kernel without the kfunc, or one
+    /// whose verifier refused the plain loads.
+    ProbeReads,
 }
 
 /// The kernel side that measured a watch.

@@ -863,6 +863,7 @@ impl Session {
                 interval_ns: self.opts.interval.as_nanos() as u64,
                 max_windows_per_sec: self.opts.max_windows_per_sec,
                 baseline_every: self.opts.baseline_every,
+                path_reads: self.side.path_reads(),
             },
             overall: Overall {
                 latency: histograms::summary(&overall),

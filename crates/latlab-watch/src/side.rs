@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use crate::document::Backend;
+use crate::document::{Backend, PathReads};
 use crate::error::{Result, WatchError};
 use crate::loader::{BpfSide, Counters};
 use crate::records::RawWindow;
@@ -43,6 +43,10 @@ pub trait KernelSide {
     fn kernel_time(&self) -> (Duration, u64);
     /// Remarks for the result (optional tracepoints missing, ...).
     fn notes(&self) -> Vec<String>;
+    /// How the side reads the kernel memory on a wake-up's path (BPF only).
+    fn path_reads(&self) -> Option<PathReads> {
+        None
+    }
     /// Detaches the side from the kernel's events (`false`) or attaches it
     /// again (`true`), only the programs named in `only` when it is not
     /// empty: see [`BpfSide::set_attached`]. The tracefs side cannot.
@@ -56,6 +60,13 @@ pub trait KernelSide {
 impl KernelSide for BpfSide {
     fn backend(&self) -> Backend {
         Backend::Bpf
+    }
+    fn path_reads(&self) -> Option<PathReads> {
+        Some(if self.probe_reads.is_some() {
+            PathReads::ProbeReads
+        } else {
+            PathReads::PlainLoads
+        })
     }
     fn watch(&mut self, tid: u32) -> Result<()> {
         BpfSide::watch(self, tid)

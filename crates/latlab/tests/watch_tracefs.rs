@@ -78,6 +78,16 @@ fn tracefs_measures_a_sched_fifo_thread_as_it_measures_itself_and_as_bpf_does() 
     let (run, tf, bw) = (read(&run_json), read(&tf_json), read(&bpf_json));
     assert_eq!(tf["settings"]["backend"], "tracefs");
     assert_eq!(bw["settings"]["backend"], "bpf");
+    // How the path was read: the BPF side says, the tracefs side has none;
+    // probe reads only with the note that says why.
+    assert!(tf["settings"].get("path_reads").is_none());
+    let probes = bw["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n.as_str().unwrap().contains("bpf_probe_read_kernel"));
+    let expected = if probes { "probe_reads" } else { "plain_loads" };
+    assert_eq!(bw["settings"]["path_reads"], expected);
     let measured = &run["threads"][0];
     let seen = task(&tf, "latlab-cpu0");
     // Counts: as with BPF (tests/watch.rs), every activation that slept is

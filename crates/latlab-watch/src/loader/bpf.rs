@@ -92,12 +92,14 @@ fn tp_btf<'a>(ebpf: &'a mut Ebpf, name: &str) -> Result<&'a mut BtfTracePoint> {
 /// The verifier's reason in a refused load's message: the line before its
 /// statistics ("verification time ..."), else the message's last line.
 fn verifier_reason(message: &str) -> &str {
-    let lines: Vec<&str> = message.lines().map(str::trim).collect();
-    lines
-        .iter()
-        .position(|l| l.starts_with("verification time"))
-        .and_then(|at| at.checked_sub(1))
-        .map_or_else(|| lines.last().copied().unwrap_or(""), |at| lines[at])
+    let mut last = "";
+    for line in message.lines().map(str::trim) {
+        if line.starts_with("verification time") {
+            break;
+        }
+        last = line;
+    }
+    last
 }
 
 fn load_error(what: &str, e: &dyn std::error::Error) -> WatchError {
