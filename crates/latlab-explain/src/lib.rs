@@ -58,17 +58,19 @@
 
 pub mod agreement;
 pub mod analyze;
+pub mod callbacks;
 pub mod detect;
 mod error;
 pub mod model;
 mod report;
 pub mod separate;
 pub mod source;
+mod timer_work;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-pub use analyze::{CategoryRow, Cause, CauseRow, EventRow, Part, PidRow, Silence};
+pub use analyze::{CategoryRow, Cause, CauseRow, EventRow, Part, PidRow, Silence, TimerKind};
 pub use detect::{Period, PeriodSource, TaskSummary};
 pub use error::{ExplainError, Result};
 pub use report::{ExplainDocument, Kernel, PeriodRow, Report, WindowReport};
@@ -84,6 +86,8 @@ pub const RECOMMENDED_EVENTS: &[&str] = &[
     "timer:hrtimer_start",
     "timer:hrtimer_expire_entry",
     "timer:hrtimer_expire_exit",
+    "timer:timer_expire_entry",
+    "timer:timer_expire_exit",
     "irq:irq_handler_entry",
     "irq:irq_handler_exit",
     "irq:softirq_entry",
