@@ -1558,3 +1558,73 @@ fn a_hard_hrtimer_and_a_timer_list_callback_are_named_where_they_ran() {
         .description
         .contains("timer_list, in the TIMER softirq"));
 }
+
+/// A trace whose only periodic timer task is rt:42.
+fn one_task_trace() -> (Records, Names) {
+    let mut b = Builder::new();
+    for k in 1..=10 {
+        b.period(k, 0, |_, _| {}, None, OTHER);
+    }
+    (Records::from(b.recs), b.names)
+}
+
+#[test]
+fn a_selection_that_matches_nothing_is_an_error_naming_the_tasks_found() {
+    let (recs, names) = one_task_trace();
+    for opts in [
+        Options {
+            pids: vec![4242],
+            ..Options::default()
+        },
+        Options {
+            comms: vec!["nosuchtask".into()],
+            ..Options::default()
+        },
+        // One selector that matches and one that does not: the typo is
+        // not hidden by the other.
+        Options {
+            pids: vec![ME, 4242],
+            ..Options::default()
+        },
+    ] {
+        let err = explain(&recs, names.clone(), &opts).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            matches!(err, crate::ExplainError::NoSuchTask { .. }),
+            "{text}"
+        );
+        assert!(
+            text.contains("--pid 4242") || text.contains("--comm nosuchtask"),
+            "{text}"
+        );
+        assert!(text.contains("rt:42 (10 periods every 1.00 ms)"), "{text}");
+        assert!(text.contains("--pid PID or --comm NAME"), "{text}");
+    }
+    // What matches is analysed.
+    for opts in [
+        Options {
+            pids: vec![ME],
+            ..Options::default()
+        },
+        Options {
+            comms: vec!["r*".into()],
+            ..Options::default()
+        },
+    ] {
+        assert_eq!(explain(&recs, names.clone(), &opts).unwrap().periods, 10);
+    }
+}
+
+#[test]
+fn a_trace_without_a_periodic_timer_task_is_an_error() {
+    let mut b = Builder::new();
+    b.switch(1_000, 0, OTHER, ME, 120);
+    b.ev(2_000, 0, Kind::Other, "sys_enter");
+    let err = explain(&Records::from(b.recs), b.names, &Options::default()).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        matches!(err, crate::ExplainError::NoPeriodicTask { events: 3 }),
+        "{text}"
+    );
+    assert!(text.contains("hrtimer_expire_entry"), "{text}");
+}

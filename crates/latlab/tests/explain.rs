@@ -453,6 +453,62 @@ fn text_traces_name_the_timer_callback_a_softirq_ran() {
     }
 }
 
+/// `latlab explain` of a trace in which nothing matches the selection.
+fn explain_fails(trace: &Path, extra: &[&str]) -> String {
+    let out = latlab()
+        .arg("explain")
+        .arg(trace)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{extra:?}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "no report: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn a_selection_that_matches_nothing_is_an_error_naming_the_tasks_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("trace.txt");
+    std::fs::write(&p, synthetic_text()).unwrap();
+    for (args, asked) in [
+        (&["--pid", "4242"][..], "--pid 4242"),
+        (&["--comm", "nosuchtask"], "--comm nosuchtask"),
+        (&["--pid", "100", "--pid", "4242"], "--pid 4242"),
+        (&["--comm", "hog"], "--comm hog"),
+    ] {
+        let err = explain_fails(&p, args);
+        assert!(err.contains(asked), "{err}");
+        assert!(err.contains("rt:100 (20 periods every 1.00 ms)"), "{err}");
+        assert!(err.contains("--pid PID or --comm NAME"), "{err}");
+    }
+    // The task is there: explained.
+    assert_eq!(explain_json(&p, &["--pid", "100"])["periods"], 20);
+    // A trace without any periodic timer task.
+    let idle: String = synthetic_text()
+        .lines()
+        .filter(|l| !l.contains("hrtimer_"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&p, idle).unwrap();
+    let err = explain_fails(&p, &[]);
+    assert!(
+        err.contains("no task woke periodically from a timer"),
+        "{err}"
+    );
+    assert!(err.contains("hrtimer_expire_entry"), "{err}");
+}
+
 fn net_pacing_fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../latlab-explain/tests/fixtures/net-pacing.dat")
 }
