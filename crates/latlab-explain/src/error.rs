@@ -70,19 +70,19 @@ fn found_tasks(found: &[crate::TaskSummary]) -> String {
     }
     let list: Vec<String> = found
         .iter()
-        .take(10)
-        .map(|t| {
-            format!(
-                "{}:{} ({} periods every {})",
+        .take(5)
+        .map(|t| match t.periods {
+            1 => format!("{}:{} (1 period)", t.comm, t.pid),
+            n => format!(
+                "{}:{} ({n} periods every {})",
                 t.comm,
                 t.pid,
-                t.periods,
                 latlab_measure::units::format_ns(t.median_interval_ns)
-            )
+            ),
         })
         .collect();
-    let more = if found.len() > 10 {
-        format!(" and {} more", found.len() - 10)
+    let more = if found.len() > 5 {
+        format!(" and {} more", found.len() - 5)
     } else {
         String::new()
     };
