@@ -1628,3 +1628,131 @@ fn a_trace_without_a_periodic_timer_task_is_an_error() {
     );
     assert!(text.contains("hrtimer_expire_entry"), "{text}");
 }
+
+/// `latlab watch` cuts its windows in the kernel and hands them to
+/// [`crate::analyze_windows`]; its BPF side logs no `hrtimer_expire_exit`.
+/// A callback named in [`Names::set_callback`] (what watch would do with a
+/// function address it logged) is named there too, each ending where its
+/// softirq does.
+#[test]
+fn windows_cut_elsewhere_name_the_callbacks_given_to_names_even_without_exits() {
+    use crate::separate::{CpuState, Window};
+    use crate::{Period, PeriodSource};
+    const PACE: u64 = 0xffff_8881_06a3_c868;
+    let mut names = Names::new();
+    let (me, other) = (names.intern("latlab-cpu0"), names.intern("ld-net0r"));
+    names.set_comm(ME, me);
+    names.set_comm(OTHER, other);
+    let timer_irq = names.intern("local_timer");
+    let pace_kick = names.intern("tcp_pace_kick");
+    let t = 10_000_000u64;
+    let window = |late: bool, extra: u64, names: &mut Names| {
+        let rec = |ts, kind| Rec {
+            ts,
+            cpu: 0,
+            pid: OTHER,
+            name: 0,
+            kind,
+        };
+        let mut events = vec![
+            rec(
+                t,
+                Kind::IrqEntry {
+                    irq: -1,
+                    name: timer_irq,
+                },
+            ),
+            rec(
+                t + 500,
+                Kind::HrtimerExpireEntry {
+                    timer: 1,
+                    now: None,
+                },
+            ),
+            rec(
+                t + 1_000,
+                Kind::Wake {
+                    pid: ME,
+                    target_cpu: 0,
+                    waking: true,
+                },
+            ),
+            rec(t + 2_000, Kind::IrqExit { irq: -1 }),
+        ];
+        if extra > 0 {
+            events.push(rec(t + 2_000, Kind::SoftirqEntry { vec: 8 }));
+            events.push(rec(
+                t + 3_000,
+                Kind::HrtimerExpireEntry {
+                    timer: PACE,
+                    now: None,
+                },
+            ));
+            names.set_callback(PACE, t + 3_000, pace_kick);
+            events.push(rec(t + 2_000 + extra, Kind::SoftirqExit { vec: 8 }));
+        }
+        let run = t + 3_000 + extra;
+        events.push(rec(
+            run,
+            Kind::Switch {
+                prev_pid: OTHER,
+                prev_runnable: true,
+                next_pid: ME,
+                next_prio: 4,
+                next_comm: me,
+                prev_comm: other,
+            },
+        ));
+        let mut st = CpuState::default();
+        st.apply(&rec(
+            t - 100_000,
+            Kind::Switch {
+                prev_pid: ME,
+                prev_runnable: false,
+                next_pid: OTHER,
+                next_prio: 120,
+                next_comm: other,
+                prev_comm: me,
+            },
+        ));
+        Window {
+            period: 0,
+            late,
+            p: Period {
+                pid: ME,
+                intended: t,
+                expiry: Some(t),
+                expire: Some(t + 500),
+                wake: Some(t + 1_000),
+                run,
+                timer_cpu: 0,
+                cpu: 0,
+                position: 0,
+                source: PeriodSource::Hrtimer,
+                soft: false,
+            },
+            timer_cpu_state: st.clone(),
+            task_cpu_state: st,
+            events,
+            dropped: 0,
+            text: Vec::new(),
+        }
+    };
+    let windows = [
+        window(true, 60_000, &mut names),
+        window(false, 0, &mut names),
+    ];
+    let a = crate::analyze_windows(&windows, &names, false);
+    let top = &a.causes[0];
+    assert_eq!(
+        top.cause,
+        Cause::TimerCallback {
+            function: "tcp_pace_kick".into(),
+            timer: crate::TimerKind::SoftHrtimer,
+        },
+        "{:#?}",
+        a.causes
+    );
+    // The whole softirq: its callback ran to its end (no exit logged).
+    assert_eq!(top.late_ns, 60_000);
+}
