@@ -95,7 +95,7 @@ complete -c latlab -n "__fish_latlab_using_subcommand dump" -l to -d 'Skip event
 complete -c latlab -n "__fish_latlab_using_subcommand dump" -l stats -d 'Print counts per event and per CPU, lost events and the time span instead of events'
 complete -c latlab -n "__fish_latlab_using_subcommand dump" -s h -l help -d 'Print help'
 complete -c latlab -n "__fish_latlab_using_subcommand dump" -s V -l version -d 'Print version'
-complete -c latlab -n "__fish_latlab_using_subcommand explain" -l pid -d 'Analyse this task (repeatable). Default: latlab\'s measurement threads, else the most periodic timer task' -r
+complete -c latlab -n "__fish_latlab_using_subcommand explain" -l pid -d 'Analyse this task (repeatable). Default: latlab\'s measurement threads, else the most periodic timer task. A pid or name that matches no periodic timer task of the trace is an error listing those it has' -r
 complete -c latlab -n "__fish_latlab_using_subcommand explain" -l comm -d 'Analyse tasks with this name (repeatable; `name*` matches a prefix)' -r
 complete -c latlab -n "__fish_latlab_using_subcommand explain" -l threshold -d 'Late means latency above this: a time (`100us`, `1ms`) or a percentile (`p99`)' -r
 complete -c latlab -n "__fish_latlab_using_subcommand explain" -l baseline -d 'Normal periods to sample as the baseline' -r

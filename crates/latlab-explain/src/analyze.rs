@@ -26,8 +26,12 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
-use crate::model::{rt_priority, softirq_name, user_priority, Kind, Names, Sym, ThreadKind};
+use crate::model::{
+    rt_priority, softirq_name, user_priority, Kind, Names, Sym, ThreadKind, HRTIMER_SOFTIRQ,
+    TIMER_SOFTIRQ,
+};
 use crate::separate::{CpuState, Window};
+use crate::timer_work::TimerWork;
 
 /// Why part of a wake-up latency went by.
 #[derive(
@@ -61,9 +65,24 @@ pub enum Cause {
         /// Where the silence was.
         within: Silence,
     },
-    /// Time inside the timer interrupt itself: other expired hrtimer
-    /// callbacks and the wake-up.
+    /// Time inside the timer interrupt itself: its entry and exit, the
+    /// woken task's own expiry and wake-up, and callbacks of other timers
+    /// the trace does not name (no `function` field, or `latlab watch`).
     HrtimerInterrupt,
+    /// Another timer's callback, and the timer interrupt or softirq that
+    /// ran it, held the CPU: a named function (the `function` field of
+    /// `hrtimer_expire_entry`/`timer_expire_entry`, symbolized with the
+    /// trace's kallsyms). The time of an interrupt or softirq between
+    /// callbacks is the callback it ran longest; a timer interrupt that ran
+    /// no callback, only raised the `HRTIMER` softirq, is the time of the
+    /// soft hrtimer callbacks that softirq ran.
+    TimerCallback {
+        /// The callback function (`tcp_pace_kick`, `tick_nohz_handler`;
+        /// `0xffff...` when the trace has no symbol for it).
+        function: String,
+        /// The kind of timer, by where its callback ran.
+        timer: TimerKind,
+    },
     /// A hard interrupt handler ran.
     IrqHandler {
         /// Handler (or x86 vector) name.
@@ -143,6 +162,41 @@ pub enum Cause {
     TaskItself,
     /// Nothing in the trace says (state unknown, or the task itself).
     Unexplained,
+}
+
+/// The kind of timer whose callback ran, by where it ran.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum TimerKind {
+    /// An hrtimer expired in the timer interrupt (a hard hrtimer).
+    Hrtimer,
+    /// An hrtimer expired in the `HRTIMER` softirq (a soft hrtimer).
+    SoftHrtimer,
+    /// A timer-wheel timer (`timer_list`), expired in the `TIMER` softirq.
+    TimerList,
+}
+
+impl TimerKind {
+    /// `soft hrtimer, HRTIMER softirq` style.
+    pub fn describe(self) -> &'static str {
+        match self {
+            TimerKind::Hrtimer => "hrtimer, in the timer interrupt",
+            TimerKind::SoftHrtimer => "soft hrtimer, in the HRTIMER softirq",
+            TimerKind::TimerList => "timer_list, in the TIMER softirq",
+        }
+    }
 }
 
 /// Where a [`Cause::SilentGap`] was.
@@ -241,6 +295,7 @@ impl Cause {
             Cause::TimerIrqDelay { .. } => "timer_irq_delay",
             Cause::SilentGap { .. } => "silent_gap",
             Cause::HrtimerInterrupt => "hrtimer_interrupt",
+            Cause::TimerCallback { .. } => "timer_callback",
             Cause::IrqHandler { .. } => "irq_handler",
             Cause::Softirq { .. } => "softirq",
             Cause::SoftTimer { .. } => "soft_timer",
@@ -276,7 +331,14 @@ impl Cause {
                 "CPU logged nothing for over {} while {task} ran, not even the scheduler tick: interrupts off in untraced code, or the vCPU was not running (hypervisor, SMI)",
                 crate::report::fmt_ns(TASK_STALL_NS)
             ),
-            Cause::HrtimerInterrupt => "hrtimer interrupt (other expired timers, the wake-up itself)".into(),
+            Cause::HrtimerInterrupt => "hrtimer interrupt (the wake-up itself, and expired timers the trace does not name)".into(),
+            Cause::TimerCallback { function, timer } => {
+                format!(
+                    "timer callback {function} ({}): {}",
+                    timer.describe(),
+                    crate::callbacks::known(function).what
+                )
+            }
             Cause::IrqHandler { name } => format!("interrupt handler {name}"),
             Cause::Softirq { vector } => format!("softirq {vector}"),
             Cause::SoftTimer { thread, task, prio } => {
@@ -338,9 +400,18 @@ impl Cause {
             Cause::Softirq { vector } if vector == "RCU" => {
                 "RCU callbacks on the RT CPU: boot with rcu_nocbs=<rt cpus> (and nohz_full)".into()
             }
+            Cause::Softirq { vector } if vector == "HRTIMER" || vector == "TIMER" => format!(
+                "timer callbacks in the {vector} softirq on the RT CPU ({}), which the trace does not name: record with latlab record (hrtimer_expire_entry and timer_expire_entry with their function) and run latlab explain on it to see which, then move the work that arms them off the RT CPU; IRQ affinity does not move timers",
+                if vector == "HRTIMER" {
+                    "soft hrtimers armed on this CPU, such as TCP pacing"
+                } else {
+                    "timer_list timers armed on this CPU, such as TCP retransmits and delayed work"
+                }
+            ),
             Cause::Softirq { .. } => {
                 "softirq work on the RT CPU: move the interrupts that raise it away (IRQ affinity), or use PREEMPT_RT (softirqs become preemptible threads)".into()
             }
+            Cause::TimerCallback { function, .. } => crate::callbacks::known(function).fix,
             Cause::IrqHandler { name } if rt => format!(
                 "the hard part of interrupt {name} (its primary handler, which wakes the irq thread) ran on the RT CPU: set its affinity (/proc/irq/N/smp_affinity_list) to other CPUs"
             ),
@@ -433,7 +504,7 @@ impl Cause {
                 "deep idle states: hold /dev/cpu_dma_latency at 0 (latlab run does by default) or limit C-states (idle=poll, intel_idle.max_cstate=1); on a VM the halted vCPU must be rescheduled by the host (pin vCPUs)".into()
             }
             Cause::HrtimerInterrupt => {
-                "time spent in the timer interrupt: many timers expire together; spread or drop other timers on the RT CPU (nohz_full)".into()
+                "time spent in the timer interrupt: its own cost and the task's expiry (a VM makes both dearer), and timers whose callbacks the trace does not name (latlab record logs them): spread or drop other timers on the RT CPU (nohz_full)".into()
             }
             Cause::TaskItself => {
                 "the task's own cycle (or the lateness of its previous wake-up) took it past the next expiry: these are overruns, not wake-up latency; use a longer period or less work per cycle, and see the previous late periods for what delayed it".into()
@@ -524,7 +595,7 @@ impl Context {
         }
     }
 
-    fn is_timer_irq(&self, irq: Sym, names: &Names) -> bool {
+    pub(crate) fn is_timer_irq(&self, irq: Sym, names: &Names) -> bool {
         self.timer_irqs.contains(&irq) || is_timer_irq_name(names.get(irq))
     }
 }
@@ -624,6 +695,15 @@ pub fn decompose(w: &Window, names: &Names, ctx: &Context) -> Vec<Part> {
     let mut preempted: Option<i32> = None;
     let mut acc: BTreeMap<Cause, u64> = BTreeMap::new();
     let mut t = e;
+    let work = TimerWork::of(w, names, ctx);
+    // Timer work for another timer's callback, named.
+    let other_timer = |cpu: u32, t: u64, st: &CpuState| {
+        work.at(cpu, t, st, names)
+            .map(|(f, timer)| Cause::TimerCallback {
+                function: names.get(f).to_string(),
+                timer,
+            })
+    };
 
     let classify =
         |t: u64, timer_st: &CpuState, task_st: &CpuState, preempted: Option<i32>| -> Cause {
@@ -666,7 +746,10 @@ pub fn decompose(w: &Window, names: &Names, ctx: &Context) -> Vec<Part> {
             }
             if let Some(&irq) = st.irqs.last() {
                 let is_timer = ctx.is_timer_irq(irq, names);
-                if phase == Phase::Interrupt && silent_a && is_timer && st.known {
+                // Another timer's callback running in the interrupt: the
+                // CPU was busy with it, not standing still.
+                let in_callback = work.running(cpu, st, names).is_some();
+                if phase == Phase::Interrupt && silent_a && is_timer && st.known && !in_callback {
                     // The interrupt came but nothing happened in it until
                     // the expiry: the CPU stood still (on a VM: the host
                     // ran something else).
@@ -682,18 +765,24 @@ pub fn decompose(w: &Window, names: &Names, ctx: &Context) -> Vec<Part> {
                     };
                 }
                 if is_timer || (phase == Phase::Run && st.in_hrtimer) {
-                    return Cause::HrtimerInterrupt;
+                    return other_timer(cpu, t, st).unwrap_or(Cause::HrtimerInterrupt);
                 }
                 return Cause::IrqHandler {
                     name: names.get(irq).to_string(),
                 };
             }
             if st.in_hrtimer && !(p.soft && phase == Phase::SoftWait) {
-                return Cause::HrtimerInterrupt;
+                return other_timer(cpu, t, st).unwrap_or(Cause::HrtimerInterrupt);
             }
             // Without PREEMPT_RT a softirq holds the CPU; with it, the
-            // softirq is its thread's time (below).
+            // softirq is its thread's time (below). The timer softirqs'
+            // time is their callbacks'.
             if let (Some(v), false) = (st.softirq, ctx.rt) {
+                if v == HRTIMER_SOFTIRQ || v == TIMER_SOFTIRQ {
+                    if let Some(c) = other_timer(cpu, t, st) {
+                        return c;
+                    }
+                }
                 return Cause::Softirq {
                     vector: softirq_name(v),
                 };

@@ -42,6 +42,54 @@ pub enum ExplainError {
         /// What is wrong.
         reason: String,
     },
+    /// The tasks asked for (`--pid`, `--comm`) are not among the trace's
+    /// periodic timer tasks.
+    #[error(
+        "{asked} matches no periodic timer task in the trace; {}",
+        found_tasks(found)
+    )]
+    NoSuchTask {
+        /// The selectors that matched nothing (`--pid 4242`, `--comm x`).
+        asked: String,
+        /// The periodic timer tasks the trace has, most periodic first.
+        found: Vec<crate::TaskSummary>,
+    },
+    /// No task of the trace woke periodically from a timer (or wrote
+    /// latlab's `trace_marker` samples): there is nothing to explain.
+    #[error("no task woke periodically from a timer in the trace ({events} events): record with sched_switch, sched_waking, hrtimer_start and hrtimer_expire_entry (latlab record's default events) while the periodic task runs, or with latlab run --trace")]
+    NoPeriodicTask {
+        /// Events in the trace.
+        events: u64,
+    },
+}
+
+/// `it has: a:1 (10 periods every 1.00 ms), ...; choose ...`.
+fn found_tasks(found: &[crate::TaskSummary]) -> String {
+    if found.is_empty() {
+        return "it has none: record with sched_switch, sched_waking, hrtimer_start and hrtimer_expire_entry (latlab record's default events) while the periodic task runs".into();
+    }
+    let list: Vec<String> = found
+        .iter()
+        .take(5)
+        .map(|t| match t.periods {
+            1 => format!("{}:{} (1 period)", t.comm, t.pid),
+            n => format!(
+                "{}:{} ({n} periods every {})",
+                t.comm,
+                t.pid,
+                latlab_measure::units::format_ns(t.median_interval_ns)
+            ),
+        })
+        .collect();
+    let more = if found.len() > 5 {
+        format!(" and {} more", found.len() - 5)
+    } else {
+        String::new()
+    };
+    format!(
+        "it has {}{more}: choose one with --pid PID or --comm NAME (`name*` matches a prefix)",
+        list.join(", ")
+    )
 }
 
 /// Result with [`ExplainError`].

@@ -58,17 +58,19 @@
 
 pub mod agreement;
 pub mod analyze;
+pub mod callbacks;
 pub mod detect;
 mod error;
 pub mod model;
 mod report;
 pub mod separate;
 pub mod source;
+mod timer_work;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-pub use analyze::{CategoryRow, Cause, CauseRow, EventRow, Part, PidRow, Silence};
+pub use analyze::{CategoryRow, Cause, CauseRow, EventRow, Part, PidRow, Silence, TimerKind};
 pub use detect::{Period, PeriodSource, TaskSummary};
 pub use error::{ExplainError, Result};
 pub use report::{ExplainDocument, Kernel, PeriodRow, Report, WindowReport};
@@ -84,6 +86,8 @@ pub const RECOMMENDED_EVENTS: &[&str] = &[
     "timer:hrtimer_start",
     "timer:hrtimer_expire_entry",
     "timer:hrtimer_expire_exit",
+    "timer:timer_expire_entry",
+    "timer:timer_expire_exit",
     "irq:irq_handler_entry",
     "irq:irq_handler_exit",
     "irq:softirq_entry",
@@ -351,7 +355,29 @@ fn explain_with(
     let all_periods = std::mem::take(&mut det.periods);
     let tasks_found = detect::summarize_tasks(&all_periods, |p| names.comm(p).to_string());
 
-    // Choose the tasks.
+    // Choose the tasks; a selector that matches no periodic timer task is
+    // an error naming those the trace has.
+    if tasks_found.is_empty() {
+        return Err(ExplainError::NoPeriodicTask { events: det.events });
+    }
+    let unmatched: Vec<String> = opts
+        .pids
+        .iter()
+        .filter(|&&pid| !tasks_found.iter().any(|t| t.pid == pid))
+        .map(|pid| format!("--pid {pid}"))
+        .chain(
+            opts.comms
+                .iter()
+                .filter(|c| !tasks_found.iter().any(|t| comm_matches(c, &t.comm)))
+                .map(|c| format!("--comm {c}")),
+        )
+        .collect();
+    if !unmatched.is_empty() {
+        return Err(ExplainError::NoSuchTask {
+            asked: unmatched.join(", "),
+            found: tasks_found,
+        });
+    }
     let (selected, selection): (Vec<i32>, String) =
         if !opts.pids.is_empty() || !opts.comms.is_empty() {
             let mut v: Vec<i32> = opts.pids.clone();
@@ -371,17 +397,15 @@ fn explain_with(
                 .collect();
             if !latlab.is_empty() {
                 (latlab, "latlab measurement threads (latlab-cpu*)".into())
-            } else if let Some(best) = tasks_found
-                .iter()
-                .find(|t| t.periods >= 10 && t.regularity >= 0.5)
-                .or_else(|| tasks_found.first())
-            {
+            } else {
+                let best = tasks_found
+                    .iter()
+                    .find(|t| t.periods >= 10 && t.regularity >= 0.5)
+                    .unwrap_or(&tasks_found[0]);
                 (
                     vec![best.pid],
                     "the most periodic timer task (use --pid/--comm to choose)".into(),
                 )
-            } else {
-                (Vec::new(), "no periodic timer task found".into())
             }
         };
     // A task with hrtimer periods ignores its marker periods (they duplicate late samples).
@@ -532,9 +556,6 @@ fn explain_with(
     let mut notes = Vec::new();
     if !opts.comms.is_empty() && opts.pids.is_empty() {
         notes.extend(mixed_periods_note(&tasks_found, &selected));
-    }
-    if tasks_found.is_empty() {
-        notes.push("no task woke from an hrtimer in this trace: record with sched_switch, sched_waking, hrtimer_start and hrtimer_expire_entry (latlab record's default events)".into());
     }
     if lost.counted > 0 || lost.uncounted_pages > 0 {
         notes.push(format!(

@@ -59,6 +59,9 @@ pub const SOFTIRQ_NAMES: [&str; 10] = [
 /// The `HRTIMER` softirq vector: soft hrtimers expire in it.
 pub const HRTIMER_SOFTIRQ: u8 = 8;
 
+/// The `TIMER` softirq vector: timer-wheel (`timer_list`) timers expire in it.
+pub const TIMER_SOFTIRQ: u8 = 1;
+
 /// The name of softirq vector `vec` (`"vec17"` when out of range).
 pub fn softirq_name(vec: u8) -> String {
     SOFTIRQ_NAMES
@@ -177,6 +180,17 @@ pub enum Kind {
         /// The hrtimer's address.
         timer: u64,
     },
+    /// `timer_expire_entry`: a timer-wheel (`timer_list`) timer's callback
+    /// starts, in the `TIMER` softirq (its function: [`Names::callback`]).
+    TimerExpireEntry {
+        /// The timer_list's address.
+        timer: u64,
+    },
+    /// `timer_expire_exit`: the timer-wheel callback returned.
+    TimerExpireExit {
+        /// The timer_list's address.
+        timer: u64,
+    },
     /// `sched_waking` (or `sched_wakeup` when `waking` is false).
     Wake {
         /// The task woken.
@@ -256,12 +270,17 @@ pub struct Rec {
     pub kind: Kind,
 }
 
-/// The string table for [`Sym`]s, plus task names learned from the trace.
+/// The string table for [`Sym`]s, plus what the trace names on the way:
+/// task names by pid, and timer callbacks by the timer's address.
 #[derive(Debug, Clone, Default)]
 pub struct Names {
     strings: Vec<String>,
     index: FastMap<String, Sym>,
     comms: FastMap<i32, Sym>,
+    /// Per timer address, the callback function from each moment the trace
+    /// logged one (time order; a new entry only when it changed: an
+    /// address freed and reused by another timer).
+    callbacks: FastMap<u64, Vec<(u64, Sym)>>,
 }
 
 impl Names {
@@ -325,6 +344,29 @@ impl Names {
     pub fn pids(&self) -> impl Iterator<Item = (i32, &str)> {
         self.comms.iter().map(|(&p, &s)| (p, self.get(s)))
     }
+
+    /// Records that the timer at address `timer` (an hrtimer or a
+    /// timer_list) ran the callback `function` at `at` (trace clock ns): the
+    /// `function` field of `hrtimer_expire_entry`/`timer_expire_entry`,
+    /// symbolized. Cheap when nothing changed, and the same calls again (a
+    /// second pass over the trace) change nothing.
+    pub fn set_callback(&mut self, timer: u64, at: u64, function: Sym) {
+        if self.callback(timer, at) == Some(function) {
+            return;
+        }
+        let seen = self.callbacks.entry(timer).or_default();
+        let i = seen.partition_point(|&(t, _)| t <= at);
+        seen.insert(i, (at, function));
+    }
+
+    /// The callback function the timer at address `timer` ran at `at`, as
+    /// the trace last named it then (`None` when the trace does not say:
+    /// events without a `function` field, or `latlab watch`'s).
+    pub fn callback(&self, timer: u64, at: u64) -> Option<Sym> {
+        let seen = self.callbacks.get(&timer)?;
+        let i = seen.partition_point(|&(t, _)| t <= at);
+        i.checked_sub(1).map(|i| seen[i].1)
+    }
 }
 
 /// Parses a latlab `trace_marker` sample line
@@ -383,6 +425,29 @@ mod tests {
         assert_eq!(user_priority(120).as_deref(), Some("nice 0"));
         assert_eq!(user_priority(-1), None);
         assert_eq!((rt_priority(4), rt_priority(120)), (Some(95), None));
+    }
+
+    #[test]
+    fn a_timers_callback_is_the_one_named_at_that_time() {
+        let mut n = Names::new();
+        let (pace, wake) = (n.intern("tcp_pace_kick"), n.intern("hrtimer_wakeup"));
+        assert_eq!(n.callback(0x10, 5), None);
+        n.set_callback(0x10, 100, pace);
+        n.set_callback(0x10, 200, pace);
+        // The address freed and reused by another timer.
+        n.set_callback(0x10, 300, wake);
+        assert_eq!(n.callback(0x10, 99), None);
+        assert_eq!(n.callback(0x10, 100), Some(pace));
+        assert_eq!(n.callback(0x10, 299), Some(pace));
+        assert_eq!(n.callback(0x10, 300), Some(wake));
+        assert_eq!(n.callback(0x20, 300), None);
+        // A second pass over the trace names them again: nothing changes.
+        let before = n.callbacks.clone();
+        for (at, f) in [(100, pace), (200, pace), (300, wake)] {
+            n.set_callback(0x10, at, f);
+        }
+        assert_eq!(n.callbacks, before);
+        assert_eq!(n.callbacks[&0x10].len(), 2);
     }
 
     #[test]

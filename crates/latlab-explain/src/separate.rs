@@ -40,6 +40,26 @@ pub struct CpuState {
     pub softirq: Option<u8>,
     /// Inside an hrtimer callback.
     pub in_hrtimer: bool,
+    /// Timer callbacks running, innermost last (a hard hrtimer's callback
+    /// can interrupt a soft one's).
+    pub callbacks: Vec<Running>,
+    /// The last timer callback the running softirq began, returned or
+    /// not: what a timer softirq caught between two callbacks works for.
+    pub softirq_callback: Option<Running>,
+}
+
+/// A timer callback running on a CPU (its function: [`crate::model::Names::callback`]
+/// of `timer` at `since`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Running {
+    /// The timer's address.
+    pub timer: u64,
+    /// When the callback began (its expire-entry event, trace clock ns).
+    pub since: u64,
+    /// A timer-wheel (`timer_list`) timer, else an hrtimer.
+    pub wheel: bool,
+    /// Hard interrupts being handled when it began (0: in a softirq).
+    pub depth: u8,
 }
 
 impl CpuState {
@@ -62,6 +82,8 @@ impl CpuState {
                 self.irqs.clear();
                 self.softirq = None;
                 self.in_hrtimer = false;
+                self.callbacks.clear();
+                self.softirq_callback = None;
             }
             Kind::IrqEntry { name, .. } if self.irqs.len() < 8 => self.irqs.push(name),
             Kind::IrqExit { .. } => {
@@ -69,12 +91,55 @@ impl CpuState {
                 if self.irqs.is_empty() {
                     self.in_hrtimer = false;
                 }
+                let depth = self.irqs.len() as u8;
+                self.callbacks.retain(|c| c.depth <= depth);
             }
             Kind::SoftirqEntry { vec } => self.softirq = Some(vec),
-            Kind::SoftirqExit { .. } => self.softirq = None,
-            Kind::HrtimerExpireEntry { .. } => self.in_hrtimer = true,
-            Kind::HrtimerExpireExit { .. } => self.in_hrtimer = false,
+            Kind::SoftirqExit { .. } => {
+                self.softirq = None;
+                self.callbacks.retain(|c| c.depth > 0);
+                self.softirq_callback = None;
+            }
+            Kind::HrtimerExpireEntry { timer, .. } => {
+                self.in_hrtimer = true;
+                self.begin_callback(timer, r.ts, false);
+            }
+            Kind::HrtimerExpireExit { timer } => {
+                self.in_hrtimer = false;
+                self.end_callback(timer);
+            }
+            Kind::TimerExpireEntry { timer } => self.begin_callback(timer, r.ts, true),
+            Kind::TimerExpireExit { timer } => self.end_callback(timer),
             _ => {}
+        }
+    }
+}
+
+impl CpuState {
+    /// A callback begins: it ends any callback that began at the same
+    /// interrupt depth and was not seen to end (a trace without exit
+    /// events, such as `latlab watch`'s).
+    fn begin_callback(&mut self, timer: u64, since: u64, wheel: bool) {
+        let depth = self.irqs.len() as u8;
+        self.callbacks.retain(|c| c.depth < depth);
+        let running = Running {
+            timer,
+            since,
+            wheel,
+            depth,
+        };
+        if depth == 0 {
+            self.softirq_callback = Some(running);
+        }
+        if self.callbacks.len() < 8 {
+            self.callbacks.push(running);
+        }
+    }
+
+    /// The callback of `timer` returned (and any begun inside it).
+    fn end_callback(&mut self, timer: u64) {
+        if let Some(i) = self.callbacks.iter().rposition(|c| c.timer == timer) {
+            self.callbacks.truncate(i);
         }
     }
 }

@@ -14,7 +14,7 @@ use latlab_ftrace::text::TextEvent;
 use latlab_ftrace::{DatFile, Endian, Event};
 
 use crate::error::{ExplainError, Result};
-use crate::model::{parse_marker, Kind, Names, Rec, Sym};
+use crate::model::{parse_marker, FastMap, Kind, Names, Rec, Sym};
 
 /// Renders the current event as one text line (`trace-cmd report` layout).
 pub type LineFn<'a> = dyn FnMut(&mut Vec<u8>) + 'a;
@@ -162,8 +162,10 @@ impl Trace {
 enum Dec {
     Other,
     HrStart(Option<Field>, Option<Field>, Option<Field>),
-    HrEntry(Option<Field>, Option<Field>),
+    HrEntry(Option<Field>, Option<Field>, Option<Field>),
     HrExit(Option<Field>),
+    TimerEntry(Option<Field>, Option<Field>),
+    TimerExit(Option<Field>),
     Wake(Option<Field>, Option<Field>, bool),
     Switch(Box<[Option<Field>; 6]>),
     Irq(Option<Field>, Option<Field>),
@@ -236,8 +238,10 @@ fn decoder(f: &latlab_ftrace::format::EventFormat, names: &mut Names) -> Dec {
     let g = |n: &str| f.field(n).cloned();
     match f.name.as_str() {
         "hrtimer_start" => Dec::HrStart(g("hrtimer"), g("softexpires"), g("expires")),
-        "hrtimer_expire_entry" => Dec::HrEntry(g("hrtimer"), g("now")),
+        "hrtimer_expire_entry" => Dec::HrEntry(g("hrtimer"), g("now"), g("function")),
         "hrtimer_expire_exit" => Dec::HrExit(g("hrtimer")),
+        "timer_expire_entry" => Dec::TimerEntry(g("timer"), g("function")),
+        "timer_expire_exit" => Dec::TimerExit(g("timer")),
         "sched_waking" => Dec::Wake(g("pid"), g("target_cpu"), true),
         "sched_wakeup" | "sched_wakeup_new" => Dec::Wake(g("pid"), g("target_cpu"), false),
         "sched_switch" => Dec::Switch(Box::new([
@@ -312,7 +316,72 @@ fn comm_field<'a>(f: &Option<Field>, data: &'a [u8], e: Endian) -> Option<&'a [u
     }
 }
 
-fn dat_rec(ev: &Event<'_>, dec: &Dec, name: u32, names: &mut Names, cache: &mut CommCache) -> Rec {
+/// Timer callback names of a `.dat` file: function addresses symbolized
+/// with the file's kallsyms, once each.
+struct Callbacks<'a> {
+    kallsyms: &'a latlab_ftrace::symbols::Kallsyms,
+    known: FastMap<u64, Sym>,
+}
+
+impl<'a> Callbacks<'a> {
+    fn new(kallsyms: &'a latlab_ftrace::symbols::Kallsyms) -> Self {
+        Callbacks {
+            kallsyms,
+            known: FastMap::default(),
+        }
+    }
+
+    /// Records the callback at `addr` of the timer `timer` expiring at `ts`.
+    fn learn(&mut self, names: &mut Names, timer: u64, ts: u64, addr: Option<i64>) {
+        let Some(addr) = addr.map(|a| a as u64).filter(|&a| a != 0) else {
+            return;
+        };
+        let sym = match self.known.get(&addr) {
+            Some(&s) => s,
+            None => {
+                let s = names.intern(&function_name(self.kallsyms, addr));
+                self.known.insert(addr, s);
+                s
+            }
+        };
+        names.set_callback(timer, ts, sym);
+    }
+}
+
+/// A function pointer's name: the symbol that starts there, `sym+0x10`
+/// inside one (a kallsyms that lacks the function), else the address.
+fn function_name(kallsyms: &latlab_ftrace::symbols::Kallsyms, addr: u64) -> String {
+    match kallsyms.lookup(addr) {
+        Some((name, start)) if start == addr => name.to_string(),
+        Some((name, start)) => format!("{name}+{:#x}", addr - start),
+        None => format!("{addr:#x}"),
+    }
+}
+
+/// A callback as a text trace prints it: `tcp_pace_kick` (tracefs),
+/// `tcp_pace_kick/0x0` (trace-cmd), `0xffffffff81a0b2c0` (LTTng); the
+/// name, or the address as `0x...`.
+fn text_function(v: &str) -> Option<String> {
+    let v = v.trim_matches('"');
+    let v = v.split('/').next().unwrap_or(v);
+    if let Some(hex) = v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+        let a = u64::from_str_radix(hex, 16).ok().filter(|&a| a != 0)?;
+        return Some(format!("{a:#x}"));
+    }
+    if let Ok(a) = v.parse::<u64>() {
+        return (a != 0).then(|| format!("{a:#x}"));
+    }
+    (!v.is_empty() && v != "0").then(|| v.to_string())
+}
+
+fn dat_rec(
+    ev: &Event<'_>,
+    dec: &Dec,
+    name: u32,
+    names: &mut Names,
+    cache: &mut CommCache,
+    callbacks: &mut Callbacks<'_>,
+) -> Rec {
     let d = ev.data;
     let e = ev.meta.endian;
     let kind = match dec {
@@ -326,11 +395,23 @@ fn dat_rec(ev: &Event<'_>, dec: &Dec, name: u32, names: &mut Names, cache: &mut 
                 expires,
             }
         }
-        Dec::HrEntry(t, now) => Kind::HrtimerExpireEntry {
-            timer: num(t, d, e).unwrap_or(0) as u64,
-            now: num(now, d, e).map(|v| v as u64),
-        },
+        Dec::HrEntry(t, now, func) => {
+            let timer = num(t, d, e).unwrap_or(0) as u64;
+            callbacks.learn(names, timer, ev.ts, num(func, d, e));
+            Kind::HrtimerExpireEntry {
+                timer,
+                now: num(now, d, e).map(|v| v as u64),
+            }
+        }
         Dec::HrExit(t) => Kind::HrtimerExpireExit {
+            timer: num(t, d, e).unwrap_or(0) as u64,
+        },
+        Dec::TimerEntry(t, func) => {
+            let timer = num(t, d, e).unwrap_or(0) as u64;
+            callbacks.learn(names, timer, ev.ts, num(func, d, e));
+            Kind::TimerExpireEntry { timer }
+        }
+        Dec::TimerExit(t) => Kind::TimerExpireExit {
             timer: num(t, d, e).unwrap_or(0) as u64,
         },
         Dec::Wake(p, c, waking) => Kind::Wake {
@@ -413,6 +494,14 @@ fn text_str<'a>(ev: &'a TextEvent, key: &str) -> Option<&'a str> {
     ev.field(key).map(|s| s.trim_matches('"'))
 }
 
+/// Records the callback a text event's `function` field names.
+fn text_callback(ev: &TextEvent, names: &mut Names, timer: u64) {
+    if let Some(f) = ev.field("function").and_then(text_function) {
+        let sym = names.intern(&f);
+        names.set_callback(timer, ev.ts, sym);
+    }
+}
+
 /// Normalises one text event.
 pub fn text_rec(ev: &TextEvent, names: &mut Names) -> Rec {
     let name = names.intern(&ev.name);
@@ -431,12 +520,24 @@ pub fn text_rec(ev: &TextEvent, names: &mut Names) -> Rec {
                 expires,
             }
         }
-        "hrtimer_expire_entry" | "timer_hrtimer_expire_entry" => Kind::HrtimerExpireEntry {
-            timer: text_num(ev, &["hrtimer"]).unwrap_or(0) as u64,
-            now: text_num(ev, &["now"]).map(|v| v as u64),
-        },
+        "hrtimer_expire_entry" | "timer_hrtimer_expire_entry" => {
+            let timer = text_num(ev, &["hrtimer"]).unwrap_or(0) as u64;
+            text_callback(ev, names, timer);
+            Kind::HrtimerExpireEntry {
+                timer,
+                now: text_num(ev, &["now"]).map(|v| v as u64),
+            }
+        }
         "hrtimer_expire_exit" | "timer_hrtimer_expire_exit" => Kind::HrtimerExpireExit {
             timer: text_num(ev, &["hrtimer"]).unwrap_or(0) as u64,
+        },
+        "timer_expire_entry" => {
+            let timer = text_num(ev, &["timer"]).unwrap_or(0) as u64;
+            text_callback(ev, names, timer);
+            Kind::TimerExpireEntry { timer }
+        }
+        "timer_expire_exit" => Kind::TimerExpireExit {
+            timer: text_num(ev, &["timer"]).unwrap_or(0) as u64,
         },
         "sched_waking" | "sched_wakeup" | "sched_wakeup_new" => {
             // trace-cmd's plugin form: `comm:pid [prio] CPU:nnn`.
@@ -564,6 +665,7 @@ impl Source for Trace {
                 let unknown = names.intern("unknown");
                 let mut renderer = Renderer::new(meta);
                 let mut cache = CommCache::new();
+                let mut callbacks = Callbacks::new(&meta.kallsyms);
                 let mut events = file.events();
                 while let Some(ev) = events.next_event() {
                     let ev = ev.map_err(|source| ExplainError::Trace {
@@ -571,7 +673,14 @@ impl Source for Trace {
                         source,
                     })?;
                     let rec = match meta.event_index(ev.id()) {
-                        Some(i) => dat_rec(&ev, &decs[i].0, decs[i].1, names, &mut cache),
+                        Some(i) => dat_rec(
+                            &ev,
+                            &decs[i].0,
+                            decs[i].1,
+                            names,
+                            &mut cache,
+                            &mut callbacks,
+                        ),
                         None => Rec {
                             ts: ev.ts,
                             cpu: ev.cpu,
@@ -621,5 +730,43 @@ impl Source for Trace {
             Trace::Dat { file, .. } => file.meta.uname.clone().filter(|u| !u.trim().is_empty()),
             Trace::Text { .. } => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn callbacks_read_from_each_text_form() {
+        assert_eq!(
+            text_function("tcp_pace_kick").as_deref(),
+            Some("tcp_pace_kick")
+        );
+        assert_eq!(
+            text_function("tcp_pace_kick/0x0").as_deref(),
+            Some("tcp_pace_kick")
+        );
+        assert_eq!(
+            text_function("\"it_real_fn\"").as_deref(),
+            Some("it_real_fn")
+        );
+        assert_eq!(
+            text_function("0xFFFFFFFF81A0B2C0").as_deref(),
+            Some("0xffffffff81a0b2c0")
+        );
+        assert_eq!(text_function("0"), None);
+        assert_eq!(text_function("0x0"), None);
+    }
+
+    #[test]
+    fn function_pointers_are_named_by_the_symbol_that_starts_there() {
+        let k = latlab_ftrace::symbols::Kallsyms::parse(
+            b"ffffffff81000000 T tcp_pace_kick\nffffffff81000100 t hrtimer_wakeup\n",
+        );
+        assert_eq!(function_name(&k, 0xffffffff81000000), "tcp_pace_kick");
+        // Inside a symbol (a kallsyms without the function): not its name.
+        assert_eq!(function_name(&k, 0xffffffff81000010), "tcp_pace_kick+0x10");
+        assert_eq!(function_name(&k, 0x1000), "0x1000");
     }
 }

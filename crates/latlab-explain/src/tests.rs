@@ -1317,3 +1317,442 @@ fn comm_choosing_tasks_of_different_periods_is_noted() {
     assert_eq!(crate::mixed_periods_note(&tasks, &[31570, 31571]), None);
     assert_eq!(crate::mixed_periods_note(&tasks, &[31570]), None);
 }
+
+/// TCP pacing on the measured CPU, as a network load makes it (the events
+/// of the late windows of a real trace, `tests/fixtures/net-pacing.dat`):
+/// after the wake-up, three times, the timer interrupt comes (5 us) and
+/// only raises the HRTIMER softirq, which runs the pacing timer's callback
+/// (3 us) and 17 us of its own with interrupts off. `named` gives the
+/// callback its function, as a trace with the `function` field does.
+fn pacing_after_the_wakeup(named: bool) -> (Report, u64) {
+    const PACE: u64 = 0xffff_8881_06a3_c868;
+    let mut b = Builder::new();
+    let local_timer = b.names.intern("local_timer");
+    let pace_kick = b.names.intern("tcp_pace_kick");
+    for k in 1..=10 {
+        b.period(k, 0, |_, _| {}, None, OTHER);
+    }
+    let lat = b.period(
+        11,
+        0,
+        |b, t| {
+            for i in 0..3u64 {
+                let a = t + 1_000 + i * 26_000;
+                b.ev(
+                    a,
+                    0,
+                    Kind::IrqEntry {
+                        irq: -1,
+                        name: local_timer,
+                    },
+                    "local_timer_entry",
+                );
+                b.ev(a + 5_000, 0, Kind::IrqExit { irq: -1 }, "local_timer_exit");
+                b.ev(a + 5_000, 0, Kind::SoftirqEntry { vec: 8 }, "softirq_entry");
+                b.ev(
+                    a + 6_000,
+                    0,
+                    Kind::HrtimerExpireEntry {
+                        timer: PACE,
+                        now: Some(a + 6_000),
+                    },
+                    "hrtimer_expire_entry",
+                );
+                if named {
+                    b.names.set_callback(PACE, a + 6_000, pace_kick);
+                }
+                b.ev(
+                    a + 9_000,
+                    0,
+                    Kind::HrtimerExpireExit { timer: PACE },
+                    "hrtimer_expire_exit",
+                );
+                b.ev(a + 26_000, 0, Kind::SoftirqExit { vec: 8 }, "softirq_exit");
+            }
+        },
+        Some(11 * PERIOD + 3_000 + 79_000),
+        OTHER,
+    );
+    let opts = Options {
+        threshold: Threshold::Ns(10_000),
+        ..Options::default()
+    };
+    (
+        explain(&Records::from(b.recs), b.names, &opts).unwrap(),
+        lat,
+    )
+}
+
+#[test]
+fn a_soft_hrtimer_callback_is_named_with_its_interrupt_and_softirq_time() {
+    let (r, lat) = pacing_after_the_wakeup(true);
+    let w = check(&r, lat);
+    let pacing = Cause::TimerCallback {
+        function: "tcp_pace_kick".into(),
+        timer: crate::TimerKind::SoftHrtimer,
+    };
+    // Three interrupts that only raised the softirq (3 x 5 us) and three
+    // softirqs that ran only the pacing callback (3 x 21 us) are its time.
+    assert_eq!(ns_of(w, |c| *c == pacing), 3 * 26_000, "{:#?}", w.parts);
+    assert_eq!(ns_of(w, |c| matches!(c, Cause::Softirq { .. })), 0);
+    // The interrupt of the task's own timer stays the hrtimer interrupt.
+    assert_eq!(ns_of(w, |c| *c == Cause::HrtimerInterrupt), 2_000);
+    let top = &r.causes[0];
+    assert_eq!(top.cause, pacing);
+    assert!(
+        top.description.contains("timer callback tcp_pace_kick"),
+        "{}",
+        top.description
+    );
+    assert!(
+        top.description.contains("TCP pacing"),
+        "{}",
+        top.description
+    );
+    assert!(
+        top.recommendation.contains("RPS/XPS"),
+        "{}",
+        top.recommendation
+    );
+    assert!(
+        !top.recommendation.contains("IRQ affinity)"),
+        "{}",
+        top.recommendation
+    );
+}
+
+#[test]
+fn timer_softirqs_without_named_callbacks_say_how_to_name_them() {
+    // latlab watch's windows (and traces without the `function` field)
+    // do not name the callbacks: the softirq keeps its vector, and the
+    // advice no longer says that IRQ affinity moves it.
+    let (r, lat) = pacing_after_the_wakeup(false);
+    let w = check(&r, lat);
+    let soft = ns_of(
+        w,
+        |c| matches!(c, Cause::Softirq { vector } if vector == "HRTIMER"),
+    );
+    // The softirq outside the callback (1 + 17 us, three times); the
+    // callback and the interrupts stay the hrtimer interrupt's.
+    assert_eq!(soft, 3 * 18_000, "{:#?}", w.parts);
+    assert_eq!(
+        ns_of(w, |c| *c == Cause::HrtimerInterrupt),
+        3 * 8_000 + 2_000
+    );
+    assert!(r
+        .causes
+        .iter()
+        .all(|c| c.cause.category() != "timer_callback"));
+    let row = r
+        .causes
+        .iter()
+        .find(|c| matches!(&c.cause, Cause::Softirq { vector } if vector == "HRTIMER"))
+        .unwrap();
+    assert!(
+        row.recommendation.contains("hrtimer_expire_entry"),
+        "{}",
+        row.recommendation
+    );
+    assert!(row
+        .recommendation
+        .contains("IRQ affinity does not move timers"));
+}
+
+#[test]
+fn a_hard_hrtimer_and_a_timer_list_callback_are_named_where_they_ran() {
+    const TICK: u64 = 0xffff_8880_0000_1000;
+    const WHEEL: u64 = 0xffff_8880_0000_2000;
+    let mut b = Builder::new();
+    let local_timer = b.names.intern("local_timer");
+    let (tick, work) = (
+        b.names.intern("tick_nohz_handler"),
+        b.names.intern("delayed_work_timer_fn"),
+    );
+    for k in 1..=10 {
+        b.period(k, 0, |_, _| {}, None, OTHER);
+    }
+    // The tick's callback runs 30 us in the timer interrupt before the
+    // task's own expiry (its interrupt delayed by it); after the wake-up
+    // the TIMER softirq runs a delayed work item's timer for 20 us.
+    let t = 11 * PERIOD;
+    b.ev(
+        t - 1_000,
+        0,
+        Kind::IrqEntry {
+            irq: -1,
+            name: local_timer,
+        },
+        "local_timer_entry",
+    );
+    b.ev(
+        t - 500,
+        0,
+        Kind::HrtimerExpireEntry {
+            timer: TICK,
+            now: Some(t - 500),
+        },
+        "hrtimer_expire_entry",
+    );
+    b.names.set_callback(TICK, t - 500, tick);
+    b.ev(
+        t + 30_000,
+        0,
+        Kind::HrtimerExpireExit { timer: TICK },
+        "hrtimer_expire_exit",
+    );
+    let lat = b.period(
+        11,
+        30_000,
+        |b, x| {
+            b.ev(x + 1_000, 0, Kind::IrqExit { irq: -1 }, "local_timer_exit");
+            b.ev(x + 1_000, 0, Kind::SoftirqEntry { vec: 1 }, "softirq_entry");
+            b.ev(
+                x + 2_000,
+                0,
+                Kind::TimerExpireEntry { timer: WHEEL },
+                "timer_expire_entry",
+            );
+            b.names.set_callback(WHEEL, x + 2_000, work);
+            b.ev(
+                x + 22_000,
+                0,
+                Kind::TimerExpireExit { timer: WHEEL },
+                "timer_expire_exit",
+            );
+            b.ev(x + 23_000, 0, Kind::SoftirqExit { vec: 1 }, "softirq_exit");
+        },
+        Some(11 * PERIOD + 30_000 + 2_000 + 24_000),
+        OTHER,
+    );
+    let r = explain(
+        &Records::from(b.recs),
+        b.names,
+        &Options {
+            threshold: Threshold::Ns(10_000),
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let w = check(&r, lat);
+    let hard = Cause::TimerCallback {
+        function: "tick_nohz_handler".into(),
+        timer: crate::TimerKind::Hrtimer,
+    };
+    let wheel = Cause::TimerCallback {
+        function: "delayed_work_timer_fn".into(),
+        timer: crate::TimerKind::TimerList,
+    };
+    // From the expiry to the task's own callback, and the interrupt's time
+    // after it (1 us): the interrupt ran the tick longest.
+    assert_eq!(ns_of(w, |c| *c == hard), 31_000, "{:#?}", w.parts);
+    assert_eq!(ns_of(w, |c| matches!(c, Cause::SilentGap { .. })), 0);
+    // The task's own expiry: the hrtimer interrupt.
+    assert_eq!(ns_of(w, |c| *c == Cause::HrtimerInterrupt), 2_000);
+    // The TIMER softirq ran only the work item's timer: all of it (22 us).
+    assert_eq!(ns_of(w, |c| *c == wheel), 22_000, "{:#?}", w.parts);
+    let tick_row = r.causes.iter().find(|c| c.cause == hard).unwrap();
+    assert!(tick_row.description.contains("scheduler tick"));
+    assert!(tick_row.recommendation.contains("nohz_full"));
+    let wheel_row = r.causes.iter().find(|c| c.cause == wheel).unwrap();
+    assert!(wheel_row
+        .description
+        .contains("timer_list, in the TIMER softirq"));
+}
+
+/// A trace whose only periodic timer task is rt:42.
+fn one_task_trace() -> (Records, Names) {
+    let mut b = Builder::new();
+    for k in 1..=10 {
+        b.period(k, 0, |_, _| {}, None, OTHER);
+    }
+    (Records::from(b.recs), b.names)
+}
+
+#[test]
+fn a_selection_that_matches_nothing_is_an_error_naming_the_tasks_found() {
+    let (recs, names) = one_task_trace();
+    for opts in [
+        Options {
+            pids: vec![4242],
+            ..Options::default()
+        },
+        Options {
+            comms: vec!["nosuchtask".into()],
+            ..Options::default()
+        },
+        // One selector that matches and one that does not: the typo is
+        // not hidden by the other.
+        Options {
+            pids: vec![ME, 4242],
+            ..Options::default()
+        },
+    ] {
+        let err = explain(&recs, names.clone(), &opts).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            matches!(err, crate::ExplainError::NoSuchTask { .. }),
+            "{text}"
+        );
+        assert!(
+            text.contains("--pid 4242") || text.contains("--comm nosuchtask"),
+            "{text}"
+        );
+        assert!(text.contains("rt:42 (10 periods every 1.00 ms)"), "{text}");
+        assert!(text.contains("--pid PID or --comm NAME"), "{text}");
+    }
+    // What matches is analysed.
+    for opts in [
+        Options {
+            pids: vec![ME],
+            ..Options::default()
+        },
+        Options {
+            comms: vec!["r*".into()],
+            ..Options::default()
+        },
+    ] {
+        assert_eq!(explain(&recs, names.clone(), &opts).unwrap().periods, 10);
+    }
+}
+
+#[test]
+fn a_trace_without_a_periodic_timer_task_is_an_error() {
+    let mut b = Builder::new();
+    b.switch(1_000, 0, OTHER, ME, 120);
+    b.ev(2_000, 0, Kind::Other, "sys_enter");
+    let err = explain(&Records::from(b.recs), b.names, &Options::default()).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        matches!(err, crate::ExplainError::NoPeriodicTask { events: 3 }),
+        "{text}"
+    );
+    assert!(text.contains("hrtimer_expire_entry"), "{text}");
+}
+
+/// `latlab watch` cuts its windows in the kernel and hands them to
+/// [`crate::analyze_windows`]; its BPF side logs no `hrtimer_expire_exit`.
+/// A callback named in [`Names::set_callback`] (what watch would do with a
+/// function address it logged) is named there too, each ending where its
+/// softirq does.
+#[test]
+fn windows_cut_elsewhere_name_the_callbacks_given_to_names_even_without_exits() {
+    use crate::separate::{CpuState, Window};
+    use crate::{Period, PeriodSource};
+    const PACE: u64 = 0xffff_8881_06a3_c868;
+    let mut names = Names::new();
+    let (me, other) = (names.intern("latlab-cpu0"), names.intern("ld-net0r"));
+    names.set_comm(ME, me);
+    names.set_comm(OTHER, other);
+    let timer_irq = names.intern("local_timer");
+    let pace_kick = names.intern("tcp_pace_kick");
+    let t = 10_000_000u64;
+    let window = |late: bool, extra: u64, names: &mut Names| {
+        let rec = |ts, kind| Rec {
+            ts,
+            cpu: 0,
+            pid: OTHER,
+            name: 0,
+            kind,
+        };
+        let mut events = vec![
+            rec(
+                t,
+                Kind::IrqEntry {
+                    irq: -1,
+                    name: timer_irq,
+                },
+            ),
+            rec(
+                t + 500,
+                Kind::HrtimerExpireEntry {
+                    timer: 1,
+                    now: None,
+                },
+            ),
+            rec(
+                t + 1_000,
+                Kind::Wake {
+                    pid: ME,
+                    target_cpu: 0,
+                    waking: true,
+                },
+            ),
+            rec(t + 2_000, Kind::IrqExit { irq: -1 }),
+        ];
+        if extra > 0 {
+            events.push(rec(t + 2_000, Kind::SoftirqEntry { vec: 8 }));
+            events.push(rec(
+                t + 3_000,
+                Kind::HrtimerExpireEntry {
+                    timer: PACE,
+                    now: None,
+                },
+            ));
+            names.set_callback(PACE, t + 3_000, pace_kick);
+            events.push(rec(t + 2_000 + extra, Kind::SoftirqExit { vec: 8 }));
+        }
+        let run = t + 3_000 + extra;
+        events.push(rec(
+            run,
+            Kind::Switch {
+                prev_pid: OTHER,
+                prev_runnable: true,
+                next_pid: ME,
+                next_prio: 4,
+                next_comm: me,
+                prev_comm: other,
+            },
+        ));
+        let mut st = CpuState::default();
+        st.apply(&rec(
+            t - 100_000,
+            Kind::Switch {
+                prev_pid: ME,
+                prev_runnable: false,
+                next_pid: OTHER,
+                next_prio: 120,
+                next_comm: other,
+                prev_comm: me,
+            },
+        ));
+        Window {
+            period: 0,
+            late,
+            p: Period {
+                pid: ME,
+                intended: t,
+                expiry: Some(t),
+                expire: Some(t + 500),
+                wake: Some(t + 1_000),
+                run,
+                timer_cpu: 0,
+                cpu: 0,
+                position: 0,
+                source: PeriodSource::Hrtimer,
+                soft: false,
+            },
+            timer_cpu_state: st.clone(),
+            task_cpu_state: st,
+            events,
+            dropped: 0,
+            text: Vec::new(),
+        }
+    };
+    let windows = [
+        window(true, 60_000, &mut names),
+        window(false, 0, &mut names),
+    ];
+    let a = crate::analyze_windows(&windows, &names, false);
+    let top = &a.causes[0];
+    assert_eq!(
+        top.cause,
+        Cause::TimerCallback {
+            function: "tcp_pace_kick".into(),
+            timer: crate::TimerKind::SoftHrtimer,
+        },
+        "{:#?}",
+        a.causes
+    );
+    // The whole softirq: its callback ran to its end (no exit logged).
+    assert_eq!(top.late_ns, 60_000);
+}

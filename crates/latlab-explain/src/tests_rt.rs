@@ -789,3 +789,56 @@ fn a_silent_task_that_holds_the_soft_timer_thread_is_a_silent_gap() {
         }
     }
 }
+
+/// On PREEMPT_RT ktimers/0 runs soft hrtimers' callbacks in a thread. While
+/// it runs another timer's callback (TCP pacing) ahead of the woken task,
+/// that time is the callback's, named with its fix; the thread's time
+/// around it stays the thread's, with the priorities that decided the order.
+#[test]
+fn a_callback_ktimers_runs_is_named_and_the_rest_is_the_threads() {
+    const PACE: u64 = 0xffff_8881_06a3_c868;
+    let mut b = Rt::new(FIFO40);
+    let pace_kick = b.names.intern("tcp_pace_kick");
+    normal(&mut b, 1..=10);
+    let lat = b.hard(
+        11,
+        0,
+        |b, t| {
+            // ktimers/0, boosted to SCHED_FIFO 50 by a lock it holds.
+            b.to(t + 1_000, KTIMERS, FIFO50);
+            b.softirq(t + 2_000, 8, true);
+            b.ev(
+                t + 3_000,
+                Kind::HrtimerExpireEntry {
+                    timer: PACE,
+                    now: Some(t + 3_000),
+                },
+                "hrtimer_expire_entry",
+            );
+            b.names.set_callback(PACE, t + 3_000, pace_kick);
+            b.ev(
+                t + 43_000,
+                Kind::HrtimerExpireExit { timer: PACE },
+                "hrtimer_expire_exit",
+            );
+            b.softirq(t + 45_000, 8, false);
+        },
+        Some(11 * PERIOD + 2_000 + 50_000),
+        (LOAD, 120),
+    );
+    let r = b.explain(10_000);
+    assert_eq!(r.windows[0].latency_ns, lat);
+    let pacing = |c: &Cause| matches!(c, Cause::TimerCallback { function, .. } if function == "tcp_pace_kick");
+    assert_eq!(ns_of(&r, pacing), 40_000);
+    let thread = ns_of(
+        &r,
+        |c| matches!(c, Cause::SoftirqThread { task, prio: FIFO50, .. } if task == "ktimers/0:15"),
+    );
+    assert_eq!(thread, 9_000, "{:#?}", r.windows[0].parts);
+    let row = r.causes.iter().find(|c| pacing(&c.cause)).unwrap();
+    assert!(
+        row.recommendation.contains("RPS/XPS"),
+        "{}",
+        row.recommendation
+    );
+}

@@ -286,10 +286,25 @@ fn lttng_arm_trace_reports_its_periodic_timer_tasks() {
     assert!(text.contains("rcu_preempt:8"));
 }
 
+/// What delays period 8 of [`synthetic_text`].
+#[derive(Clone, Copy, PartialEq)]
+enum Delay {
+    /// A 200 us NET_RX softirq.
+    NetRx,
+    /// A 200 us HRTIMER softirq running TCP pacing's callback, with the
+    /// callback named as `function=` (tracefs prints `tcp_pace_kick`,
+    /// trace-cmd `tcp_pace_kick/0x0`).
+    Pacing(&'static str),
+}
+
 /// A tracefs-style text trace: task rt:100 sleeps on an hrtimer every 1 ms
-/// on CPU 0 while hog:200 runs; period 8 has a 200 us NET_RX softirq
-/// between the wake-up and the switch.
+/// on CPU 0 while hog:200 runs; period 8 is delayed by 200 us between the
+/// wake-up and the switch (a NET_RX softirq).
 fn synthetic_text() -> String {
+    synthetic_text_with(Delay::NetRx)
+}
+
+fn synthetic_text_with(delay: Delay) -> String {
     let mut s = String::from("# tracer: nop\n#\n");
     let line = |s: &mut String, comm: &str, pid: i32, us: u64, ev: &str, info: &str| {
         let _ = writeln!(
@@ -352,22 +367,30 @@ fn synthetic_text() -> String {
             "hrtimer=0xffff1",
         );
         if extra > 0 {
-            line(
-                &mut s,
-                "hog",
-                200,
-                t + 5,
-                "softirq_entry",
-                "vec=3 [action=NET_RX]",
-            );
-            line(
-                &mut s,
-                "hog",
-                200,
-                t + 5 + extra,
-                "softirq_exit",
-                "vec=3 [action=NET_RX]",
-            );
+            let vec = match delay {
+                Delay::NetRx => "vec=3 [action=NET_RX]",
+                Delay::Pacing(_) => "vec=8 [action=HRTIMER]",
+            };
+            line(&mut s, "hog", 200, t + 5, "softirq_entry", vec);
+            if let Delay::Pacing(function) = delay {
+                line(
+                    &mut s,
+                    "hog",
+                    200,
+                    t + 6,
+                    "hrtimer_expire_entry",
+                    &format!("hrtimer=0xffff2 now={}000 function={function}", t + 6),
+                );
+                line(
+                    &mut s,
+                    "hog",
+                    200,
+                    t + 9,
+                    "hrtimer_expire_exit",
+                    "hrtimer=0xffff2",
+                );
+            }
+            line(&mut s, "hog", 200, t + 5 + extra, "softirq_exit", vec);
         }
         line(
             &mut s,
@@ -412,6 +435,178 @@ fn text_trace_names_the_net_rx_softirq_and_adds_up() {
         .find(|p| p["late_count"] == 1)
         .unwrap();
     assert_eq!(row["index"], 8);
+}
+
+#[test]
+fn text_traces_name_the_timer_callback_a_softirq_ran() {
+    for function in ["tcp_pace_kick", "tcp_pace_kick/0x0"] {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("trace.txt");
+        std::fs::write(&p, synthetic_text_with(Delay::Pacing(function))).unwrap();
+        let r = explain_json(&p, &["--threshold", "100us"]);
+        let top = &r["causes"][0];
+        assert_eq!(top["cause"]["category"], "timer_callback", "{top:#}");
+        assert_eq!(top["cause"]["function"], "tcp_pace_kick");
+        assert_eq!(top["cause"]["timer"], "soft_hrtimer");
+        assert_eq!(top["late_ns"], 200_000);
+        assert!(top["recommendation"].as_str().unwrap().contains("RPS/XPS"));
+    }
+}
+
+/// `latlab explain` of a trace in which nothing matches the selection.
+fn explain_fails(trace: &Path, extra: &[&str]) -> String {
+    let out = latlab()
+        .arg("explain")
+        .arg(trace)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{extra:?}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "no report: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn a_selection_that_matches_nothing_is_an_error_naming_the_tasks_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("trace.txt");
+    std::fs::write(&p, synthetic_text()).unwrap();
+    for (args, asked) in [
+        (&["--pid", "4242"][..], "--pid 4242"),
+        (&["--comm", "nosuchtask"], "--comm nosuchtask"),
+        (&["--pid", "100", "--pid", "4242"], "--pid 4242"),
+        (&["--comm", "hog"], "--comm hog"),
+    ] {
+        let err = explain_fails(&p, args);
+        assert!(err.contains(asked), "{err}");
+        assert!(err.contains("rt:100 (20 periods every 1.00 ms)"), "{err}");
+        assert!(err.contains("--pid PID or --comm NAME"), "{err}");
+    }
+    // The task is there: explained.
+    assert_eq!(explain_json(&p, &["--pid", "100"])["periods"], 20);
+    // A trace without any periodic timer task.
+    let idle: String = synthetic_text()
+        .lines()
+        .filter(|l| !l.contains("hrtimer_"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&p, idle).unwrap();
+    let err = explain_fails(&p, &[]);
+    assert!(
+        err.contains("no task woke periodically from a timer"),
+        "{err}"
+    );
+    assert!(err.contains("hrtimer_expire_entry"), "{err}");
+}
+
+fn net_pacing_fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../latlab-explain/tests/fixtures/net-pacing.dat")
+}
+
+/// Late windows (from explain's JSON) whose CPU shows a `tcp_pace_kick`
+/// expiry in `text`, a `trace-cmd report -t` style rendering of the trace.
+fn windows_showing_pacing(report: &Value, text: &str) -> u64 {
+    let expiries: Vec<(u64, u64)> = text
+        .lines()
+        .filter(|l| l.contains(" hrtimer_expire_entry:") && l.contains("function=tcp_pace_kick"))
+        .filter_map(|l| {
+            let cpu = l
+                .split_once('[')?
+                .1
+                .split_once(']')?
+                .0
+                .trim()
+                .parse()
+                .ok()?;
+            let ts = l.split_once("] ")?.1.trim_start().split_once(':')?.0;
+            let (s, frac) = ts.split_once('.')?;
+            let ns = s.parse::<u64>().ok()? * 1_000_000_000
+                + format!("{frac:0<9}")[..9].parse::<u64>().ok()?;
+            Some((cpu, ns))
+        })
+        .collect();
+    assert!(!expiries.is_empty(), "no tcp_pace_kick expiry in the text");
+    report["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| {
+            let (start, end) = (
+                w["start_ns"].as_u64().unwrap(),
+                w["end_ns"].as_u64().unwrap(),
+            );
+            let cpus = [w["cpu"].as_u64().unwrap(), w["timer_cpu"].as_u64().unwrap()];
+            expiries
+                .iter()
+                .any(|(cpu, ts)| cpus.contains(cpu) && (start..=end).contains(ts))
+        })
+        .count() as u64
+}
+
+#[test]
+fn a_network_load_is_explained_by_its_timer_callback_not_by_softirq_hrtimer() {
+    let trace = net_pacing_fixture();
+    let out = latlab()
+        .arg("explain")
+        .arg(&trace)
+        .args(["--threshold", "30us"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "  1. timer callback tcp_pace_kick (soft hrtimer, in the HRTIMER softirq): TCP pacing"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("softirq HRTIMER"), "{text}");
+    let worst = text
+        .split("worst late windows")
+        .nth(1)
+        .expect("windows shown");
+    assert!(worst.contains("timer callback tcp_pace_kick"), "{worst}");
+    let r = explain_json(&trace, &["--threshold", "30us", "--max-windows", "1000"]);
+    let pacing = causes(&r)
+        .into_iter()
+        .find(|c| c["cause"]["function"] == "tcp_pace_kick")
+        .expect("a tcp_pace_kick cause");
+    let counted = pacing["late_windows"].as_u64().unwrap();
+    // The same count from `latlab dump` of the file, and from trace-cmd.
+    let dump = latlab().arg("dump").arg(&trace).output().unwrap();
+    assert!(dump.status.success());
+    assert_eq!(
+        windows_showing_pacing(&r, &String::from_utf8_lossy(&dump.stdout)),
+        counted
+    );
+    let have = Command::new("trace-cmd").arg("--help").output().is_ok();
+    if require("trace-cmd", have, "apt-get install trace-cmd") {
+        let report = Command::new("trace-cmd")
+            .args(["report", "-t"])
+            .arg(&trace)
+            .output()
+            .unwrap();
+        assert!(report.status.success());
+        assert_eq!(
+            windows_showing_pacing(&r, &String::from_utf8_lossy(&report.stdout)),
+            counted,
+            "explain vs trace-cmd report"
+        );
+    }
 }
 
 #[test]

@@ -14,7 +14,8 @@ pub struct ExplainArgs {
     /// text, or an LTTng CTF directory.
     pub trace: PathBuf,
     /// Analyse this task (repeatable). Default: latlab's measurement threads,
-    /// else the most periodic timer task.
+    /// else the most periodic timer task. A pid or name that matches no
+    /// periodic timer task of the trace is an error listing those it has.
     #[arg(long, value_name = "PID")]
     pub pid: Vec<i32>,
     /// Analyse tasks with this name (repeatable; `name*` matches a prefix).
