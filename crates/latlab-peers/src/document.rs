@@ -308,9 +308,16 @@ impl Measurement {
 impl Column {
     /// The histogram as latlab's [`Histogram`], for plots: each bucket's
     /// samples at the middle of the range the tool put them in (see
-    /// [`Rounding`]), overflows at the column's max (so a tail plot is an
-    /// upper bound). `None` without a histogram.
-    pub fn plot_histogram(&self, bucket_ns: u64, rounding: Rounding) -> Option<Histogram> {
+    /// [`Rounding`]). With `overflows_at_max`, the overflows are added at
+    /// the column's max, so a tail plot is an upper bound; without, they
+    /// are left out (their values are not known), as in a histogram plot.
+    /// `None` without a histogram.
+    pub fn plot_histogram(
+        &self,
+        bucket_ns: u64,
+        rounding: Rounding,
+        overflows_at_max: bool,
+    ) -> Option<Histogram> {
         let buckets = self.histogram.as_ref()?;
         let mut histogram = Histogram::new();
         let half = bucket_ns / 2;
@@ -321,7 +328,7 @@ impl Column {
             };
             histogram.record_n(middle, b.count);
         }
-        if let (Some(n), Some(max)) = (self.overflows, self.latency.max) {
+        if let (true, Some(n), Some(max)) = (overflows_at_max, self.overflows, self.latency.max) {
             histogram.record_n(max, n);
         }
         Some(histogram)

@@ -125,8 +125,11 @@ pub fn plots(entries: &[Entry]) -> Vec<Plot> {
 struct Compared<'a> {
     label: &'a str,
     what: Measured<'a>,
-    /// For the overlaid plots (`None`: a peer file without a histogram).
+    /// For the overlaid plots (`None`: a peer file without a histogram):
+    /// the histogram plot's (a peer's overflows left out, their values are
+    /// not known) and the tail plot's (a peer's overflows at its max).
     histogram: Option<Cow<'a, Histogram>>,
+    tail: Option<Cow<'a, Histogram>>,
 }
 
 enum Measured<'a> {
@@ -158,6 +161,7 @@ fn compared(entries: &[Entry]) -> (Vec<Compared<'_>>, Vec<(&str, String)>) {
                 label,
                 what: Measured::Run(run),
                 histogram: Some(Cow::Borrowed(&run.overall.histogram)),
+                tail: Some(Cow::Borrowed(&run.overall.histogram)),
             }),
             Document::Run(_) => not.push((
                 label,
@@ -169,7 +173,8 @@ fn compared(entries: &[Entry]) -> (Vec<Compared<'_>>, Vec<(&str, String)>) {
             Document::Peer(doc) => match doc.measurement(quantity) {
                 Some(measurement) => out.push(Compared {
                     label,
-                    histogram: peer::pooled_histogram(measurement).map(Cow::Owned),
+                    histogram: peer::pooled_histogram(measurement, false).map(Cow::Owned),
+                    tail: peer::pooled_histogram(measurement, true).map(Cow::Owned),
                     what: Measured::Peer {
                         doc,
                         measurement,
@@ -206,10 +211,15 @@ fn compare_plots(entries: &[Entry]) -> Vec<Plot> {
         return Vec::new();
     }
     let drawn: Vec<&Compared> = compared.iter().filter(|c| c.histogram.is_some()).collect();
-    let series: Vec<(String, &latlab_measure::histogram::Histogram)> = drawn
-        .iter()
-        .filter_map(|c| Some((c.label.to_string(), c.histogram.as_deref()?)))
-        .collect();
+    let series = |tail: bool| -> Vec<(String, &Histogram)> {
+        drawn
+            .iter()
+            .filter_map(|c| {
+                let h = if tail { &c.tail } else { &c.histogram };
+                Some((c.label.to_string(), h.as_deref()?))
+            })
+            .collect()
+    };
     let markers = drawn
         .iter()
         .enumerate()
@@ -234,11 +244,11 @@ fn compare_plots(entries: &[Entry]) -> Vec<Plot> {
         }
     };
     vec![
-        plots::histogram_plot("compare-histogram", &title, &series),
+        plots::histogram_plot("compare-histogram", &title, &series(false)),
         plots::tail_plot(
             "compare-tail",
             "Cumulative distribution: share of samples above each latency",
-            &series,
+            &series(true),
             markers,
         ),
     ]
@@ -288,6 +298,7 @@ td.l,th.l{text-align:left}
 .badge{display:inline-block;padding:2px 10px;border-radius:10px;font-weight:700;color:#fff}
 .pass{background:#2a9d4a}.fail{background:#d3452c}.none{background:#7a8793}
 .better{color:#1d7a38}.worse{color:#b02a1a}td.unknown{color:#8a96a3;font-style:italic}
+table.deltas th:last-child{white-space:normal}
 .plots{display:grid;grid-template-columns:repeat(auto-fill,minmax(520px,1fr));gap:14px}
 figure{margin:0;border:1px solid #e6e9ed;border-radius:4px;background:#fff}
 svg.plot{width:100%;height:auto;display:block}
@@ -587,7 +598,9 @@ fn render_comparison(h: &mut String, entries: &[Entry]) {
             "<p>Read from another tool's file: {}. What such a file does not give is shown as \
              <i>unknown</i>; its latencies are whole microseconds as the tool rounds them (latlab's \
              percentiles are the upper bounds of buckets at most 0.2 % wide), and a percentile among \
-             its histogram's overflows is shown as <i>≥</i> the histogram's end.</p>",
+             its histogram's overflows is shown as <i>≥</i> the histogram's end. Its overflows are \
+             left out of the histogram plot and drawn at its max in the cumulative distribution \
+             (an upper bound).</p>",
             peers.join(", ")
         );
     }
@@ -637,7 +650,7 @@ fn render_comparison(h: &mut String, entries: &[Entry]) {
                 }
                 let _ = writeln!(
                     h,
-                    "<td class=\"l wrap unknown\">unknown (not in a {} file)</td></tr>",
+                    "<td class=\"l unknown\" title=\"not in a {} file\">unknown</td></tr>",
                     escape(&doc.source.tool)
                 );
                 continue;

@@ -20,10 +20,11 @@ fn prefix(id: &str, index: usize) -> String {
 }
 
 /// A measurement's pooled histogram for plots (`None` when a column has
-/// no histogram).
-pub fn pooled_histogram(m: &Measurement) -> Option<Histogram> {
+/// no histogram); with `overflows_at_max` its overflows at its max, for a
+/// tail plot that is an upper bound ([`Column::plot_histogram`]).
+pub fn pooled_histogram(m: &Measurement, overflows_at_max: bool) -> Option<Histogram> {
     m.pooled()
-        .plot_histogram(m.bucket_ns.unwrap_or(1000), m.rounding)
+        .plot_histogram(m.bucket_ns.unwrap_or(1000), m.rounding, overflows_at_max)
 }
 
 /// The markers of a column's p99, p99.9 and max, where known.
@@ -50,7 +51,7 @@ pub fn peer_plots(id: &str, doc: &PeerDocument) -> Vec<Plot> {
         let per_column: Vec<(String, Histogram)> = m
             .columns
             .iter()
-            .filter_map(|c| Some((column_name(c), c.plot_histogram(width, m.rounding)?)))
+            .filter_map(|c| Some((column_name(c), c.plot_histogram(width, m.rounding, false)?)))
             .collect();
         if per_column.is_empty() {
             continue;
@@ -67,7 +68,7 @@ pub fn peer_plots(id: &str, doc: &PeerDocument) -> Vec<Plot> {
             ),
             &series,
         ));
-        if let Some(pooled) = pooled_histogram(m) {
+        if let Some(pooled) = pooled_histogram(m, true) {
             out.push(plots::tail_plot(
                 &format!("{p}-tail"),
                 "Cumulative distribution: share of samples above each latency",
@@ -95,6 +96,15 @@ fn column_name(c: &Column) -> String {
     }
 }
 
+/// The CPUs of a measurement's columns (`0,1`), or `unknown`.
+fn cpus(m: &Measurement) -> String {
+    m.columns
+        .iter()
+        .map(|c| c.cpu.map(|cpu| cpu.to_string()))
+        .collect::<Option<Vec<String>>>()
+        .map_or_else(|| "unknown".into(), |c| c.join(","))
+}
+
 fn cell(text: &str) -> String {
     if text == crate::peer::UNKNOWN {
         "<td class=\"unknown\">unknown</td>".into()
@@ -109,7 +119,7 @@ pub fn section(h: &mut String, id: &str, label: &str, doc: &PeerDocument) {
         h,
         "<section class=\"run\" id=\"{id}\"><h2>{} <span class=\"badge none\">{}</span></h2>",
         escape(label),
-        escape(&doc.tool_name())
+        escape(doc.source.format.name())
     );
     let lines = provenance(doc);
     let _ = writeln!(
@@ -130,16 +140,20 @@ pub fn section(h: &mut String, id: &str, label: &str, doc: &PeerDocument) {
             escape(&capital(m.quantity.name()))
         );
         let pooled = (m.columns.len() > 1).then(|| m.pooled());
-        for c in m.columns.iter().chain(pooled.iter()) {
+        let rows = m.columns.iter().map(|c| (c, false));
+        for (c, is_pooled) in rows.chain(pooled.iter().map(|c| (c, true))) {
             let l = &c.latency;
+            // The pooled row's CPUs are its columns'.
+            let cpu = match (is_pooled, c.cpu) {
+                (true, _) => cpus(m),
+                (false, Some(cpu)) => cpu.to_string(),
+                (false, None) => "unknown".into(),
+            };
             let _ = write!(
                 h,
                 "<tr><td class=\"l\">{}</td>{}",
                 escape(&c.name),
-                cell(
-                    &c.cpu
-                        .map_or_else(|| "unknown".into(), |cpu| cpu.to_string())
-                )
+                cell(&cpu)
             );
             for text in [
                 count(l.count),
@@ -239,7 +253,7 @@ mod tests {
         // Both rows, the peer's with what it lacks as unknown.
         assert!(html.contains("<td class=\"l\">cyclictest</td><td>–</td><td>20000</td><td class=\"unknown\">unknown</td>"), "{html}");
         assert!(html.contains("<td class=\"l\">latlab run</td>"));
-        assert!(html.contains("unknown (not in a cyclictest file)"));
+        assert!(html.contains("title=\"not in a cyclictest file\">unknown</td>"));
         // Both overlaid in the comparison's plots, and the peer's own section.
         let plots = super::super::plots(&entries);
         let compare = plots.iter().find(|p| p.id == "compare-histogram").unwrap();
