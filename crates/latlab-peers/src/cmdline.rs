@@ -114,7 +114,7 @@ pub fn parse(tool: &str, command_line: &str) -> CommandLine {
     let s = &mut out.settings;
     match tool {
         "cyclictest" => {
-            s.interval_ns = number('i').map(|us| us * 1000);
+            s.interval_ns = number('i').map(|us| us.saturating_mul(1000));
             s.priority = number('p').and_then(|p| i32::try_from(p).ok());
             s.policy = policy(command_line).or_else(|| s.priority.map(|_| "fifo".into()));
             s.mlocked = Some(get('m').is_some());
@@ -122,7 +122,7 @@ pub fn parse(tool: &str, command_line: &str) -> CommandLine {
             out.nanoseconds = get('N').is_some();
         }
         "cyclicdeadline" => {
-            s.interval_ns = number('i').map(|us| us * 1000);
+            s.interval_ns = number('i').map(|us| us.saturating_mul(1000));
             s.policy = Some("deadline".into());
         }
         "oslat" => {
@@ -138,7 +138,7 @@ pub fn parse(tool: &str, command_line: &str) -> CommandLine {
             );
         }
         _ => {
-            s.interval_ns = number('i').map(|us| us * 1000);
+            s.interval_ns = number('i').map(|us| us.saturating_mul(1000));
             s.priority = number('p').and_then(|p| i32::try_from(p).ok());
         }
     }

@@ -20,6 +20,8 @@
 //! does not say the unit: with `-N` the rows are nanoseconds, which only
 //! the `--json` file tells (its `resolution_in_ns`).
 
+use std::collections::BTreeMap;
+
 use crate::document::{
     Column, Measurement, PeerDocument, PeerFormat, PeerSettings, PeerSummary, Quantity, Rounding,
     Source,
@@ -95,7 +97,7 @@ pub fn decode(text: &str) -> Result<PeerDocument, DecodeError> {
         .position(|l| l.text.trim_end() == "# Histogram")
         .ok_or_else(|| malformed(end_of(text), "no `# Histogram` line"))?;
     let mut notes = Vec::new();
-    let mut statuses: Vec<Option<Status>> = Vec::new();
+    let mut statuses: BTreeMap<usize, Status> = BTreeMap::new();
     let mut policy = None;
     let mut dma_latency = None;
     for line in &all[..start] {
@@ -104,10 +106,7 @@ pub fn decode(text: &str) -> Result<PeerDocument, DecodeError> {
             continue;
         }
         if let Some((thread, s)) = status(t) {
-            if statuses.len() <= thread {
-                statuses.resize(thread + 1, None);
-            }
-            statuses[thread] = Some(s);
+            statuses.insert(thread, s);
         } else if let Some(rest) = t.strip_prefix("policy:") {
             policy = rest.split(':').next().map(|p| p.trim().to_string());
         } else if let Some(rest) = t.strip_prefix("# /dev/cpu_dma_latency set to ") {
@@ -210,10 +209,7 @@ pub fn decode(text: &str) -> Result<PeerDocument, DecodeError> {
             cycles.push((listed, others));
         } else if let Some((thread, s)) = status(t) {
             // Status lines after the histogram fill what none before did.
-            if statuses.len() <= thread {
-                statuses.resize(thread + 1, None);
-            }
-            statuses[thread].get_or_insert(s);
+            statuses.entry(thread).or_insert(s);
         } else if !t.is_empty() {
             in_cycles = false;
             notes.push(t.to_string());
@@ -275,9 +271,9 @@ pub fn decode(text: &str) -> Result<PeerDocument, DecodeError> {
         let pairs: Vec<(u64, u64)> = rows
             .iter()
             .enumerate()
-            .map(|(us, row)| (us as u64 * 1000, row[t]))
+            .map(|(us, row)| ((us as u64).saturating_mul(1000), row[t]))
             .collect();
-        let in_rows: u64 = pairs.iter().map(|p| p.1).sum();
+        let in_rows = pairs.iter().fold(0u64, |sum, p| sum.saturating_add(p.1));
         if in_rows != total[t] {
             return Err(malformed(
                 total_at,
@@ -289,22 +285,22 @@ pub fn decode(text: &str) -> Result<PeerDocument, DecodeError> {
         }
         let buckets = stats::buckets(pairs, 1000);
         let summary = PeerSummary {
-            count: Some(total[t] + overflows[t]),
-            min: Some(mins[t] * 1000),
+            count: Some(total[t].saturating_add(overflows[t])),
+            min: Some(mins[t].saturating_mul(1000)),
             mean: Some(avgs[t] as f64 * 1000.0),
-            max: Some(maxs[t] * 1000),
+            max: Some(maxs[t].saturating_mul(1000)),
             ..PeerSummary::default()
         };
-        let s = statuses.get(t).copied().flatten().unwrap_or_default();
+        let s = statuses.get(&t).copied().unwrap_or_default();
         columns.push(Column {
             name: format!("thread {t}"),
             cpu: None,
             priority: s.priority,
-            interval_ns: s.interval_us.map(|us| us * 1000),
+            interval_ns: s.interval_us.map(|us| us.saturating_mul(1000)),
             latency: stats::with_percentiles(summary, Some(&buckets), overflows[t]),
             histogram: Some(buckets),
             overflows: Some(overflows[t]),
-            overflow_from_ns: Some(rows.len() as u64 * 1000),
+            overflow_from_ns: Some((rows.len() as u64).saturating_mul(1000)),
             overflow_cycles: cycles[t].0.clone(),
         });
         if let Some(others) = cycles[t].1 {
@@ -316,7 +312,7 @@ pub fn decode(text: &str) -> Result<PeerDocument, DecodeError> {
     if histofall {
         // -H's column must be the threads' sum, row by row.
         for (us, row) in rows.iter().enumerate() {
-            let sum: u64 = row[..threads].iter().sum();
+            let sum = stats::total(row[..threads].iter().copied());
             if row[threads] != sum {
                 return Err(malformed(
                     all[start + 1 + us].at,

@@ -323,7 +323,7 @@ impl Column {
         let half = bucket_ns / 2;
         for b in buckets {
             let middle = match rounding {
-                Rounding::Down => b.low + half,
+                Rounding::Down => b.low.saturating_add(half),
                 Rounding::Up => b.low.saturating_sub(half),
             };
             histogram.record_n(middle, b.count);

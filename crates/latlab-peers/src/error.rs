@@ -65,6 +65,14 @@ pub enum DecodeError {
         /// The part that is missing.
         missing: String,
     },
+    /// Figures no run can have (more samples than 2^53): a damaged file.
+    #[error("{format} file: {message}: the file is damaged; use the file as the tool wrote it")]
+    Implausible {
+        /// The format it was read as.
+        format: &'static str,
+        /// What cannot be.
+        message: String,
+    },
     /// Nothing in the file says which peer format it is.
     #[error(
         "not a result latlab reads: {seen}; latlab reads its own result.json, \

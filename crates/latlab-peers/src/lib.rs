@@ -101,7 +101,32 @@ pub fn decode(bytes: &[u8]) -> Result<PeerDocument, DecodeError> {
         });
     };
     document.id = Some(file_id(bytes));
+    plausible(&document)?;
     Ok(document)
+}
+
+/// More samples than this in a file cannot be (2^53: 285,000 years at
+/// 1 kHz); below it, sums of several files' counts cannot overflow.
+pub const MAX_SAMPLES: u64 = 1 << 53;
+
+/// An error when a column's counts add up past [`MAX_SAMPLES`].
+fn plausible(document: &PeerDocument) -> Result<(), DecodeError> {
+    for m in &document.measurements {
+        for c in &m.columns {
+            let in_histogram = stats::total(c.histogram.iter().flatten().map(|b| b.count));
+            let samples = [
+                in_histogram.saturating_add(c.overflows.unwrap_or(0)),
+                c.latency.count.unwrap_or(0),
+            ];
+            if samples.iter().any(|&n| n > MAX_SAMPLES) {
+                return Err(DecodeError::Implausible {
+                    format: document.source.format.name(),
+                    message: format!("{} counts more than 2^53 samples", c.name),
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A JSON syntax error (a malformed or cut file) with its position.

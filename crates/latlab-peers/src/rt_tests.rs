@@ -289,7 +289,7 @@ fn latency_column(
                         format!("thread {index}'s histogram count for {key} is not a count"),
                     )
                 })?;
-                pairs.push((label * unit_ns, count));
+                pairs.push((label.saturating_mul(unit_ns), count));
             }
             Some(stats::buckets(pairs, unit_ns))
         }
@@ -311,13 +311,19 @@ fn latency_column(
         let last = histogram_rows.unwrap_or(32);
         let mut buckets = histogram;
         let over = buckets.as_mut().and_then(|h| {
-            let i = h.iter().position(|b| b.low == last * unit_ns)?;
+            let i = h
+                .iter()
+                .position(|b| b.low == last.saturating_mul(unit_ns))?;
             Some(h.remove(i).count)
         });
-        let from = buckets.is_some().then(|| (last - 1) * unit_ns);
+        let from = buckets
+            .is_some()
+            .then(|| last.saturating_sub(1).saturating_mul(unit_ns));
         (buckets, over.or(from.map(|_| 0)), from)
     } else {
-        let in_histogram: Option<u64> = histogram.as_ref().map(|h| h.iter().map(|b| b.count).sum());
+        let in_histogram = histogram
+            .as_ref()
+            .map(|h| stats::total(h.iter().map(|b| b.count)));
         let overflows = match (cycles, in_histogram) {
             (Some(c), Some(h)) if c >= h => Some(c - h),
             (Some(_), Some(_)) => {
@@ -330,8 +336,8 @@ fn latency_column(
             _ => written_overflow,
         };
         let from = match (tool, histogram_rows) {
-            ("latlab", _) => Some(LATLAB_ROWS * unit_ns),
-            (_, Some(rows)) => Some(rows * unit_ns),
+            ("latlab", _) => Some(LATLAB_ROWS.saturating_mul(unit_ns)),
+            (_, Some(rows)) => Some(rows.saturating_mul(unit_ns)),
             _ => None,
         };
         (histogram, overflows, overflows.and(from))
@@ -339,10 +345,10 @@ fn latency_column(
     let count = cycles.or_else(|| {
         histogram
             .as_ref()
-            .map(|h| h.iter().map(|b| b.count).sum::<u64>() + overflows.unwrap_or(0))
+            .map(|h| stats::total(h.iter().map(|b| b.count)).saturating_add(overflows.unwrap_or(0)))
     });
-    let min = take_u64(thread, "min").map(|v| v * unit_ns);
-    let max = take_u64(thread, "max").map(|v| v * unit_ns);
+    let min = take_u64(thread, "min").map(|v| v.saturating_mul(unit_ns));
+    let max = take_u64(thread, "max").map(|v| v.saturating_mul(unit_ns));
     let mean = take_f64(thread, "avg").map(|v| v * unit_ns as f64);
     let cpu = take_cpu(thread);
     thread.remove("node");
@@ -390,12 +396,12 @@ fn ipc_column(
         _ => Map::new(),
     };
     let samples = take_u64(&mut sender, "samples");
-    let interval_ns = take_u64(&mut sender, "interval").map(|us| us * 1000);
+    let interval_ns = take_u64(&mut sender, "interval").map(|us| us.saturating_mul(1000));
     let summary = PeerSummary {
         count: samples,
-        min: take_u64(&mut receiver, "min").map(|v| v * unit_ns),
+        min: take_u64(&mut receiver, "min").map(|v| v.saturating_mul(unit_ns)),
         mean: take_f64(&mut receiver, "avg").map(|v| v * unit_ns as f64),
-        max: take_u64(&mut receiver, "max").map(|v| v * unit_ns),
+        max: take_u64(&mut receiver, "max").map(|v| v.saturating_mul(unit_ns)),
         ..PeerSummary::default()
     };
     let cpu = take_cpu(&mut receiver);
@@ -464,6 +470,14 @@ pub fn rfc2822_unix(text: &str) -> Option<i64> {
     let year: i64 = words.next()?.parse().ok()?;
     let mut hms = words.next()?.split(':').map(|v| v.parse::<i64>());
     let (h, m, s) = (hms.next()?.ok()?, hms.next()?.ok()?, hms.next()?.ok()?);
+    let sane = (1..=31).contains(&day)
+        && (0..=9999).contains(&year)
+        && (0..24).contains(&h)
+        && (0..60).contains(&m)
+        && (0..61).contains(&s);
+    if !sane {
+        return None;
+    }
     let zone = words.next().unwrap_or("+0000");
     let (sign, digits) = match zone.as_bytes().first()? {
         b'+' => (1, &zone[1..]),
@@ -471,8 +485,8 @@ pub fn rfc2822_unix(text: &str) -> Option<i64> {
         _ => (1, zone),
     };
     let offset = if digits.len() == 4 {
-        let hh: i64 = digits[..2].parse().ok()?;
-        let mm: i64 = digits[2..].parse().ok()?;
+        let hh: i64 = digits.get(..2)?.parse().ok()?;
+        let mm: i64 = digits.get(2..)?.parse().ok()?;
         sign * (hh * 3600 + mm * 60)
     } else {
         0

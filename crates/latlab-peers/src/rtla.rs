@@ -251,29 +251,35 @@ pub fn decode(text: &str) -> Result<PeerDocument, DecodeError> {
     for (c, h) in heads.iter().enumerate() {
         let pairs: Vec<(u64, u64)> = rows
             .iter()
-            .map(|(index, counts)| (index * unit_ns, counts[c]))
+            .map(|(index, counts)| (index.saturating_mul(unit_ns), counts[c]))
             .collect();
-        let in_rows: u64 = pairs.iter().map(|p| p.1).sum();
+        let in_rows = pairs.iter().fold(0u64, |sum, p| sum.saturating_add(p.1));
         let overflows = over[c].unwrap_or(0);
         let written = count.as_ref().and_then(|v| v[c]);
         if let Some(written) = written {
-            if written != in_rows + overflows {
+            if written != in_rows.saturating_add(overflows) {
                 notes.push(format!(
                     "{}: count {written}, but the rows and over: add up to {}",
                     h.name,
-                    in_rows + overflows
+                    in_rows.saturating_add(overflows)
                 ));
             }
         }
-        let buckets = stats::buckets(pairs, bucket * unit_ns);
+        let buckets = stats::buckets(pairs, bucket.saturating_mul(unit_ns));
         let summary = PeerSummary {
-            count: Some(written.unwrap_or(in_rows + overflows)),
-            min: min.as_ref().and_then(|v| v[c]).map(|v| v * unit_ns),
+            count: Some(written.unwrap_or(in_rows.saturating_add(overflows))),
+            min: min
+                .as_ref()
+                .and_then(|v| v[c])
+                .map(|v| v.saturating_mul(unit_ns)),
             mean: avg
                 .as_ref()
                 .and_then(|v| v[c])
-                .map(|v| (v * unit_ns) as f64),
-            max: max.as_ref().and_then(|v| v[c]).map(|v| v * unit_ns),
+                .map(|v| v.saturating_mul(unit_ns) as f64),
+            max: max
+                .as_ref()
+                .and_then(|v| v[c])
+                .map(|v| v.saturating_mul(unit_ns)),
             ..PeerSummary::default()
         };
         let column = Column {
@@ -291,7 +297,7 @@ pub fn decode(text: &str) -> Result<PeerDocument, DecodeError> {
             Some(m) => m.columns.push(column),
             None => measurements.push(Measurement {
                 quantity: h.quantity,
-                bucket_ns: Some(bucket * unit_ns),
+                bucket_ns: Some(bucket.saturating_mul(unit_ns)),
                 rounding: Rounding::Down,
                 columns: vec![column],
             }),
@@ -338,7 +344,8 @@ fn parse_duration(text: &str) -> Option<f64> {
     let days: u64 = words.next()?.parse().ok()?;
     let mut hms = words.next()?.split(':').map(|v| v.parse::<u64>());
     let (h, m, s) = (hms.next()?.ok()?, hms.next()?.ok()?, hms.next()?.ok()?);
-    Some((days * 86_400 + h * 3600 + m * 60 + s) as f64)
+    (h < 24 && m < 60 && s < 61 && days < 1_000_000)
+        .then(|| (days * 86_400 + h * 3600 + m * 60 + s) as f64)
 }
 
 #[cfg(test)]

@@ -14,8 +14,10 @@ const KEPT: [f64; 5] = [50.0, 90.0, 99.0, 99.9, 99.99];
 /// them: the label of the bucket holding the nearest-rank sample, `None`
 /// when that sample is an overflow or there is none.
 pub fn percentile(buckets: &[Bucket], overflows: u64, p: f64) -> Option<u64> {
-    let in_buckets: u64 = buckets.iter().map(|b| b.count).sum();
-    let total = in_buckets + overflows;
+    let in_buckets = buckets
+        .iter()
+        .fold(0u64, |sum, b| sum.saturating_add(b.count));
+    let total = in_buckets.saturating_add(overflows);
     if total == 0 {
         return None;
     }
@@ -26,12 +28,18 @@ pub fn percentile(buckets: &[Bucket], overflows: u64, p: f64) -> Option<u64> {
     let rank = rank.clamp(1, total);
     let mut seen = 0u64;
     for b in buckets {
-        seen += b.count;
+        seen = seen.saturating_add(b.count);
         if seen >= rank {
             return Some(b.low);
         }
     }
     None
+}
+
+/// The sum of `counts`, at most `u64::MAX` (a damaged file's counts can
+/// add up past it).
+pub fn total(counts: impl IntoIterator<Item = u64>) -> u64 {
+    counts.into_iter().fold(0, u64::saturating_add)
 }
 
 /// Fills the percentiles of `summary` from the buckets (when there are any).
@@ -60,10 +68,10 @@ pub fn buckets(mut pairs: Vec<(u64, u64)>, width_ns: u64) -> Vec<Bucket> {
     let mut out: Vec<Bucket> = Vec::with_capacity(pairs.len());
     for (low, count) in pairs {
         match out.last_mut() {
-            Some(last) if last.low == low => last.count += count,
+            Some(last) if last.low == low => last.count = last.count.saturating_add(count),
             _ => out.push(Bucket {
                 low,
-                high: low + width_ns.max(1) - 1,
+                high: low.saturating_add(width_ns.max(1) - 1),
                 count,
             }),
         }
@@ -78,7 +86,9 @@ pub fn pool(measurement: &Measurement) -> Column {
         columns.iter().map(f).collect::<Option<Vec<u64>>>()
     };
     let counts = all_known(&|c| c.latency.count);
-    let count = counts.as_ref().map(|c| c.iter().sum::<u64>());
+    let count = counts
+        .as_ref()
+        .map(|c| c.iter().fold(0u64, |sum, &n| sum.saturating_add(n)));
     let min = all_known(&|c| c.latency.min).and_then(|v| v.into_iter().min());
     let max = all_known(&|c| c.latency.max).and_then(|v| v.into_iter().max());
     let mean = match (&counts, count) {
@@ -104,7 +114,8 @@ pub fn pool(measurement: &Measurement) -> Column {
                 width,
             )
         });
-    let overflows = all_known(&|c| c.overflows).map(|v| v.iter().sum::<u64>());
+    let overflows =
+        all_known(&|c| c.overflows).map(|v| v.iter().fold(0u64, |sum, &n| sum.saturating_add(n)));
     let overflow_from_ns = all_known(&|c| c.overflow_from_ns).and_then(|v| v.into_iter().min());
     let summary = PeerSummary {
         count,
