@@ -178,7 +178,7 @@ complete -c latlab -n "__fish_latlab_using_subcommand report" -s h -l help -d 'P
 complete -c latlab -n "__fish_latlab_using_subcommand report" -s V -l version -d 'Print version'
 complete -c latlab -n "__fish_latlab_using_subcommand history" -l db -d 'The history database: a SQLite FILE (default: $XDG_DATA_HOME/latlab/history.sqlite, else ~/.local/share/latlab/history.sqlite), or a PostgreSQL URL (postgres://USER@HOST/DB; its tables are created on first use)' -r
 complete -c latlab -n "__fish_latlab_using_subcommand history" -l limit -d 'Show only the newest N results' -r
-complete -c latlab -n "__fish_latlab_using_subcommand history" -l add -d 'First store these result files (e.g. from another machine, or from before the history existed), then list' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand history" -l add -d 'First store these result files (e.g. from another machine, or from before the history existed; a cyclictest, rt-tests or rtla file as read by `latlab report`), then list' -r -F
 complete -c latlab -n "__fish_latlab_using_subcommand history" -s h -l help -d 'Print help'
 complete -c latlab -n "__fish_latlab_using_subcommand history" -s V -l version -d 'Print version'
 complete -c latlab -n "__fish_latlab_using_subcommand compare" -l db -d 'The history database: a SQLite FILE (default: $XDG_DATA_HOME/latlab/history.sqlite, else ~/.local/share/latlab/history.sqlite), or a PostgreSQL URL (postgres://USER@HOST/DB; its tables are created on first use)' -r

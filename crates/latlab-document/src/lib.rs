@@ -7,10 +7,13 @@
 //! `latlab.respond` (latlab-respond), `latlab.lockbench` and
 //! `latlab.lockbench-simulation` (latlab-lock), `latlab.explain`
 //! (latlab-explain), `latlab.load` (latlab-load), `latlab.watch`
-//! (latlab-watch). This crate adds what
+//! (latlab-watch), and `latlab.peer` (latlab-peers: another tool's result
+//! file, read). This crate adds what
 //! needs all of them: the run document, the dispatch on `schema` used by
-//! `latlab report`, `compare`, `history` and `scenario`, and the JSON
-//! Schemas ([`schemas`]) published under `docs/schema/`.
+//! `latlab report`, `compare`, `history` and `scenario`, the one reader of
+//! a result file's bytes ([`Document::read`]: latlab's JSON or a peer
+//! tool's file, anything else an error), and the JSON Schemas
+//! ([`schemas`]) published under `docs/schema/`.
 //!
 //! ```
 //! use latlab_document::Document;
@@ -32,6 +35,7 @@ pub use id::{content_id, document_id, new_id};
 pub use latlab_explain::ExplainDocument;
 pub use latlab_load::LoadDocument;
 pub use latlab_lock::document::{BenchReport, SimReport};
+pub use latlab_peers::PeerDocument;
 pub use latlab_respond::result::RespondResult;
 pub use latlab_watch::WatchDocument;
 pub use run::RunDocument;
@@ -53,6 +57,8 @@ pub enum Document {
     Load(Box<LoadDocument>),
     /// `latlab.watch`: the wake-ups of running tasks, watched in the kernel.
     Watch(Box<WatchDocument>),
+    /// `latlab.peer`: a peer tool's result file (cyclictest, rt-tests, rtla).
+    Peer(Box<PeerDocument>),
     /// Any other schema (a newer latlab's, another tool's): kept as JSON.
     Other {
         /// The `schema` field (`"unknown"` when absent).
@@ -64,7 +70,7 @@ pub enum Document {
 
 /// Every kind of document latlab writes: schema name and a one-line
 /// description, in the order of [`schemas`].
-pub const KINDS: [(&str, &str); 7] = [
+pub const KINDS: [(&str, &str); 8] = [
     ("latlab.run", "a latency measurement (`latlab run`)"),
     (
         "latlab.respond",
@@ -90,12 +96,77 @@ pub const KINDS: [(&str, &str); 7] = [
         "latlab.watch",
         "the wake-ups of running tasks watched in the kernel (`latlab watch --json`)",
     ),
+    (
+        "latlab.peer",
+        "a peer tool's result as latlab reads it: cyclictest's -h histogram, rt-tests' --json, rtla hist (`latlab history --add`, `push`)",
+    ),
 ];
+
+/// Why a result file could not be read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReadError {
+    /// Not JSON latlab wrote, and not a peer file it reads (or a damaged
+    /// one): the error says where and what latlab reads.
+    #[error(transparent)]
+    Peer(#[from] latlab_peers::DecodeError),
+    /// A latlab document whose fields are not what its schema says.
+    #[error(
+        "a {schema} document that does not read as one: {source} (is it complete, and \
+         written by latlab? a newer latlab's file needs that latlab)"
+    )]
+    Invalid {
+        /// Its `schema`.
+        schema: String,
+        /// What serde found.
+        source: serde_json::Error,
+    },
+}
 
 impl Document {
     /// Parses a result file, dispatching on its `schema` field.
     pub fn parse(text: &str) -> Result<Document, serde_json::Error> {
         Document::from_value(serde_json::from_str(text)?)
+    }
+
+    /// Reads a result file's bytes, whatever wrote it: a latlab JSON
+    /// document (by its `schema`, or the shape of a file from before it had
+    /// one), or a peer tool's file ([`latlab_peers::decode`]: cyclictest's
+    /// `-h` text, rt-tests' `--json`, rtla hist output). Anything else is
+    /// an error that names what latlab reads; a damaged or cut file one
+    /// that gives the line and byte.
+    pub fn read(bytes: &[u8]) -> Result<Document, ReadError> {
+        let json = bytes
+            .iter()
+            .find(|b| !b.is_ascii_whitespace())
+            .is_some_and(|&b| b == b'{');
+        if !json {
+            return Ok(Document::Peer(Box::new(latlab_peers::decode(bytes)?)));
+        }
+        let value: Value = serde_json::from_slice(bytes)
+            .map_err(|e| ReadError::Peer(latlab_peers::json_error(bytes, &e)))?;
+        let latlab = value.get("schema").and_then(Value::as_str).is_some()
+            || legacy_schema(&value).is_some();
+        if !latlab {
+            return Ok(Document::Peer(Box::new(latlab_peers::decode(bytes)?)));
+        }
+        let schema = value
+            .get("schema")
+            .and_then(Value::as_str)
+            .or_else(|| legacy_schema(&value))
+            .unwrap_or_default()
+            .to_string();
+        Document::from_value(value).map_err(|source| ReadError::Invalid { schema, source })
+    }
+
+    /// The tool that measured: `latlab`, or a peer document's (`cyclictest`,
+    /// `oslat`, `rtla timerlat`, ...). Results of different tools are
+    /// compared side by side, never pooled into one baseline.
+    pub fn source_tool(&self) -> &str {
+        match self {
+            Document::Peer(d) => &d.source.tool,
+            _ => "latlab",
+        }
     }
 
     /// Reads a parsed JSON value, dispatching on its `schema` field. Files
@@ -117,6 +188,16 @@ impl Document {
             "latlab.explain" => Document::Explain(Box::new(serde_json::from_value(value)?)),
             "latlab.load" => Document::Load(Box::new(serde_json::from_value(value)?)),
             "latlab.watch" => Document::Watch(Box::new(serde_json::from_value(value)?)),
+            "latlab.peer" => Document::Peer(Box::new(serde_json::from_value(value)?)),
+            // An rt-tests file stored as it was (by a latlab that did not
+            // read them): read now, with the id of its JSON's text.
+            "unknown" if latlab_peers::rt_tests::detect(&value) => {
+                let text = value.to_string();
+                match latlab_peers::decode(text.as_bytes()) {
+                    Ok(peer) => Document::Peer(Box::new(peer)),
+                    Err(_) => Document::Other { schema, value },
+                }
+            }
             _ => Document::Other { schema, value },
         })
     }
@@ -131,6 +212,7 @@ impl Document {
             Document::Explain(d) => &d.schema,
             Document::Load(d) => &d.schema,
             Document::Watch(d) => &d.schema,
+            Document::Peer(d) => &d.schema,
             Document::Other { schema, .. } => schema,
         }
     }
@@ -148,6 +230,7 @@ impl Document {
             Document::Explain(d) => d.id.clone(),
             Document::Load(d) => d.id.clone(),
             Document::Watch(d) => d.id.clone(),
+            Document::Peer(d) => d.id.clone(),
             Document::Other { value, .. } => {
                 value.get("id").and_then(Value::as_str).map(str::to_string)
             }
@@ -165,6 +248,7 @@ impl Document {
             Document::Explain(d) => serde_json::to_value(d),
             Document::Load(d) => serde_json::to_value(d),
             Document::Watch(d) => serde_json::to_value(d),
+            Document::Peer(d) => serde_json::to_value(d),
             Document::Other { value, .. } => Ok(value.clone()),
         }
     }
@@ -188,6 +272,7 @@ impl Serialize for Document {
             Document::Explain(d) => d.serialize(serializer),
             Document::Load(d) => d.serialize(serializer),
             Document::Watch(d) => d.serialize(serializer),
+            Document::Peer(d) => d.serialize(serializer),
             Document::Other { value, .. } => value.serialize(serializer),
         }
     }
@@ -228,6 +313,7 @@ pub fn schemas() -> Vec<(&'static str, schemars::Schema)> {
             "latlab.lockbench-simulation" => schemars::schema_for!(SimReport),
             "latlab.explain" => schemars::schema_for!(ExplainDocument),
             "latlab.watch" => schemars::schema_for!(WatchDocument),
+            "latlab.peer" => schemars::schema_for!(PeerDocument),
             _ => schemars::schema_for!(LoadDocument),
         };
         schema.insert("title".into(), name.into());
@@ -237,4 +323,41 @@ pub fn schemas() -> Vec<(&'static str, schemars::Schema)> {
         .iter()
         .map(|(name, _)| (*name, schema_of(name)))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_takes_latlab_json_and_peer_files_and_refuses_the_rest() {
+        let run = br#"{"schema": "latlab.lockbench", "future": 1}"#;
+        assert!(
+            matches!(Document::read(run), Err(ReadError::Invalid { schema, .. }) if schema == "latlab.lockbench")
+        );
+        let newer = br#"{"schema": "latlab.future", "answer": 42}"#;
+        assert!(matches!(Document::read(newer), Ok(Document::Other { .. })));
+        let rt_tests = br#"{"file_version": 1, "cmdline:": "cyclictest -p95 -i200 --json=x", "rt_test_version:": "2.40",
+            "thread": {"0": {"histogram": {"3": 2, "4": 1}, "cycles": 3, "min": 3, "max": 4, "avg": 3.33, "cpu": 0, "node": 0}}}"#;
+        let doc = Document::read(rt_tests).unwrap();
+        assert_eq!(doc.schema(), "latlab.peer");
+        assert_eq!(doc.source_tool(), "cyclictest");
+        assert_eq!(doc.id(), latlab_peers::file_id(rt_tests));
+        // Written and read back: the same document.
+        let again = Document::read(doc.to_value().unwrap().to_string().as_bytes()).unwrap();
+        assert_eq!(again, doc);
+        // A result stored as it was by an older latlab reads as a peer too.
+        let stored: Value = serde_json::from_slice(rt_tests).unwrap();
+        assert!(matches!(
+            Document::from_value(stored).unwrap(),
+            Document::Peer(_)
+        ));
+        for unknown in [&b"{\"a\": 1}"[..], b"hello world\n", b""] {
+            let e = Document::read(unknown).unwrap_err();
+            assert!(e.to_string().contains("latlab reads"), "{e}");
+        }
+        let cut = &rt_tests[..40];
+        let e = Document::read(cut).unwrap_err().to_string();
+        assert!(e.contains("byte 40") && e.contains("incomplete"), "{e}");
+    }
 }

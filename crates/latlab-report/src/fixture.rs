@@ -72,6 +72,15 @@ pub fn sample_result_with_early(early: u64, max_early_ns: u64) -> RunResult {
     result_of(vec![cpu0, thread(1, 10_000, Some((8123, 3_420_000)))])
 }
 
+/// [`sample_result`] where CPU1's spike is 250 ms: past the 100 ms the
+/// cyclictest histogram text covers, so it is an overflow there.
+pub fn sample_result_with_overflow() -> RunResult {
+    result_of(vec![
+        thread(0, 10_000, None),
+        thread(1, 10_000, Some((8123, 250_000_000))),
+    ])
+}
+
 /// The run result of these measurement threads, with a 1 ms maximum.
 fn result_of(threads: Vec<ThreadOutput>) -> RunResult {
     let output = MeasureOutput {

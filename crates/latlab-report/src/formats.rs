@@ -3,10 +3,10 @@
 //!
 //! | format | trait | kinds |
 //! |---|---|---|
-//! | terminal text | [`TerminalText`] | every kind |
+//! | terminal text | [`TerminalText`] | every kind (a peer tool's result too) |
 //! | cyclictest `-h` text | [`CyclictestText`] | run, respond |
 //! | rt-tests `--json` | [`RtTestsJson`] | run |
-//! | HTML | [`HtmlSection`] | every kind (a page of several: [`crate::html::render`]) |
+//! | HTML | [`HtmlSection`] | every kind, a peer tool's result too (a page of several: [`crate::html::render`]) |
 //! | JUnit XML | [`JunitXml`] | run, respond, lockbench |
 //! | LAVA `lava-test-case` lines | [`LavaTestCases`] | run, respond, lockbench |
 
@@ -161,6 +161,12 @@ impl TerminalText for latlab_document::WatchDocument {
     }
 }
 
+impl TerminalText for latlab_document::PeerDocument {
+    fn terminal_text(&self) -> String {
+        crate::peer::text(self)
+    }
+}
+
 impl TerminalText for Document {
     /// The kind's text; a kind latlab does not know, as pretty JSON.
     fn terminal_text(&self) -> String {
@@ -172,6 +178,7 @@ impl TerminalText for Document {
             Document::Explain(d) => d.terminal_text(),
             Document::Load(d) => d.terminal_text(),
             Document::Watch(d) => d.terminal_text(),
+            Document::Peer(d) => d.terminal_text(),
             Document::Other { value, .. } => {
                 serde_json::to_string_pretty(value).unwrap_or_default() + "\n"
             }

@@ -5,6 +5,7 @@
 //! - [`cyclictest`]: cyclictest's `-h` histogram text, for tools that plot it;
 //! - [`rt_tests`]: rt-tests' `--json` format;
 //! - [`respond`]: the terminal summary and histogram text of `latlab respond`;
+//! - [`peer`]: a peer tool's result read by latlab (cyclictest, rt-tests, rtla);
 //! - [`html`]: the self-contained HTML report with SVG plots;
 //! - [`farm`]: JUnit XML and LAVA test case lines, for test farms;
 //! - [`dashboard`]: the pages of `latlab serve`.
@@ -24,6 +25,7 @@ pub mod formats;
 pub mod html;
 pub mod load;
 pub mod lockbench;
+pub mod peer;
 pub mod respond;
 pub mod rt_tests;
 pub mod simulation;

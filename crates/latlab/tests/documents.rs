@@ -28,7 +28,7 @@ fn fixtures() -> PathBuf {
 }
 
 /// Every JSON fixture with the schema it must read as.
-const FIXTURES: [(&str, &str); 10] = [
+const FIXTURES: [(&str, &str); 11] = [
     ("run-plain.json", "latlab.run"),
     ("run-split.json", "latlab.run"),
     ("run-load.json", "latlab.run"),
@@ -39,6 +39,7 @@ const FIXTURES: [(&str, &str); 10] = [
     ("explain.json", "latlab.explain"),
     ("load.json", "latlab.load"),
     ("watch.json", "latlab.watch"),
+    ("peer-cyclictest.json", "latlab.peer"),
 ];
 
 fn read_json(name: &str) -> Value {
@@ -59,6 +60,7 @@ fn variant(document: &Document) -> &'static str {
         Document::Explain(_) => "latlab.explain",
         Document::Load(_) => "latlab.load",
         Document::Watch(_) => "latlab.watch",
+        Document::Peer(_) => "latlab.peer",
         Document::Other { .. } => "other",
     }
 }
@@ -161,6 +163,10 @@ fn every_fixture_renders_in_every_format_that_fits_its_kind() {
             Document::Watch(_) => {
                 assert!(text.contains("latlab watch: command `cyclictest"), "{text}");
                 assert!(text.contains("causes, ranked"), "{text}");
+            }
+            Document::Peer(_) => {
+                assert!(text.contains("cyclictest 2.40, read from"), "{text}");
+                assert!(text.contains("wake-up latency"), "{text}");
             }
             Document::Other { .. } => panic!("{name} read as an unknown kind"),
         }

@@ -1,9 +1,12 @@
 //! `latlab report` driven through the real binary on results of real
-//! `latlab run`s, and the report opened in a real headless Chromium.
+//! `latlab run`s and of the real cyclictest (and the peer files of
+//! crates/latlab-peers/tests/fixtures), and the report opened in a real
+//! headless Chromium.
 
 mod common;
 use common::latlab;
 
+use latlab_measure::units::format_ns;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
@@ -39,7 +42,16 @@ fn results() -> &'static (PathBuf, PathBuf) {
             json
         };
         (
-            run("idle.json", &[]),
+            // Also in cyclictest's and rt-tests' formats, to be read back.
+            run(
+                "idle.json",
+                &[
+                    "--histogram-text",
+                    "idle-histogram.txt",
+                    "--rt-tests-json",
+                    "idle-rt-tests.json",
+                ],
+            ),
             run("loaded.json", &["--load", "cpu:1,io:1"]),
         )
     })
@@ -238,8 +250,10 @@ fn truncated_result_is_refused_with_its_path_and_nothing_is_written() {
         .unwrap();
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
+    // Where it ends, and that it is incomplete.
+    let end = format!("byte {}", text.len() / 2);
     assert!(
-        stderr.contains("cut.json") && stderr.contains("is the file complete"),
+        stderr.contains("cut.json") && stderr.contains("incomplete") && stderr.contains(&end),
         "{stderr}"
     );
     assert!(!page.exists());
@@ -486,4 +500,398 @@ fn scenario_characterize_quick_answers_with_classes_and_a_report() {
             "the page's script did not run to its end"
         );
     }
+}
+
+/// The peer files written by the real tools (crates/latlab-peers/tests/fixtures).
+fn peer_fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../latlab-peers/tests/fixtures")
+        .join(name)
+}
+
+/// A real cyclictest run with the settings of [`results`]' latlab runs
+/// (1 ms, SCHED_FIFO 95 and mlock as root, 2 s), made once: its `-h`
+/// histogram text and its `--json` file. `None` (a skip) without
+/// cyclictest.
+fn cyclictest_run() -> Option<&'static (PathBuf, PathBuf)> {
+    static RUN: OnceLock<Option<(PathBuf, PathBuf)>> = OnceLock::new();
+    RUN.get_or_init(|| {
+        let found = Command::new("cyclictest").arg("--help").output().is_ok();
+        if !latlab_testkit::require(
+            "cyclictest (rt-tests) on the PATH",
+            found,
+            "apt-get install -y rt-tests",
+        ) {
+            return None;
+        }
+        let dir = work_dir();
+        let (text, json) = (dir.join("cyclictest.txt"), dir.join("cyclictest.json"));
+        let _ = std::fs::remove_file(&json);
+        let privileged: &[&str] = if latlab_testkit::skip::is_root() {
+            &["-m", "-p95"]
+        } else {
+            &[]
+        };
+        let output = Command::new("cyclictest")
+            .args(privileged)
+            .args(["-i1000", "-h400", "-D2", "-q"])
+            .arg(format!("--json={}", json.display()))
+            .output()
+            .expect("cyclictest runs");
+        assert!(output.status.success(), "cyclictest: {output:?}");
+        std::fs::write(&text, &output.stdout).unwrap();
+        Some((text, json))
+    })
+    .as_ref()
+}
+
+/// A number after `label` in a cyclictest histogram text's summary.
+fn cyclictest_largest(text: &Path, label: &str) -> u64 {
+    let text = std::fs::read_to_string(text).unwrap();
+    let line = text.lines().find(|l| l.starts_with(label)).unwrap();
+    line[label.len()..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+fn report(files: &[&Path], page: &Path) -> (Output, String) {
+    let output = latlab()
+        .args(["report", "-o"])
+        .arg(page)
+        .args(files)
+        .output()
+        .unwrap();
+    let html = std::fs::read_to_string(page).unwrap_or_default();
+    (output, html)
+}
+
+fn json_of(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn a_cyclictest_run_and_a_latlab_run_are_compared_in_one_report() {
+    let Some((text, json)) = cyclictest_run() else {
+        return;
+    };
+    let (idle, _) = results();
+    let latlab_max = json_of(idle)["overall"]["latency"]["max"].as_u64().unwrap();
+    let cyclictest_max = cyclictest_largest(text, "# Max Latencies:") * 1000;
+    let dir = tempfile::tempdir().unwrap();
+    for (peer, label) in [
+        (text, "cyclictest"),
+        (
+            json,
+            &*format!(
+                "cyclictest {}",
+                json_of(json)["rt_test_version:"].as_str().unwrap()
+            ),
+        ),
+    ] {
+        let page = dir.path().join("r.html");
+        let (output, html) = report(&[peer, idle], &page);
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(
+            html.contains(&format!("Baseline: <b>{label}</b>")),
+            "{label}"
+        );
+        // Both rows of the comparison, with their own figures.
+        let table = &html[html.find("<table class=\"deltas\">").unwrap()..];
+        let table = &table[..table.find("</table>").unwrap()];
+        assert!(
+            table.contains(&format!("<td class=\"l\">{label}</td>")),
+            "{table}"
+        );
+        assert!(table.contains("<td class=\"l\">latlab run</td>"), "{table}");
+        assert!(
+            table.contains(&format!("<td>{}</td>", format_ns(cyclictest_max))),
+            "{table}"
+        );
+        assert!(
+            table.contains(&format!("<td>{}</td>", format_ns(latlab_max))),
+            "{table}"
+        );
+        assert!(
+            table.contains("title=\"not in a cyclictest file\">unknown</td>"),
+            "{table}"
+        );
+        // Overlaid in the comparison's plots; each in its own section.
+        let plot = &html[html.find("<figure id=\"compare-histogram\">").unwrap()..];
+        let plot = &plot[..plot.find("</figure>").unwrap()];
+        assert!(
+            plot.contains(label) && plot.contains("latlab run"),
+            "{plot}"
+        );
+        assert!(html.contains(&format!("<h2>{label} <span class=\"badge none\">")));
+        assert!(html.contains("Wake-up latency"));
+    }
+    // The JSON says more than the text: its command line and the machine.
+    let (_, html) = report(&[json, idle], &dir.path().join("j.html"));
+    assert!(
+        html.contains("command: cyclictest "),
+        "the command line is kept"
+    );
+    let host = json_of(json)["sysinfo"]["nodename"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(html.contains(&format!("machine: {host} (")));
+}
+
+#[test]
+fn latlab_results_written_in_peer_formats_read_back_as_the_run() {
+    let (idle, _) = results();
+    let dir = work_dir();
+    let (text, rt_json) = (
+        dir.join("idle-histogram.txt"),
+        dir.join("idle-rt-tests.json"),
+    );
+    let page = tempfile::tempdir().unwrap();
+    let page = page.path().join("r.html");
+    let (output, html) = report(&[idle, &text, &rt_json], &page);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // The three rows: the run and what it wrote, with the same sample count.
+    let run = json_of(idle);
+    let samples = run["overall"]["latency"]["count"].as_u64().unwrap();
+    let table = &html[html.find("<table class=\"deltas\">").unwrap()..];
+    let table = &table[..table.find("</table>").unwrap()];
+    assert_eq!(
+        table.matches(&format!("<td>{samples}</td>")).count(),
+        3,
+        "{table}"
+    );
+    // The text's max is the run's, truncated to whole microseconds, as cyclictest's would be.
+    let max_us = run["overall"]["latency"]["max"].as_u64().unwrap() / 1000;
+    assert_eq!(cyclictest_largest(&text, "# Max Latencies:"), max_us);
+    assert!(table.contains(&format!("<td>{}</td>", format_ns(max_us * 1000))));
+    assert!(html.contains("latlab ") && html.contains("rt-tests JSON"));
+}
+
+#[test]
+fn history_stores_a_cyclictest_file_as_its_kind_and_an_unknown_file_is_an_error() {
+    let (idle, _) = results();
+    let json = peer_fixture("cyclictest-t2-h400.json");
+    let text = peer_fixture("cyclictest-q-h400.txt");
+    let data = tempfile::tempdir().unwrap();
+    let db = data.path().join("h.sqlite");
+    let history = |args: &[&std::ffi::OsStr]| {
+        latlab()
+            .args(["history", "--db"])
+            .arg(&db)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let output = history(&[
+        "--add".as_ref(),
+        json.as_ref(),
+        "--add".as_ref(),
+        idle.as_ref(),
+    ]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let listing = String::from_utf8_lossy(&output.stdout);
+    let first = listing.lines().nth(1).unwrap();
+    assert!(!listing.contains("unknown"), "{listing}");
+    assert!(first.contains("peer") && first.contains("vm"), "{listing}");
+    assert!(first.contains("4.45 ms"), "cyclictest's max: {listing}");
+    let stored = latlab_history::History::open(&db).unwrap().get(1).unwrap();
+    assert_eq!(stored["schema"], "latlab.peer");
+    assert_eq!(stored["source"]["tool"], "cyclictest");
+    assert_eq!(
+        stored["id"],
+        latlab_document::Document::read(&std::fs::read(&json).unwrap())
+            .unwrap()
+            .id(),
+        "the file's own id: stored once wherever it is sent from"
+    );
+
+    // Compared from the history with the latlab run.
+    let page = data.path().join("cmp.html");
+    let output = latlab()
+        .args(["compare", "1", "2", "--db"])
+        .arg(&db)
+        .arg("-o")
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("Baseline: <b>cyclictest 2.40</b>"), "{html}");
+    assert!(html.contains("<td class=\"l\">latlab run</td>"), "{html}");
+
+    // The same file again: the same row. An unknown file with a good one:
+    // an error that names both the file and what latlab reads, and neither
+    // is stored.
+    let output = history(&["--add".as_ref(), json.as_ref()]);
+    assert!(output.status.success());
+    let notes = data.path().join("notes.txt");
+    std::fs::write(&notes, "cyclictest ran fine, see the wiki\n").unwrap();
+    let output = history(&[
+        "--add".as_ref(),
+        text.as_ref(),
+        "--add".as_ref(),
+        notes.as_ref(),
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("notes.txt") && stderr.contains("not a result latlab reads"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("cyclictest's -h histogram text"),
+        "{stderr}"
+    );
+    assert_eq!(
+        latlab_history::History::open(&db).unwrap().count().unwrap(),
+        2
+    );
+}
+
+#[test]
+fn rtla_output_and_other_rt_tests_files_are_reported_and_a_damaged_one_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("r.html");
+    let timerlat = peer_fixture("rtla-timerlat-hist.txt");
+    let oslat = peer_fixture("oslat.json");
+    let (output, html) = report(&[&timerlat, &oslat], &page);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(html.contains("Timer irq latency") || html.contains("Timer IRQ latency"));
+    assert!(html.contains("Timer thread latency") && html.contains("Timer user-space latency"));
+    assert!(
+        html.contains("12 (0.01%) events missed"),
+        "rtla's warning is kept"
+    );
+    assert!(
+        html.contains("Not compared: <b>oslat 2.40</b>"),
+        "another quantity"
+    );
+    // A cyclictest text with a damaged row: the line and byte, nothing written.
+    let original = std::fs::read_to_string(peer_fixture("cyclictest-q-h400.txt")).unwrap();
+    let damaged = original.replacen("\n000020 ", "\n0000x0 ", 1);
+    let at = original.find("\n000020 ").unwrap() + 1;
+    let line = original[..at].lines().count() + 1;
+    let bad = dir.path().join("bad.txt");
+    std::fs::write(&bad, damaged).unwrap();
+    let _ = std::fs::remove_file(&page);
+    let (output, _) = report(&[&bad], &page);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("bad.txt") && stderr.contains(&format!("line {line}, byte {at}")),
+        "{stderr}"
+    );
+    assert!(!page.exists());
+}
+
+/// `latlab serve` on a free loopback port; killed when dropped.
+struct Serve(std::process::Child, String);
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn the_fleet_takes_peer_files_pushed_and_compares_them_with_runs() {
+    use std::io::{BufRead, Read, Write};
+    let (idle, _) = results();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("fleet.sqlite");
+    let out = latlab()
+        .args(["serve", "--db"])
+        .arg(&db)
+        .args(["--add-board", "bench"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let token = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = latlab()
+        .args(["serve", "--db"])
+        .arg(&db)
+        .args(["--listen", &format!("127.0.0.1:{port}")])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let serve = Serve(child, format!("http://127.0.0.1:{port}"));
+    assert!(line.contains("listening on"), "{line}");
+    let push = |files: &[&Path]| {
+        latlab()
+            .args(["push", "--to", &serve.1, "--spool"])
+            .arg(dir.path().join("spool"))
+            .args(files)
+            .env("LATLAB_TOKEN", &token)
+            .output()
+            .unwrap()
+    };
+    let text = peer_fixture("cyclictest-q-h400.txt");
+    let rtla = peer_fixture("rtla-timerlat-hist.txt");
+    let out = push(&[&text, &rtla, idle]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(said.starts_with("3 stored, 0 already there"), "{said}");
+    let out = push(&[&text]);
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("0 stored, 1 already there"));
+    // A file that is no result is refused before anything is sent.
+    let notes = dir.path().join("notes.txt");
+    std::fs::write(&notes, "nothing to see\n").unwrap();
+    let out = push(&[&notes]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a result latlab reads"));
+    let stored = latlab_history::History::open(&db)
+        .unwrap()
+        .list(None)
+        .unwrap();
+    let kinds: Vec<&str> = stored.iter().map(|e| e.schema.as_str()).collect();
+    assert_eq!(kinds, ["latlab.peer", "latlab.peer", "latlab.run"]);
+
+    // The dashboard's comparison of the cyclictest file and the run.
+    let mut stream = std::net::TcpStream::connect(format!("127.0.0.1:{port}")).unwrap();
+    write!(
+        stream,
+        "GET /compare?a=1&b=3 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains("<h2>Comparison</h2>"), "{answer}");
+    assert!(
+        answer.contains("<td class=\"l\">id 1 (bench)</td><td>–</td>"),
+        "{answer}"
+    );
 }

@@ -14,19 +14,23 @@
 //! ```
 
 pub mod lockbench;
+pub mod peer;
 pub mod plots;
 pub mod respond;
 pub mod simulation;
 pub mod svg;
 
+use std::borrow::Cow;
 use std::fmt::Write;
 
 pub use latlab_document::Document;
-use latlab_document::RunDocument;
+use latlab_document::{PeerDocument, RunDocument};
 use latlab_explain::{CauseRow, Report as Explanation};
+use latlab_measure::histogram::Histogram;
 use latlab_measure::result::Verdict;
 use latlab_measure::stats::Summary;
 use latlab_measure::units::format_ns;
+use latlab_peers::{Column, Measurement, Quantity};
 
 use crate::formats::HtmlSection;
 use plots::{color, load_kinds, percentile_markers};
@@ -56,6 +60,7 @@ pub fn auto_labels(documents: &[Document]) -> Vec<String> {
         ]
     };
     let runs: Vec<Option<[String; 4]>> = documents.iter().map(|d| d.as_run().map(facts)).collect();
+    let with_peers = documents.iter().any(|d| matches!(d, Document::Peer(_)));
     let known: Vec<&[String; 4]> = runs.iter().flatten().collect();
     let differing: Vec<usize> = (0..4)
         .filter(|&i| known.iter().any(|f| f[i] != known[0][i]))
@@ -65,16 +70,20 @@ pub fn auto_labels(documents: &[Document]) -> Vec<String> {
         .zip(&runs)
         .map(|(d, facts)| match (d, facts) {
             (Document::Run(run), Some(facts)) => {
-                if differing.is_empty() {
-                    run.started_at.clone()
-                } else {
-                    differing
-                        .iter()
-                        .map(|&i| facts[i].as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                let differs = differing
+                    .iter()
+                    .map(|&i| facts[i].as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                // Next to another tool's results a run is named by its tool.
+                match (with_peers, differing.is_empty()) {
+                    (true, true) => "latlab run".into(),
+                    (true, false) => format!("latlab run, {differs}"),
+                    (false, true) => run.started_at.clone(),
+                    (false, false) => differs,
                 }
             }
+            (Document::Peer(peer), _) => peer.tool_name(),
             (Document::Lockbench(_), _) => "lockbench".into(),
             (Document::Simulation(_), _) => "simulation".into(),
             (Document::Respond(respond), _) => format!("respond {}", respond.settings.channel),
@@ -111,37 +120,135 @@ pub fn plots(entries: &[Entry]) -> Vec<Plot> {
     out
 }
 
-fn runs(entries: &[Entry]) -> Vec<(&str, &RunDocument)> {
-    entries
-        .iter()
-        .filter_map(|e| e.document.as_run().map(|r| (e.label.as_str(), r)))
-        .collect()
+/// One result's latency distribution in the comparison: a run's, or a
+/// peer tool's measurement of the same quantity as the baseline's.
+struct Compared<'a> {
+    label: &'a str,
+    what: Measured<'a>,
+    /// For the overlaid plots (`None`: a peer file without a histogram):
+    /// the histogram plot's (a peer's overflows left out, their values are
+    /// not known) and the tail plot's (a peer's overflows at its max).
+    histogram: Option<Cow<'a, Histogram>>,
+    tail: Option<Cow<'a, Histogram>>,
+}
+
+enum Measured<'a> {
+    Run(&'a RunDocument),
+    Peer {
+        doc: &'a PeerDocument,
+        measurement: &'a Measurement,
+        pooled: Box<Column>,
+    },
+}
+
+/// The results the comparison compares (the baseline first: the first
+/// run or peer result), and the ones it cannot, each with the reason.
+fn compared(entries: &[Entry]) -> (Vec<Compared<'_>>, Vec<(&str, String)>) {
+    let quantity_of = |d: &Document| match d {
+        Document::Run(_) => Some(Quantity::WakeUpLatency),
+        Document::Peer(p) => p.measurements.first().map(|m| m.quantity),
+        _ => None,
+    };
+    let Some(quantity) = entries.iter().find_map(|e| quantity_of(&e.document)) else {
+        return (Vec::new(), Vec::new());
+    };
+    let mut out = Vec::new();
+    let mut not = Vec::new();
+    for e in entries {
+        let label = e.label.as_str();
+        match &e.document {
+            Document::Run(run) if quantity == Quantity::WakeUpLatency => out.push(Compared {
+                label,
+                what: Measured::Run(run),
+                histogram: Some(Cow::Borrowed(&run.overall.histogram)),
+                tail: Some(Cow::Borrowed(&run.overall.histogram)),
+            }),
+            Document::Run(_) => not.push((
+                label,
+                format!(
+                    "a latlab run measures wake-up latency, the baseline {}",
+                    quantity.name()
+                ),
+            )),
+            Document::Peer(doc) => match doc.measurement(quantity) {
+                Some(measurement) => out.push(Compared {
+                    label,
+                    histogram: peer::pooled_histogram(measurement, false).map(Cow::Owned),
+                    tail: peer::pooled_histogram(measurement, true).map(Cow::Owned),
+                    what: Measured::Peer {
+                        doc,
+                        measurement,
+                        pooled: Box::new(measurement.pooled()),
+                    },
+                }),
+                None => not.push((
+                    label,
+                    format!(
+                        "{} measures {}, the baseline {}",
+                        doc.source.tool,
+                        if doc.measurements.is_empty() {
+                            "nothing latlab reads".to_string()
+                        } else {
+                            doc.measurements
+                                .iter()
+                                .map(|m| m.quantity.name())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        },
+                        quantity.name()
+                    ),
+                )),
+            },
+            _ => {}
+        }
+    }
+    (out, not)
 }
 
 fn compare_plots(entries: &[Entry]) -> Vec<Plot> {
-    let runs = runs(entries);
-    if runs.len() < 2 {
+    let (compared, _) = compared(entries);
+    if compared.len() < 2 {
         return Vec::new();
     }
-    let series: Vec<(String, &latlab_measure::histogram::Histogram)> = runs
-        .iter()
-        .map(|(label, run)| (label.to_string(), &run.overall.histogram))
-        .collect();
-    let markers = runs
+    let drawn: Vec<&Compared> = compared.iter().filter(|c| c.histogram.is_some()).collect();
+    let series = |tail: bool| -> Vec<(String, &Histogram)> {
+        drawn
+            .iter()
+            .filter_map(|c| {
+                let h = if tail { &c.tail } else { &c.histogram };
+                Some((c.label.to_string(), h.as_deref()?))
+            })
+            .collect()
+    };
+    let markers = drawn
         .iter()
         .enumerate()
-        .flat_map(|(i, (_, run))| {
-            let mut m = percentile_markers(run, &color(i), "");
+        .flat_map(|(i, c)| {
+            let mut m = match &c.what {
+                Measured::Run(run) => percentile_markers(run, &color(i), ""),
+                Measured::Peer { pooled, .. } => peer::markers(pooled, &color(i), ""),
+            };
             m.retain(|m| m.label.starts_with("max"));
             m
         })
         .collect();
+    let title = match &compared[0].what {
+        Measured::Run(_) => "Latency histograms, all CPUs".to_string(),
+        Measured::Peer { measurement, .. } => {
+            let name = measurement.quantity.name();
+            format!(
+                "{}{} histograms, all CPUs",
+                name[..1].to_uppercase(),
+                &name[1..]
+            )
+        }
+    };
     vec![
-        plots::histogram_plot("compare-histogram", "Latency histograms, all CPUs", &series),
+        plots::histogram_plot("compare-histogram", &title, &series(false)),
         plots::tail_plot(
             "compare-tail",
             "Cumulative distribution: share of samples above each latency",
-            &series,
+            &series(true),
             markers,
         ),
     ]
@@ -190,7 +297,8 @@ th{background:#f0f2f5;font-weight:600}
 td.l,th.l{text-align:left}
 .badge{display:inline-block;padding:2px 10px;border-radius:10px;font-weight:700;color:#fff}
 .pass{background:#2a9d4a}.fail{background:#d3452c}.none{background:#7a8793}
-.better{color:#1d7a38}.worse{color:#b02a1a}
+.better{color:#1d7a38}.worse{color:#b02a1a}td.unknown{color:#8a96a3;font-style:italic}
+table.deltas th:last-child{white-space:normal}
 .plots{display:grid;grid-template-columns:repeat(auto-fill,minmax(520px,1fr));gap:14px}
 figure{margin:0;border:1px solid #e6e9ed;border-radius:4px;background:#fff}
 svg.plot{width:100%;height:auto;display:block}
@@ -230,7 +338,8 @@ pub fn render_with_intro(entries: &[Entry], title: &str, intro: &[String]) -> St
          <title>{}</title>\n<style>{STYLE}figure.wide{{grid-column:1/-1}}</style>\n</head>\n<body>\n",
         escape(title)
     );
-    let run_count = runs(entries).len();
+    let (compared_now, not_compared) = compared(entries);
+    let comparison = compared_now.len() >= 2 || !not_compared.is_empty();
     let _ = writeln!(
         h,
         "<header><h1>{}</h1><p>{} result{}: {}</p></header>\n<main>",
@@ -250,7 +359,7 @@ pub fn render_with_intro(entries: &[Entry], title: &str, intro: &[String]) -> St
         }
         h.push_str("</section>\n");
     }
-    if run_count >= 2 {
+    if comparison {
         render_comparison(&mut h, entries);
     }
     for (i, entry) in entries.iter().enumerate() {
@@ -290,6 +399,7 @@ fn section_of(document: &Document) -> Option<&dyn HtmlSection> {
         Document::Explain(d) => Some(d.as_ref()),
         Document::Load(d) => Some(d.as_ref()),
         Document::Watch(d) => Some(d.as_ref()),
+        Document::Peer(d) => Some(d.as_ref()),
         Document::Other { .. } => None,
     }
 }
@@ -385,6 +495,16 @@ impl HtmlSection for latlab_document::LoadDocument {
     }
 }
 
+impl HtmlSection for PeerDocument {
+    fn html_section(&self, h: &mut String, id: &str, label: &str) {
+        peer::section(h, id, label, self);
+    }
+
+    fn html_plots(&self, id: &str) -> Vec<Plot> {
+        peer::peer_plots(id, self)
+    }
+}
+
 impl HtmlSection for latlab_document::WatchDocument {
     fn html_section(&self, h: &mut String, id: &str, label: &str) {
         crate::watch::section(h, id, label, self);
@@ -441,29 +561,106 @@ fn delta_cell(base: f64, value: f64, lower_is_better: bool) -> String {
     }
 }
 
+/// p50, p99, p99.9 and max of a compared result (`None`: not known).
+fn compared_figures(c: &Compared<'_>) -> [Option<u64>; 4] {
+    match &c.what {
+        Measured::Run(run) => {
+            let s = &run.overall.latency;
+            [Some(s.p50), Some(s.p99), Some(s.p99_9), Some(s.max)]
+        }
+        Measured::Peer { pooled, .. } => {
+            let l = &pooled.latency;
+            [l.p50, l.p99, l.p99_9, l.max]
+        }
+    }
+}
+
 fn render_comparison(h: &mut String, entries: &[Entry]) {
-    let runs = runs(entries);
-    let (base_label, base) = runs[0];
+    let (compared, not_compared) = compared(entries);
+    let base = &compared[0];
     let _ = writeln!(
         h,
         "<section class=\"compare\" id=\"compare\"><h2>Comparison</h2>\
          <p>Baseline: <b>{}</b> (the first result). Changes are relative to it; \
          for latency lower is better, for background throughput higher is.</p>",
-        escape(base_label)
+        escape(base.label)
     );
+    let peers: Vec<String> = compared
+        .iter()
+        .filter_map(|c| match &c.what {
+            Measured::Peer { doc, .. } => Some(escape(&doc.tool_name())),
+            Measured::Run(_) => None,
+        })
+        .collect();
+    if !peers.is_empty() {
+        let _ = writeln!(
+            h,
+            "<p>Read from another tool's file: {}. What such a file does not give is shown as \
+             <i>unknown</i>; its latencies are whole microseconds as the tool rounds them (latlab's \
+             percentiles are the upper bounds of buckets at most 0.2 % wide), and a percentile among \
+             its histogram's overflows is shown as <i>≥</i> the histogram's end. Its overflows are \
+             left out of the histogram plot and drawn at its max in the cumulative distribution \
+             (an upper bound).</p>",
+            peers.join(", ")
+        );
+    }
+    for (label, reason) in &not_compared {
+        let _ = writeln!(
+            h,
+            "<p class=\"warn\">Not compared: <b>{}</b>: {}.</p>",
+            escape(label),
+            escape(reason)
+        );
+    }
     h.push_str(
         "<table class=\"deltas\"><tr><th class=\"l\">result</th><th>verdict</th><th>samples</th>\
          <th>missed</th><th>p50</th><th>Δ</th><th>p99</th><th>Δ</th><th>p99.9</th><th>Δ</th><th>max</th><th>Δ</th>\
          <th class=\"l\">background throughput (Δ)</th></tr>\n",
     );
-    let base_load = base.load.as_ref().map(load_kinds).unwrap_or_default().0;
-    for (label, run) in &runs {
+    let base_load = match &base.what {
+        Measured::Run(run) => run.load.as_ref().map(load_kinds).unwrap_or_default().0,
+        Measured::Peer { .. } => Vec::new(),
+    };
+    let base_figures = compared_figures(base);
+    for c in &compared {
+        let figures_now = compared_figures(c);
+        let run = match &c.what {
+            Measured::Run(run) => run,
+            Measured::Peer {
+                doc,
+                measurement,
+                pooled,
+            } => {
+                let _ = write!(
+                    h,
+                    "<tr><td class=\"l\">{}</td><td>–</td><td>{}</td><td class=\"unknown\">unknown</td>",
+                    escape(c.label),
+                    escape(&crate::peer::count(pooled.latency.count)),
+                );
+                for (value, base_value) in figures_now.iter().zip(&base_figures) {
+                    let delta = match (value, base_value) {
+                        (Some(v), Some(b)) => delta_cell(*b as f64, *v as f64, true),
+                        _ => "<td>–</td>".into(),
+                    };
+                    let _ = write!(
+                        h,
+                        "<td>{}</td>{delta}",
+                        escape(&crate::peer::figure(*value, pooled, measurement))
+                    );
+                }
+                let _ = writeln!(
+                    h,
+                    "<td class=\"l unknown\" title=\"not in a {} file\">unknown</td></tr>",
+                    escape(&doc.source.tool)
+                );
+                continue;
+            }
+        };
         let s = &run.overall.latency;
-        let b = &base.overall.latency;
         let _ = write!(
             h,
             "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td{}>{}</td>",
-            escape(label),
+            escape(c.label),
             verdict_badge(run.verdict),
             s.count,
             // Missed periods hide behind a short sample count (an
@@ -475,18 +672,13 @@ fn render_comparison(h: &mut String, entries: &[Entry]) {
             },
             run.overall.missed_periods
         );
-        for (value, base_value) in [
-            (s.p50, b.p50),
-            (s.p99, b.p99),
-            (s.p99_9, b.p99_9),
-            (s.max, b.max),
-        ] {
-            let _ = write!(
-                h,
-                "<td>{}</td>{}",
-                format_ns(value),
-                delta_cell(base_value as f64, value as f64, true)
-            );
+        for (value, base_value) in figures_now.iter().zip(&base_figures) {
+            let value = value.unwrap_or(0);
+            let delta = match base_value {
+                Some(b) => delta_cell(*b as f64, value as f64, true),
+                None => "<td>–</td>".into(),
+            };
+            let _ = write!(h, "<td>{}</td>{delta}", format_ns(value));
         }
         let kinds = run.load.as_ref().map(load_kinds).unwrap_or_default().0;
         let load = if kinds.is_empty() {

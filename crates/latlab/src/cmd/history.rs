@@ -1,12 +1,10 @@
 //! `latlab history`: the results kept in the SQLite history, and the hook
 //! `latlab run` uses to store each result there.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use latlab_history::{History, Location};
-use latlab_measure::result::RunResult;
 use latlab_measure::units::format_ns;
 
 /// Arguments of `latlab history`.
@@ -18,7 +16,8 @@ pub struct HistoryArgs {
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
     /// First store these result files (e.g. from another machine, or from
-    /// before the history existed), then list.
+    /// before the history existed; a cyclictest, rt-tests or rtla file as
+    /// read by `latlab report`), then list.
     #[arg(long, value_name = "RESULT")]
     pub add: Vec<PathBuf>,
 }
@@ -86,9 +85,16 @@ pub fn execute(args: HistoryArgs) -> anyhow::Result<ExitCode> {
     let history = if args.add.is_empty() {
         args.db.open_existing()?
     } else {
+        // Every file read before any is stored: one that is not a result
+        // stores nothing.
+        let documents = args
+            .add
+            .iter()
+            .map(|file| crate::cmd::report::read_result_value(file))
+            .collect::<anyhow::Result<Vec<_>>>()?;
         let mut history = args.db.open()?;
-        for file in &args.add {
-            let id = add(&mut history, file)?;
+        for (file, document) in args.add.iter().zip(&documents) {
+            let id = history.insert_document(document)?;
             eprintln!("{} stored as id {id}", file.display());
         }
         history
@@ -100,23 +106,6 @@ pub fn execute(args: HistoryArgs) -> anyhow::Result<ExitCode> {
     }
     print!("{}", table(&entries));
     Ok(ExitCode::SUCCESS)
-}
-
-fn add(history: &mut History, file: &Path) -> anyhow::Result<i64> {
-    let text =
-        std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
-    let value: serde_json::Value = serde_json::from_str(&text).with_context(|| {
-        format!(
-            "{} is not a latlab result (is the file complete?)",
-            file.display()
-        )
-    })?;
-    // A run result must really be one, so that compare can draw it.
-    if value["schema"] == "latlab.run" {
-        serde_json::from_value::<RunResult>(value.clone())
-            .with_context(|| format!("{} is not a valid latlab.run result", file.display()))?;
-    }
-    Ok(history.insert_document(&value)?)
 }
 
 /// The listing, one result per line.

@@ -22,8 +22,9 @@ use serde_json::Value;
 /// Arguments of `latlab push`.
 #[derive(Debug, clap::Args)]
 pub struct PushArgs {
-    /// Result files (run, respond, lockbench JSON) to send; none: only
-    /// resend what waits in the spool.
+    /// Result files (run, respond, lockbench JSON; a cyclictest, rt-tests
+    /// or rtla file as read by `latlab report`) to send; none: only resend
+    /// what waits in the spool.
     #[arg(value_name = "RESULT")]
     pub files: Vec<PathBuf>,
     /// The server: the URL `latlab serve` listens on (http://HOST:PORT).
@@ -95,15 +96,7 @@ pub struct PushOutcome {
 pub fn execute(args: PushArgs) -> anyhow::Result<ExitCode> {
     let mut documents = Vec::new();
     for file in &args.files {
-        let text =
-            std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
-        let value: Value = serde_json::from_str(&text).with_context(|| {
-            format!(
-                "{} is not a latlab result (is the file complete?)",
-                file.display()
-            )
-        })?;
-        documents.push(value);
+        documents.push(crate::cmd::report::read_result_value(file)?);
     }
     let outcome = push(&args.to, &args.auth, &documents)?;
     println!(

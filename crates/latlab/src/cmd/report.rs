@@ -1,5 +1,8 @@
 //! `latlab report`: results to one self-contained HTML file (and, with
-//! `--png`, each plot as SVG and PNG).
+//! `--png`, each plot as SVG and PNG). A result is latlab's JSON or a peer
+//! tool's file (cyclictest's `-h` text, rt-tests' `--json`, rtla hist
+//! output), read by [`read_document`], which `history --add` and `push`
+//! use too.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -10,8 +13,11 @@ use latlab_report::html::{self, Document, Entry};
 /// Arguments of `latlab report`.
 #[derive(Debug, clap::Args)]
 pub struct ReportArgs {
-    /// Result files (`result.json`, or the `latlab-results/<timestamp>`
-    /// directory holding one). Several are compared; the first is the baseline.
+    /// Result files: latlab's (`result.json`, or the
+    /// `latlab-results/<timestamp>` directory holding one), or a peer
+    /// tool's: cyclictest's -h histogram output, an rt-tests --json file
+    /// (cyclictest, oslat, ...), rtla timerlat/osnoise hist output. Several
+    /// are compared; the first is the baseline.
     #[arg(required = true, value_name = "RESULT")]
     pub results: Vec<PathBuf>,
     #[command(flatten)]
@@ -48,25 +54,33 @@ pub fn execute(args: ReportArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Reads one result file (or the `result.json` in a directory).
+/// Reads one result file (or the `result.json` in a directory): latlab's
+/// JSON or a peer tool's file, found by its content. Anything else is an
+/// error that names what latlab reads; a damaged or cut file one with the
+/// line and byte.
 pub fn read_document(path: &Path) -> anyhow::Result<Document> {
     let file = if path.is_dir() {
         path.join("result.json")
     } else {
         path.to_path_buf()
     };
-    let text = std::fs::read_to_string(&file).with_context(|| {
+    let bytes = std::fs::read(&file).with_context(|| {
         format!(
-            "reading {} (give a result.json written by `latlab run`, or its directory)",
+            "reading {} (give a result.json written by latlab, or its directory, or a \
+             cyclictest, rt-tests or rtla result file)",
             file.display()
         )
     })?;
-    Document::parse(&text).with_context(|| {
-        format!(
-            "{} is not a latlab result (JSON error; is the file complete?)",
-            file.display()
-        )
-    })
+    Document::read(&bytes).with_context(|| format!("{}", file.display()))
+}
+
+/// A result file as the JSON document a store keeps: latlab's as it is, a
+/// peer tool's as its `latlab.peer` document ([`read_document`]).
+pub fn read_result_value(path: &Path) -> anyhow::Result<serde_json::Value> {
+    let document = read_document(path)?;
+    document
+        .to_value()
+        .with_context(|| format!("{}: writing it as JSON", path.display()))
 }
 
 /// Labels the documents, renders the page (with `intro` paragraphs first)
