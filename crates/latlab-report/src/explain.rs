@@ -257,8 +257,9 @@ pub struct CauseSummary<'a> {
     pub late_windows: u64,
     /// What to do about it: fixes separated by `; `.
     pub recommendation: &'a str,
-    /// The task the cause names (`ld-io0:812`, `rustc (10 pids)`), which its
-    /// fix names too: two causes differing only by it have the same fix.
+    /// The command name of the task the cause names (`ld-io0` of
+    /// `ld-io0:812`, `rustc` of `rustc (10 pids)`), which its fix names too:
+    /// two causes differing only by it have the same fix.
     pub task: Option<&'a str>,
 }
 
@@ -275,7 +276,42 @@ impl<'a> CauseSummary<'a> {
     }
 }
 
-/// The task a cause names, if it names one.
+/// `text` with each mention of the task `comm` (as a cause names it: `comm`,
+/// `comm:PID` or `comm (N pids)`) replaced by one placeholder: the words of
+/// a fix apart from the task it is about.
+fn without_task(text: &str, comm: &str) -> String {
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '-');
+    let digits = |s: &str| s.len() - s.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(comm) {
+        let after = &rest[at + comm.len()..];
+        // Only the whole name: not `dd` in `add`.
+        if word(rest[..at].chars().next_back()) || word(after.chars().next()) {
+            out.push_str(&rest[..at + comm.len()]);
+            rest = after;
+            continue;
+        }
+        out.push_str(&rest[..at]);
+        out.push('\u{0}');
+        rest = after;
+        if let Some(tail) = rest.strip_prefix(':') {
+            let n = digits(tail);
+            if n > 0 {
+                rest = &tail[n..];
+            }
+        } else if let Some(tail) = rest.strip_prefix(" (") {
+            let n = digits(tail);
+            if let Some(tail) = tail[n..].strip_prefix(" pids)").filter(|_| n > 0) {
+                rest = tail;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The task a cause names (its command name), if it names one.
 fn task_of(cause: &Cause) -> Option<&str> {
     match cause {
         Cause::TimerIrqDelay { task }
@@ -310,7 +346,7 @@ pub fn top_causes(causes: &[CauseSummary<'_>]) -> String {
             .filter(|p| !p.is_empty())
         {
             let key = match cause.task {
-                Some(task) if !task.is_empty() => part.replace(task, "\u{0}"),
+                Some(task) if !task.is_empty() => without_task(part, task),
                 _ => part.to_string(),
             };
             match given.iter().find(|(k, _)| *k == key) {
@@ -404,6 +440,15 @@ mod tests {
     use latlab_explain::agreement::Difference;
 
     #[test]
+    fn a_task_is_named_whole_with_its_pid_or_count() {
+        assert_eq!(
+            without_task("dd:812 ran; add dd (3 pids) and dd", "dd"),
+            "\u{0} ran; add \u{0} and \u{0}"
+        );
+        assert_eq!(without_task("ld-io0:7 ran", "ld-io"), "ld-io0:7 ran");
+    }
+
+    #[test]
     fn top_causes_give_each_fix_once() {
         let cause = |description, recommendation, task| CauseSummary {
             description,
@@ -416,12 +461,12 @@ mod tests {
             cause(
                 "a:1 held the CPU",
                 "a:1 ran long: boot with preempt=full; it allocated pages: mlock",
-                Some("a:1"),
+                Some("a"),
             ),
             cause(
-                "b (2 pids) held the CPU",
-                "b (2 pids) ran long: boot with preempt=full; it allocated pages: mlock",
-                Some("b (2 pids)"),
+                "b (12 pids) held the CPU",
+                "b (12 pids) ran long: boot with preempt=full; it allocated pages: mlock",
+                Some("b"),
             ),
             cause(
                 "softirq NET_RX",
@@ -435,7 +480,7 @@ mod tests {
             text,
             "  1. a:1 held the CPU (20 % of the late latency, 3 late windows)\n     \
              -> a:1 ran long: boot with preempt=full; it allocated pages: mlock\n  \
-             2. b (2 pids) held the CPU (20 % of the late latency, 3 late windows)\n     \
+             2. b (12 pids) held the CPU (20 % of the late latency, 3 late windows)\n     \
              -> as for #1\n  \
              3. softirq NET_RX (20 % of the late latency, 3 late windows)\n     \
              -> threaded NAPI; and as for #1\n  \

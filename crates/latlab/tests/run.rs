@@ -1125,3 +1125,56 @@ fn run_explain_prints_a_short_summary_with_each_fix_once() {
         "{text}"
     );
 }
+
+/// `run --explain` analyses its own measurement threads: another latlab
+/// measuring on the same CPU has threads of the same name, in the same
+/// trace, and none of them is in the run's explanation.
+#[test]
+fn run_explain_analyses_its_own_threads_only() {
+    if !root("run_explain_analyses_its_own_threads_only") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut other = latlab()
+        .args([
+            "run",
+            "--quiet",
+            "--no-save",
+            "--cpus",
+            "0",
+            "--duration",
+            "6s",
+        ])
+        .args(["--split", "off", "--priority", "90"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let _stop = common::KillOnDrop(vec![other.id()]);
+    let (output, result) = run_json(
+        dir.path(),
+        &[
+            "--cpus",
+            "0",
+            "--duration",
+            "2s",
+            "--split",
+            "off",
+            "--explain",
+        ],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let selected = result["explain"]["selected"].as_array().unwrap();
+    assert_eq!(selected.len(), 1, "{selected:?}");
+    assert_eq!(selected[0]["comm"], "latlab-cpu0");
+    // The other run's thread of the same name was in the trace.
+    let found = result["explain"]["tasks_found"].as_array().unwrap();
+    assert!(
+        found.iter().filter(|t| t["comm"] == "latlab-cpu0").count() >= 2,
+        "the other run was traced too: {found:?}"
+    );
+    assert!(other.wait().unwrap().success());
+}

@@ -183,9 +183,18 @@ pub struct LoadMonitor<'a, V> {
     /// Lines for stderr once the measurement is set up
     /// ([`super::notes::before_measuring`]).
     pub notes: Vec<String>,
+    /// The measurement threads' kernel thread ids, once they exist: what a
+    /// run's own trace analysis looks at (another latlab's threads have the
+    /// same names).
+    pub measured_tids: Vec<i32>,
 }
 
 impl<P, V: LiveUpdate<P>> latlab_rt::monitor::Monitor<P> for LoadMonitor<'_, V> {
+    fn threads(&mut self, tids: &[i32]) -> Result<(), String> {
+        self.measured_tids = tids.to_vec();
+        Ok(())
+    }
+
     fn ready(&mut self) -> Result<Duration, String> {
         let settle = self.load.start()?;
         for line in self.notes.drain(..) {

@@ -222,6 +222,7 @@ pub fn execute(args: RespondArgs) -> anyhow::Result<ExitCode> {
             Verbosity::from_flags(args.quiet, false),
             "the result's warnings: why, and the fix",
         ),
+        measured_tids: Vec::new(),
     };
     session.measurement_starts();
     let measured = measure::measure(&run.config, &mut monitor);

@@ -290,6 +290,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
                 verbosity,
                 "--verbose: why, and the fix",
             ),
+            measured_tids: Vec::new(),
         },
         split: split.as_mut(),
     };
@@ -298,6 +299,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     // Stop the load and the trace before the summary, whatever happened to
     // the measurement.
     let load_report = monitor.inner.load.stop();
+    let measured_tids = std::mem::take(&mut monitor.inner.measured_tids);
     let flight_recorder_stop = match (&trace, &measured) {
         (Some(trace), Ok(output)) => trace.stopped_by(output.start_ns),
         _ => None,
@@ -338,7 +340,12 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     result.flight_recorder_stop = flight_recorder_stop;
     let explained = match (&trace_report, args.explain) {
-        (Some(report), true) => explain_trace(&args, &report.path, &result.settings.steal_ns),
+        (Some(report), true) => explain_trace(
+            &args,
+            &report.path,
+            &measured_tids,
+            &result.settings.steal_ns,
+        ),
         _ => None,
     };
     if let Some(path) = &temporary_trace {
@@ -541,16 +548,23 @@ impl TraceSession {
     }
 }
 
-/// Runs the KTAS analysis on the run's own trace: its measurement threads,
+/// Runs the KTAS analysis on the run's own trace: its measurement threads
+/// (by thread id: a latlab running beside it has threads of the same names),
 /// late meaning at or over the marker threshold. A failure is a warning: the
 /// measurement stands without it.
 fn explain_trace(
     args: &RunArgs,
     trace: &Path,
+    tids: &[i32],
     steal_ns: &[(usize, u64)],
 ) -> Option<latlab_explain::Report> {
     let options = latlab_explain::Options {
-        comms: vec!["latlab-cpu*".into()],
+        pids: tids.to_vec(),
+        comms: if tids.is_empty() {
+            vec!["latlab-cpu*".into()]
+        } else {
+            Vec::new()
+        },
         threshold: latlab_explain::Threshold::Ns(trace_threshold(args).saturating_sub(1)),
         steal_ns: steal_ns.to_vec(),
         ..latlab_explain::Options::default()
