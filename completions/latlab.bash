@@ -899,7 +899,7 @@ _latlab() {
             return 0
             ;;
         latlab__subcmd__run)
-            opts="-q -h -V --cpus --policy --priority --interval --interval-step --duration --loops --timer --rtc-device --no-dma-latency --period-tolerance --max-latency --percentile --profile --samples --json --histogram-text --rt-tests-json --output-dir --no-save --db --no-history --junit --lava --push --token-file --spool --allow-unprivileged --quiet --load --load-cmd --load-disk-cap --load-temp-dir --load-in-process --trace --trace-threshold --trace-events --flight-recorder --explain --trace-buffer-kb --split --help --version"
+            opts="-q -v -h -V --cpus --policy --priority --interval --interval-step --duration --loops --timer --rtc-device --no-dma-latency --period-tolerance --max-latency --percentile --profile --samples --json --histogram-text --rt-tests-json --output-dir --no-save --db --no-history --junit --lava --push --token-file --spool --allow-unprivileged --quiet --verbose --load --load-cmd --load-disk-cap --load-temp-dir --load-in-process --trace --trace-threshold --trace-events --flight-recorder --explain --trace-buffer-kb --split --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1041,7 +1041,7 @@ _latlab() {
             return 0
             ;;
         latlab__subcmd__scenario)
-            opts="-h -V --quick --out --cpus --duration --help --version characterize emblix moblin montavista ktas delayed-locking"
+            opts="-v -h -V --quick --out --cpus --duration --verbose --help --version characterize emblix moblin montavista ktas delayed-locking"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -82,7 +82,8 @@ complete -c latlab -n "__fish_latlab_using_subcommand run" -l no-save -d 'Do not
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l no-history -d 'Do not store the saved result in the history database'
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l lava -d 'Print LAVA `lava-test-case NAME --result pass|fail --measurement M --units U` lines, one per requirement (contrib/lava runs them)'
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l allow-unprivileged -d 'Measure even without real-time priority or memory locking (the result is marked)'
-complete -c latlab -n "__fish_latlab_using_subcommand run" -s q -l quiet -d 'No live view'
+complete -c latlab -n "__fish_latlab_using_subcommand run" -s q -l quiet -d 'Print only the verdict, what makes the result questionable, where it went and errors: no live view, no notes about the machine, no tables (the result file has them all)'
+complete -c latlab -n "__fish_latlab_using_subcommand run" -s v -l verbose -d 'Print every table (per CPU, the split, the periods, the load, the trace analysis\' tables and worst windows) and the whole text of every note about the machine'
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l load-in-process -d 'Run the built-in loads as threads of latlab itself instead of a child process (hidden: only to compare the two, see bench/load-vs-none.sh)'
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l flight-recorder -d 'With --trace: keep events only in the ring buffer and stop tracing at the first sample over --trace-threshold (like cyclictest\'s breaktrace); the buffer, i.e. what led up to it, is saved at the end. Costs nothing on disk until then'
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l explain -d 'Record kernel events while measuring (into --trace FILE, or a temporary file) and explain the late wake-ups at the end (the KTAS analysis of `latlab explain`, with --trace-threshold as the lateness threshold)'
@@ -192,6 +193,7 @@ complete -c latlab -n "__fish_latlab_using_subcommand scenario" -l out -d 'Direc
 complete -c latlab -n "__fish_latlab_using_subcommand scenario" -l cpus -d 'CPUs to measure on (passed to `latlab run --cpus`)' -r
 complete -c latlab -n "__fish_latlab_using_subcommand scenario" -l duration -d 'Length of each measurement step (e.g. `30s`, `10m`) [default: characterize 30s, emblix and moblin 60s, montavista 10m; ktas counts periods and delayed-locking has its own lengths, so neither takes it]' -r
 complete -c latlab -n "__fish_latlab_using_subcommand scenario" -l quick -d 'A smoke run: a few seconds per step instead of the paper\'s lengths'
+complete -c latlab -n "__fish_latlab_using_subcommand scenario" -s v -l verbose -d 'characterize: print each step\'s whole output (every table, the trace analysis) instead of its verdict line'
 complete -c latlab -n "__fish_latlab_using_subcommand scenario" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c latlab -n "__fish_latlab_using_subcommand scenario" -s V -l version -d 'Print version'
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l channel -d 'Emulated channel: pty (raw pseudo-terminal: the kernel tty path, serial emulation), pipe, eventfd, unix, udp, signal' -r

@@ -38,6 +38,32 @@ pub struct RunDocument {
     /// same expiry, and latlab's latency compared with the trace's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_agreement: Option<Agreement>,
+    /// With `--flight-recorder`: the sample that stopped the recording (the
+    /// first at or over the trace threshold); absent when none reached it
+    /// (the trace then holds the ring buffer's last events).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flight_recorder_stop: Option<FlightRecorderStop>,
+}
+
+/// The sample that stopped a flight recorder (`latlab run
+/// --flight-recorder`), as cyclictest's `-b` names its break thread and
+/// value. The trace holds its marker lines too: `latlab: cycle=...` and
+/// `latlab: flight recorder stopped: cpu=... cycle=...`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct FlightRecorderStop {
+    /// The CPU of the measurement thread.
+    pub cpu: usize,
+    /// Its cycle (activation number, from 0), as the worst samples count them.
+    pub cycle: u64,
+    /// Its wake-up latency, ns.
+    pub latency_ns: u64,
+    /// Its intended wake-up, CLOCK_MONOTONIC ns (the sample log's
+    /// `intended_ns`, the trace's clock).
+    pub intended_ns: u64,
+    /// Its intended wake-up, seconds after the measurement's first period.
+    pub at_s: f64,
+    /// The threshold it reached (`--trace-threshold`), ns.
+    pub threshold_ns: u64,
 }
 
 impl RunDocument {
@@ -49,6 +75,7 @@ impl RunDocument {
             trace: None,
             explain: None,
             trace_agreement: None,
+            flight_recorder_stop: None,
         }
     }
 
@@ -63,11 +90,7 @@ impl RunDocument {
 pub fn load_name(load: Option<&LoadReport>) -> String {
     match load {
         None => "no load".into(),
-        Some(load) => match &load.command {
-            Some(cmd) if load.spec == "none" => format!("load `{cmd}`"),
-            Some(cmd) => format!("load {} + `{cmd}`", load.spec),
-            None => format!("load {}", load.spec),
-        },
+        Some(load) => format!("load {}", load.name()),
     }
 }
 

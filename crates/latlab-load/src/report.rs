@@ -46,6 +46,20 @@ pub struct LoadReport {
     pub warnings: Vec<String>,
 }
 
+impl LoadReport {
+    /// What ran, in words: the spec (`full`, `cpu:2,net:1`), the command
+    /// in backquotes (`` `stress-ng --cpu 2` ``), or both (`` full + `make
+    /// -j4` ``). The one way a report names a load: a load that was only a
+    /// command is that command, never `none`.
+    pub fn name(&self) -> String {
+        match &self.command {
+            Some(command) if self.spec == "none" => format!("`{command}`"),
+            Some(command) => format!("{} + `{command}`", self.spec),
+            None => self.spec.clone(),
+        }
+    }
+}
+
 /// One built-in load kind's work.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct KindReport {

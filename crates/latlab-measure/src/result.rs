@@ -75,9 +75,14 @@ pub struct RunSettings {
     pub interval_step_ns: u64,
     /// Wake-up source.
     pub timer: TimerKind,
-    /// Requested policy.
+    /// The policy the measurement threads ran at, as each read it back from
+    /// the kernel (`sched_getscheduler`) once it was set up; the weakest of
+    /// them should they differ (a policy latlab does not know counts as
+    /// `other`). The one asked for (`--policy`) unless it was refused under
+    /// `--allow-unprivileged`: then `other`, with `unprivileged` set and the
+    /// reason in `warnings` (the request itself is in `command_line`).
     pub policy: Policy,
-    /// Requested priority.
+    /// The real-time priority they ran at (`sched_getparam`; 0 for `other`).
     pub priority: i32,
     /// Requested duration, seconds.
     pub duration_s: Option<f64>,
@@ -238,7 +243,8 @@ pub struct RunContext {
     pub command_line: Vec<String>,
     /// Start time, seconds since the Unix epoch.
     pub started_unix_s: f64,
-    /// Settings of the run.
+    /// Settings of the run, the policy and priority as asked for:
+    /// [`RunResult::assemble`] records what the threads obtained instead.
     pub settings: RunSettings,
     /// The machine.
     pub system: SystemInfo,
@@ -260,6 +266,11 @@ impl RunResult {
             .collect();
         let outcomes = crate::requirements::evaluate(requirements, &threads);
         let early: u64 = threads.iter().map(|t| t.early_wakeups).sum();
+        let mut settings = context.settings;
+        if let Some((policy, priority)) = obtained_scheduling(&threads) {
+            settings.policy = policy;
+            settings.priority = priority;
+        }
         let verdict = if early > 0 {
             Verdict::Suspect
         } else {
@@ -274,7 +285,7 @@ impl RunResult {
             started_at: latlab_rt::clock::format_utc(context.started_unix_s),
             elapsed_s: output.end_ns.saturating_sub(output.start_ns) as f64 / 1e9,
             interrupted: output.interrupted,
-            settings: context.settings,
+            settings,
             system: context.system,
             warnings: context.warnings,
             overall: Totals::from_output(output),
@@ -283,6 +294,20 @@ impl RunResult {
             threads,
         }
     }
+}
+
+/// The policy and priority the threads ran at, as each read them back once
+/// set up: the weakest of them (SCHED_OTHER below any real-time policy, then
+/// the lowest priority); a policy latlab does not know counts as SCHED_OTHER.
+/// `None` without threads.
+fn obtained_scheduling(threads: &[ThreadResult]) -> Option<(Policy, i32)> {
+    threads
+        .iter()
+        .map(|t| match t.policy {
+            Some(policy) if policy.is_realtime() => (policy, t.priority),
+            _ => (Policy::Other, 0),
+        })
+        .min_by_key(|&(policy, priority)| (policy.is_realtime(), priority))
 }
 
 impl ThreadResult {

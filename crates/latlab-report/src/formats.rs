@@ -98,7 +98,7 @@ fn background_load(load: Option<&latlab_load::LoadReport>) -> String {
     load.map(|load| {
         format!(
             "\nBackground load ({})\n{}",
-            load.spec,
+            load.name(),
             crate::load::table(load)
         )
     })

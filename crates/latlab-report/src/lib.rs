@@ -1,7 +1,8 @@
 //! latlab-report: renderers from results to bytes. Every renderer is a pure
 //! function of a result; none does I/O.
 //!
-//! - [`table`]: the terminal summary of `latlab run`;
+//! - [`table`]: the terminal tables of `latlab run`;
+//! - [`run_summary`]: what `latlab run` prints at each verbosity;
 //! - [`cyclictest`]: cyclictest's `-h` histogram text, for tools that plot it;
 //! - [`rt_tests`]: rt-tests' `--json` format;
 //! - [`respond`]: the terminal summary and histogram text of `latlab respond`;
@@ -28,6 +29,7 @@ pub mod lockbench;
 pub mod peer;
 pub mod respond;
 pub mod rt_tests;
+pub mod run_summary;
 pub mod simulation;
 pub mod table;
 pub mod watch;

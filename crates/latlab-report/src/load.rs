@@ -29,7 +29,7 @@ pub fn summary_line(load: &LoadReport) -> String {
     if parts.is_empty() {
         parts.push("nothing ran".to_owned());
     }
-    format!("load {}: {}", load.spec, parts.join(", "))
+    format!("load {}: {}", load.name(), parts.join(", "))
 }
 
 /// A plain-text table: one line per kind (and the command), with
@@ -87,11 +87,10 @@ pub fn table(load: &LoadReport) -> String {
     }
     let mut out = format!(
         "load {} for {:.1} s (intervals of {} s)\n",
-        load.spec, load.duration_s, load.interval_s
+        load.name(),
+        load.duration_s,
+        load.interval_s
     );
-    if let Some(cmd) = &load.command {
-        out.push_str(&format!("command: {cmd}\n"));
-    }
     for row in rows {
         let cells: Vec<String> = row
             .iter()
@@ -177,6 +176,22 @@ mod tests {
         // 2 s to move 2_000_000 KiB = 1 µs per KiB.
         assert!(table.contains("1.000"), "{table}");
         assert!(table.contains("warning: io ran on a tmpfs"), "{table}");
+    }
+
+    #[test]
+    fn a_command_load_is_named_by_its_command_never_none() {
+        let mut report = sample();
+        report.spec = "none".into();
+        report.kinds.clear();
+        report.command = Some("stress-ng --cpu 2".into());
+        assert!(
+            summary_line(&report).starts_with("load `stress-ng --cpu 2`: "),
+            "{}",
+            summary_line(&report)
+        );
+        assert!(table(&report).starts_with("load `stress-ng --cpu 2` for 2.0 s"));
+        report.spec = "full".into();
+        assert_eq!(report.name(), "full + `stress-ng --cpu 2`");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use latlab_measure::requirements::RequirementOutcome;
-use latlab_measure::result::{RunResult, Verdict};
+use latlab_measure::result::{RunResult, RunSettings, Verdict};
 use latlab_measure::stats::Summary;
 use latlab_measure::units::format_ns;
 use latlab_measure::worst::WorstSample;
@@ -18,31 +18,12 @@ pub fn us(ns: u64) -> String {
     format!("{:.1}", ns as f64 / 1e3)
 }
 
-/// The summary printed at the end of `latlab run`.
+/// The summary printed at the end of `latlab run --verbose` (and by
+/// `latlab report` on a terminal): every table.
 pub fn summary_table(result: &RunResult) -> String {
     let mut out = String::new();
-    let s = &result.settings;
     let sys = &result.system;
-    let length = match (s.duration_s, s.loops) {
-        (_, Some(loops)) => format!("{loops} loops"),
-        _ => format!("{:.1} s", result.elapsed_s),
-    };
-    let _ = writeln!(
-        out,
-        "latlab run: {} timer, {} interval, {} {}, {} CPU{}, {}{}",
-        s.timer,
-        format_ns(s.interval_ns),
-        s.policy.kernel_name(),
-        s.priority,
-        s.cpus.len(),
-        if s.cpus.len() == 1 { "" } else { "s" },
-        length,
-        if result.interrupted {
-            " (interrupted)"
-        } else {
-            ""
-        }
-    );
+    header_line(&mut out, result, None);
     system_line(&mut out, sys);
     out.push('\n');
     out.push_str("Wake-up latency (us)\n");
@@ -79,6 +60,51 @@ pub fn summary_table(result: &RunResult) -> String {
     out
 }
 
+/// Appends the first line of a run's summary: the timer, interval,
+/// scheduling obtained, CPUs and length, and the load when `load` names one.
+pub fn header_line(out: &mut String, result: &RunResult, load: Option<&str>) {
+    let s = &result.settings;
+    let length = match (s.duration_s, s.loops) {
+        (_, Some(loops)) => format!("{loops} loops"),
+        _ => format!("{:.1} s", result.elapsed_s),
+    };
+    let _ = writeln!(
+        out,
+        "latlab run: {} timer, {} interval, {}, {} CPU{}, {}{}{}",
+        s.timer,
+        format_ns(s.interval_ns),
+        scheduling(s),
+        s.cpus.len(),
+        if s.cpus.len() == 1 { "" } else { "s" },
+        length,
+        load.map(|l| format!(", {l}")).unwrap_or_default(),
+        if result.interrupted {
+            " (interrupted)"
+        } else {
+            ""
+        }
+    );
+}
+
+/// The scheduling the measurement threads ran at, as every summary says it:
+/// `SCHED_FIFO 95`, `SCHED_OTHER`, and what an unprivileged run lacked
+/// (`SCHED_OTHER (unprivileged, memory not locked)`).
+pub fn scheduling(s: &RunSettings) -> String {
+    let mut text = if s.policy.is_realtime() {
+        format!("{} {}", s.policy.kernel_name(), s.priority)
+    } else {
+        s.policy.kernel_name().to_string()
+    };
+    if s.unprivileged {
+        text.push_str(if s.mlocked {
+            " (unprivileged)"
+        } else {
+            " (unprivileged, memory not locked)"
+        });
+    }
+    text
+}
+
 /// What the three parts of a [`latlab_measure::result::LatencySplit`] are,
 /// one line each (the terminal and HTML summaries say it under their table).
 pub const SPLIT_LEGEND: [&str; 3] = [
@@ -92,7 +118,7 @@ pub const SPLIT_LEGEND: [&str; 3] = [
 /// Appends the split of the latency at the timer interrupt (`--split`), if
 /// the run has one: per thread and overall, the timer wake-ups the kernel
 /// measured and p50/p99/max of each part.
-fn split_block(out: &mut String, result: &RunResult) {
+pub(crate) fn split_block(out: &mut String, result: &RunResult) {
     let Some(overall) = &result.overall.split else {
         return;
     };
@@ -208,7 +234,7 @@ pub fn latency_table(
     }
 }
 
-fn period_block(out: &mut String, result: &RunResult) {
+pub(crate) fn period_block(out: &mut String, result: &RunResult) {
     let reference = result.settings.interval_ns;
     let _ = writeln!(
         out,
@@ -271,7 +297,7 @@ pub fn worst_block(out: &mut String, title: &str, worst: &[WorstSample], index_n
 /// Appends the early wake-ups, if there were any: a wake-up before its
 /// intended time cannot happen, so it is named, never folded into the table.
 /// Also the wake-ups whose expiry the kernel did not tell.
-fn early_block(out: &mut String, result: &RunResult) {
+pub(crate) fn early_block(out: &mut String, result: &RunResult) {
     for t in result.threads.iter().filter(|t| t.uncertain_expiries > 0) {
         let _ = writeln!(
             out,

@@ -95,9 +95,13 @@ pub struct RespondSettings {
     pub duration_s: Option<f64>,
     /// Gap between events (fixed, or random within a range).
     pub gap: Gap,
-    /// Requested responder policy.
+    /// The responder's policy, as it read it back once set up: the one
+    /// asked for unless it was refused under `--allow-unprivileged` (then
+    /// `other`, with `unprivileged` set; a policy latlab does not know
+    /// counts as `other`).
     pub policy: Policy,
-    /// Requested responder priority (the stimulus runs one below).
+    /// The responder's real-time priority, as it read it back (0 for
+    /// `other`; the stimulus runs one below).
     pub priority: i32,
     /// An event unanswered after this long is counted lost, ns.
     pub timeout_ns: u64,

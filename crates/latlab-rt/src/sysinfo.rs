@@ -103,36 +103,73 @@ impl SystemInfo {
         }
     }
 
-    /// Known pitfalls of this machine for latency measurement, in words.
+    /// Known pitfalls of this machine for latency measurement, in words
+    /// (each [`Pitfall::text`]): what a result's `warnings` record.
     pub fn pitfalls(&self) -> Vec<String> {
-        let mut warnings = Vec::new();
+        self.pitfall_list().iter().map(Pitfall::text).collect()
+    }
+
+    /// Known pitfalls of this machine for latency measurement: each a short
+    /// summary for the terminal and the why and the fix for the result.
+    pub fn pitfall_list(&self) -> Vec<Pitfall> {
+        let mut pitfalls = Vec::new();
         if let Some(runtime) = self.rt_runtime_us.filter(|&r| r >= 0) {
-            warnings.push(format!(
-                "RT throttling is on (sched_rt_runtime_us={runtime} of {} us): a runaway RT task \
-                 is stopped, but so is a legitimate one; disable with \
-                 `echo -1 > /proc/sys/kernel/sched_rt_runtime_us` for production tests",
-                self.rt_period_us.unwrap_or(1_000_000)
-            ));
+            pitfalls.push(Pitfall {
+                summary: format!(
+                    "RT throttling is on (sched_rt_runtime_us={runtime} of {} us)",
+                    self.rt_period_us.unwrap_or(1_000_000)
+                ),
+                detail: "a runaway RT task is stopped, but so is a legitimate one; disable \
+                         with `echo -1 > /proc/sys/kernel/sched_rt_runtime_us` for production \
+                         tests"
+                    .into(),
+            });
         }
         if let Some(hv) = &self.virtualization {
-            warnings.push(format!(
-                "running in a virtual machine ({hv}): the host can stop a vCPU at any time, \
-                 so worst cases here say little about bare metal"
-            ));
+            pitfalls.push(Pitfall {
+                summary: format!("running in a virtual machine ({hv})"),
+                detail: "the host can stop a vCPU at any time, so worst cases here say little \
+                         about bare metal"
+                    .into(),
+            });
         }
         if self.cpufreq_governors.iter().any(|g| g != "performance") {
-            warnings.push(
-                "CPU frequency scaling is active (governor not `performance`): wake-ups on a \
-                 slowed-down CPU take longer; `cpupower frequency-set -g performance`"
-                    .to_string(),
-            );
+            pitfalls.push(Pitfall {
+                summary: "CPU frequency scaling is active (governor not `performance`)".into(),
+                detail: "wake-ups on a slowed-down CPU take longer; `cpupower frequency-set -g \
+                         performance`"
+                    .into(),
+            });
         }
         if !self.high_res_timers {
-            warnings.push(
-                "high-resolution timers are not active: wake-ups are rounded to the tick".into(),
-            );
+            pitfalls.push(Pitfall {
+                summary: "high-resolution timers are not active".into(),
+                detail: "wake-ups are rounded to the tick".into(),
+            });
         }
-        warnings
+        pitfalls
+    }
+}
+
+/// Something about the machine that spoils a latency measurement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pitfall {
+    /// What it is, short enough for one terminal line: `RT throttling is on
+    /// (sched_rt_runtime_us=950000 of 1000000 us)`.
+    pub summary: String,
+    /// Why it matters and the fix.
+    pub detail: String,
+}
+
+impl Pitfall {
+    /// The whole sentence: `<summary>: <detail>` (the summary alone without
+    /// a detail).
+    pub fn text(&self) -> String {
+        if self.detail.is_empty() {
+            self.summary.clone()
+        } else {
+            format!("{}: {}", self.summary, self.detail)
+        }
     }
 }
 
@@ -460,5 +497,12 @@ mod tests {
         let text = info.pitfalls().join("\n");
         assert!(text.contains("RT throttling"));
         assert!(text.contains("virtual machine"));
+        let list = info.pitfall_list();
+        assert_eq!(
+            list[0].summary,
+            "RT throttling is on (sched_rt_runtime_us=950000 of 1000000 us)"
+        );
+        assert!(list.iter().all(|p| p.summary.len() < 80), "{list:?}");
+        assert!(list[0].text().ends_with("for production tests"), "{list:?}");
     }
 }

@@ -47,18 +47,55 @@ impl TraceMarker {
         intended_ns: u64,
         actual_ns: u64,
     ) -> std::io::Result<()> {
-        let mut buf = [0u8; 128];
-        let mut len = 0;
         let latency = actual_ns.saturating_sub(intended_ns);
-        for (label, value) in [
-            (&b"latlab: cycle="[..], cycle),
-            (b" intended=", intended_ns),
-            (b" actual=", actual_ns),
-            (b" latency=", latency),
-        ] {
-            buf[len..len + label.len()].copy_from_slice(label);
-            len += label.len();
-            len += format_u64(value, &mut buf[len..]);
+        self.write_fields(
+            b"latlab:",
+            &[
+                (b"cycle", cycle),
+                (b"intended", intended_ns),
+                (b"actual", actual_ns),
+                (b"latency", latency),
+            ],
+        )
+    }
+
+    /// Writes `latlab: flight recorder stopped: cpu=<n> cycle=<c>
+    /// latency=<ns> threshold=<ns>` formatted on the stack: the line
+    /// `latlab run --flight-recorder` writes right before it stops tracing,
+    /// naming the sample that stopped it (cyclictest's breaktrace writes
+    /// "hit latency threshold" there).
+    pub fn write_stop(
+        &self,
+        cpu: u64,
+        cycle: u64,
+        latency_ns: u64,
+        threshold_ns: u64,
+    ) -> std::io::Result<()> {
+        self.write_fields(
+            b"latlab: flight recorder stopped:",
+            &[
+                (b"cpu", cpu),
+                (b"cycle", cycle),
+                (b"latency", latency_ns),
+                (b"threshold", threshold_ns),
+            ],
+        )
+    }
+
+    /// Writes `<prefix> name=value name=value ...` and a newline, formatted
+    /// on the stack (at most 4 fields after a prefix of at most 40 bytes).
+    fn write_fields(&self, prefix: &[u8], fields: &[(&[u8], u64)]) -> std::io::Result<()> {
+        let mut buf = [0u8; 192];
+        buf[..prefix.len()].copy_from_slice(prefix);
+        let mut len = prefix.len();
+        for (name, value) in fields {
+            buf[len] = b' ';
+            len += 1;
+            buf[len..len + name.len()].copy_from_slice(name);
+            len += name.len();
+            buf[len] = b'=';
+            len += 1;
+            len += format_u64(*value, &mut buf[len..]);
         }
         buf[len] = b'\n';
         self.write(&buf[..len + 1])
@@ -116,6 +153,32 @@ mod tests {
         let mut r = r;
         r.read_to_string(&mut s).unwrap();
         assert_eq!(s, "latlab: cycle=7 intended=1000 actual=1250 latency=250\n");
+    }
+
+    #[test]
+    fn stop_line_names_the_sample() {
+        let mut fds = [0; 2];
+        // SAFETY: fds has room for two descriptors.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        // SAFETY: fresh descriptors from pipe().
+        let (mut r, w) = unsafe {
+            (
+                std::fs::File::from_raw_fd(fds[0]),
+                OwnedFd::from_raw_fd(fds[1]),
+            )
+        };
+        let m = TraceMarker::new(w);
+        m.write_stop(1, u64::MAX, u64::MAX, 100_000).unwrap();
+        drop(m);
+        let mut s = String::new();
+        r.read_to_string(&mut s).unwrap();
+        assert_eq!(
+            s,
+            format!(
+                "latlab: flight recorder stopped: cpu=1 cycle={0} latency={0} threshold=100000\n",
+                u64::MAX
+            )
+        );
     }
 }
 

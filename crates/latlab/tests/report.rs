@@ -482,6 +482,31 @@ fn scenario_characterize_quick_answers_with_classes_and_a_report() {
         html.contains("Does this machine meet a deadline?"),
         "{html}"
     );
+    // The page opens with the met/missed table the terminal shows, then words.
+    let first = html.find("<section").expect("a section");
+    let opening = &html[first..first + html[first..].find("</section>").unwrap()];
+    assert!(opening.contains("id=\"intro\""), "{opening}");
+    let table = opening
+        .find("<table")
+        .expect("the classes table opens the report");
+    assert!(
+        opening.find("<p>").is_none_or(|p| table < p),
+        "the table before the paragraphs: {opening}"
+    );
+    for class in [
+        "Emblix class 1 (&lt; 100 ms)",
+        "Moblin IVI (40 us, periods +-5 %)",
+    ] {
+        let row = opening
+            .split("<tr>")
+            .find(|r| r.contains(class))
+            .unwrap_or_else(|| panic!("{class} missing: {opening}"));
+        assert_eq!(
+            row.matches(">met<").count() + row.matches(">MISSED<").count(),
+            2,
+            "{class}: idle and loaded, met or missed: {row}"
+        );
+    }
     assert!(
         html.contains("<h2>loaded <span"),
         "the loaded run's section"

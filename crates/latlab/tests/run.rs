@@ -470,9 +470,14 @@ fn load_runs_alongside_and_its_throughput_is_in_the_result() {
         let kind = kinds.iter().find(|k| k["kind"] == name).unwrap();
         assert!(kind["total"].as_u64().unwrap() > 0, "{name}: {kind}");
     }
+    // Even --quiet's one line names the load.
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
-        stdout.contains("Background load (cpu:1,syscall:1)"),
+        stdout
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .contains("load cpu:1,syscall:1"),
         "{stdout}"
     );
 }
@@ -660,8 +665,7 @@ fn explain_records_and_explains_the_late_wakeups_of_the_run() {
     let late = explain["late"].as_u64().expect("explanation in the result");
     assert!(late > 100, "{late} late periods of 500");
     assert!(!explain["causes"].as_array().unwrap().is_empty());
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(stdout.contains("latlab-cpu0"), "{stdout}");
+    assert_eq!(explain["selected"][0]["comm"], "latlab-cpu0", "{explain}");
     // The temporary trace is gone, and so is the tracefs instance.
     let temp = std::env::temp_dir().join(format!("latlab-run-{pid}.dat"));
     assert!(!temp.exists());
@@ -753,4 +757,424 @@ fn a_full_disk_loses_only_what_did_not_fit_and_says_so() {
         .filter(|n| n.starts_with("t.dat"))
         .collect();
     assert!(left.is_empty(), "{left:?}");
+}
+
+/// The policy and real-time priority the kernel reports for the thread
+/// named `comm` of process `pid` (`/proc/PID/task/TID/stat`, fields 41 and
+/// 40), once it exists and has left SCHED_OTHER or 2 s have passed.
+fn kernel_scheduling(pid: u32, comm: &str) -> Option<(i32, u32)> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(2);
+    let mut seen = None;
+    while std::time::Instant::now() < deadline {
+        let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+        for task in tasks.flatten() {
+            let dir = task.path();
+            let name = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
+            if name.trim() != comm {
+                continue;
+            }
+            let stat = std::fs::read_to_string(dir.join("stat")).unwrap_or_default();
+            // Fields after the command name's closing parenthesis start at field 3.
+            let fields: Vec<&str> = stat
+                .rsplit_once(')')
+                .map_or(Vec::new(), |(_, rest)| rest.split_whitespace().collect());
+            if let (Some(rt_priority), Some(policy)) = (fields.get(37), fields.get(38)) {
+                seen = Some((policy.parse().unwrap(), rt_priority.parse().unwrap()));
+            }
+        }
+        if seen.is_some_and(|(policy, _)| policy != libc::SCHED_OTHER) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    seen
+}
+
+#[test]
+fn unprivileged_run_records_the_policy_its_threads_got() {
+    if !root("unprivileged_run_records_the_policy_its_threads_got") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    let json = dir.path().join("u.json");
+    let mut command = common::latlab_as_nobody();
+    // No real-time priority for user nobody, whatever limits root has.
+    // SAFETY: setrlimit is async-signal-safe and touches only the child.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut command, || {
+            let none = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            if libc::setrlimit(libc::RLIMIT_RTPRIO, &none) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let child = command
+        .current_dir(dir.path())
+        .args(["run", "--allow-unprivileged", "--no-save", "--split", "off"])
+        .args(["--cpus", "0", "--duration", "2s", "--json"])
+        .arg(&json)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The independent view: what the kernel says the measurement thread runs at.
+    let (policy, rt_priority) =
+        kernel_scheduling(child.id(), "latlab-cpu0").expect("the thread latlab-cpu0 was seen");
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let (name, policy_json) = match policy {
+        libc::SCHED_OTHER => ("SCHED_OTHER", "other"),
+        libc::SCHED_FIFO => ("SCHED_FIFO", "fifo"),
+        libc::SCHED_RR => ("SCHED_RR", "rr"),
+        other => panic!("policy {other}"),
+    };
+    assert_eq!(name, "SCHED_OTHER", "user nobody without RLIMIT_RTPRIO");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let header = stdout.lines().next().unwrap_or_default();
+    assert!(
+        header.contains(name) && !header.contains("SCHED_FIFO"),
+        "the header says what the threads ran at: {stdout}"
+    );
+    assert!(stdout.contains("unprivileged"), "{stdout}");
+    let result: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(
+        result["settings"]["policy"], policy_json,
+        "{}",
+        result["settings"]
+    );
+    assert_eq!(result["settings"]["priority"], rt_priority);
+    assert_eq!(result["threads"][0]["policy"], policy_json);
+    assert_eq!(result["settings"]["unprivileged"], true);
+}
+
+#[test]
+fn a_load_command_is_recorded_as_that_command() {
+    if !root("a_load_command_is_recorded_as_that_command") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let command = "while :; do :; done";
+    let output = latlab()
+        .current_dir(dir.path())
+        .args(["run", "--cpus", "0", "--duration", "1s", "--split", "off"])
+        .args(["--output-dir", "results", "--db", "history.sqlite"])
+        .args(["--load-cmd", command])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let named = format!("load `{command}`");
+    assert!(
+        stdout.lines().next().unwrap_or_default().contains(&named),
+        "the header names the load: {stdout}"
+    );
+    assert!(!stdout.contains("load none"), "{stdout}");
+    // The stored result: the command, and what it used.
+    let saved = std::fs::read_dir(dir.path().join("results"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("result.json"))
+        .find(|p| p.exists())
+        .expect("the saved result");
+    let result: Value = serde_json::from_str(&std::fs::read_to_string(saved).unwrap()).unwrap();
+    assert_eq!(result["load"]["command"], command);
+    assert!(
+        result["load"]["external"]["cpu_seconds"].as_f64().unwrap() > 0.0,
+        "the command ran: {}",
+        result["load"]
+    );
+    // The history lists it as that command, and `report` names it too.
+    let history = latlab()
+        .current_dir(dir.path())
+        .args(["history", "--db", "history.sqlite"])
+        .output()
+        .unwrap();
+    let listing = String::from_utf8_lossy(&history.stdout);
+    assert!(listing.contains(command), "{listing}");
+    let verbose = latlab()
+        .current_dir(dir.path())
+        .args(["run", "--cpus", "0", "--loops", "200", "--split", "off"])
+        .args(["--no-save", "--verbose", "--load-cmd", command])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&verbose.stdout);
+    assert!(
+        text.contains(&format!("Background load (`{command}`)")) && !text.contains("(none)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_flight_recorder_names_the_sample_that_stopped_it() {
+    if !root("the_flight_recorder_names_the_sample_that_stopped_it") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("fr.dat");
+    let samples = dir.path().join("s.bin");
+    let threshold_ns: u64 = 20_000;
+    let (output, result) = run_json(
+        dir.path(),
+        &[
+            "--cpus",
+            "0",
+            "--duration",
+            "2s",
+            "--trace",
+            trace.to_str().unwrap(),
+            "--flight-recorder",
+            "--trace-threshold",
+            "20us",
+            "--samples",
+            samples.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    // One CPU: its sample log, in order, is the thread's cycles.
+    let log = latlab_measure::samples::read_samples(&samples).unwrap();
+    let first_late = log.iter().enumerate().find(|(_, r)| {
+        r.flags & latlab_measure::samples::SampleRecord::EARLY == 0
+            && u64::from(r.latency_ns) >= threshold_ns
+    });
+    let stop = &result["flight_recorder_stop"];
+    let Some((cycle, sample)) = first_late else {
+        assert!(stop.is_null(), "no sample reached 20 us, yet: {stop}");
+        assert!(stdout.contains("never stopped"), "{stdout}");
+        return;
+    };
+    assert_eq!(stop["cpu"], 0, "{stop}");
+    assert_eq!(stop["cycle"], cycle as u64, "{stop}");
+    assert_eq!(stop["intended_ns"], sample.intended_ns, "{stop}");
+    assert_eq!(stop["latency_ns"], u64::from(sample.latency_ns), "{stop}");
+    assert_eq!(stop["threshold_ns"], threshold_ns, "{stop}");
+    assert!(
+        stdout.contains(&format!("stopped by CPU0 cycle {cycle}:")),
+        "{stdout}"
+    );
+    // The trace ends with the sample's own marker line and the stop's.
+    let dump = latlab().arg("dump").arg(&trace).output().unwrap();
+    let dump = String::from_utf8_lossy(&dump.stdout);
+    let stop_line = format!(
+        "latlab: flight recorder stopped: cpu=0 cycle={cycle} latency={} threshold={threshold_ns}",
+        sample.latency_ns
+    );
+    assert!(dump.contains(&stop_line), "no `{stop_line}` in the trace");
+    assert!(
+        dump.contains(&format!(
+            "latlab: cycle={cycle} intended={}",
+            sample.intended_ns
+        )),
+        "the sample's marker is in the trace"
+    );
+}
+
+/// The lines latlab prints on stderr about the machine and its session.
+fn notes_in(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .filter(|l| l.starts_with("latlab: note:") || l.starts_with("latlab: warning:"))
+        .collect()
+}
+
+/// The notes about the machine (RT throttling is on by default on Linux,
+/// so there is at least that one) come once the measurement is set up:
+/// never before an error about the arguments, never with --quiet, one short
+/// line each otherwise.
+#[test]
+fn machine_notes_come_once_short_after_the_arguments_and_not_with_quiet() {
+    if !root("machine_notes_come_once_short_after_the_arguments_and_not_with_quiet") {
+        return;
+    }
+    let throttling = std::fs::read_to_string("/proc/sys/kernel/sched_rt_runtime_us")
+        .is_ok_and(|v| v.trim() != "-1");
+    let bad = latlab()
+        .args(["run", "--no-save", "--cpus", "0", "--interval", "1us"])
+        .args(["--loops", "10"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(stderr.contains("below the 10 us minimum"), "{stderr}");
+    assert!(
+        notes_in(&stderr).is_empty(),
+        "notes before the error: {stderr}"
+    );
+
+    let run = |flag: &str| {
+        latlab()
+            .args(["run", "--no-save", "--cpus", "0", "--loops", "100"])
+            .args(["--split", "off", flag])
+            .output()
+            .unwrap()
+    };
+    let quiet = run("--quiet");
+    assert!(quiet.status.success());
+    let stderr = String::from_utf8_lossy(&quiet.stderr);
+    assert!(notes_in(&stderr).is_empty(), "--quiet printed: {stderr}");
+    let stdout = String::from_utf8_lossy(&quiet.stdout);
+    assert!(
+        stdout.lines().count() <= 3 && stdout.contains("No requirement given"),
+        "--quiet prints the verdict: {stdout}"
+    );
+
+    let normal = run("--no-history");
+    assert!(normal.status.success());
+    let stderr = String::from_utf8_lossy(&normal.stderr);
+    let notes = notes_in(&stderr);
+    if throttling {
+        assert_eq!(
+            notes.iter().filter(|l| l.contains("RT throttling")).count(),
+            1,
+            "once: {stderr}"
+        );
+    }
+    for note in &notes {
+        assert!(note.len() <= 140, "one short line: {note}");
+    }
+}
+
+/// `run --explain` prints the verdict, the figures and the top causes with
+/// each fix once; the tables are for --verbose and the result.
+#[test]
+fn run_explain_prints_a_short_summary_with_each_fix_once() {
+    if !root("run_explain_prints_a_short_summary_with_each_fix_once") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let output = latlab()
+        .current_dir(dir.path())
+        .args(["run", "--no-save", "--cpus", "0", "--duration", "3s"])
+        .args(["--explain", "--load", "net:1", "--trace-threshold", "20us"])
+        .args(["--json", "r.json"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let lines = stdout.lines().count();
+    assert!(lines <= 40, "{lines} lines: {stdout}");
+    assert!(
+        stdout
+            .lines()
+            .nth(1)
+            .unwrap_or_default()
+            .starts_with("No requirement given"),
+        "the verdict comes first: {stdout}"
+    );
+    assert!(!stdout.contains("Table 1"), "{stdout}");
+    let result: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("r.json")).unwrap()).unwrap();
+    let causes = result["explain"]["causes"].as_array().unwrap();
+    if !causes.is_empty() {
+        assert!(stdout.contains("the top causes:"), "{stdout}");
+        assert!(stdout.contains(&format!(
+            "1. {}",
+            causes[0]["description"].as_str().unwrap()
+        )));
+    }
+    let mut parts: Vec<&str> = Vec::new();
+    for fix in stdout
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("-> "))
+    {
+        let own = fix.split("as for #").next().unwrap_or_default();
+        for part in own.split("; ").map(|p| p.trim_end_matches("; and ")) {
+            let part = part.trim();
+            if part.is_empty() || part == "and" {
+                continue;
+            }
+            assert!(!parts.contains(&part), "`{part}` given twice: {stdout}");
+            parts.push(part);
+        }
+    }
+    // --verbose still has every table.
+    let verbose = latlab()
+        .current_dir(dir.path())
+        .args(["run", "--no-save", "--cpus", "0", "--loops", "500"])
+        .args(["--explain", "--trace-threshold", "1ns", "--verbose"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&verbose.stdout);
+    assert!(
+        text.contains("Table 1: late periods") && text.contains("Period accuracy"),
+        "{text}"
+    );
+}
+
+/// `run --explain` analyses its own measurement threads: another latlab
+/// measuring on the same CPU has threads of the same name, in the same
+/// trace, and none of them is in the run's explanation.
+#[test]
+fn run_explain_analyses_its_own_threads_only() {
+    if !root("run_explain_analyses_its_own_threads_only") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut other = latlab()
+        .args([
+            "run",
+            "--quiet",
+            "--no-save",
+            "--cpus",
+            "0",
+            "--duration",
+            "6s",
+        ])
+        .args(["--split", "off", "--priority", "90"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let _stop = common::KillOnDrop(vec![other.id()]);
+    let (output, result) = run_json(
+        dir.path(),
+        &[
+            "--cpus",
+            "0",
+            "--duration",
+            "2s",
+            "--split",
+            "off",
+            "--explain",
+        ],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let selected = result["explain"]["selected"].as_array().unwrap();
+    assert_eq!(selected.len(), 1, "{selected:?}");
+    assert_eq!(selected[0]["comm"], "latlab-cpu0");
+    // The other run's thread of the same name was in the trace.
+    let found = result["explain"]["tasks_found"].as_array().unwrap();
+    assert!(
+        found.iter().filter(|t| t["comm"] == "latlab-cpu0").count() >= 2,
+        "the other run was traced too: {found:?}"
+    );
+    assert!(other.wait().unwrap().success());
 }

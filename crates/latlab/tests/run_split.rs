@@ -144,7 +144,8 @@ fn the_split_agrees_with_the_kernel_trace_and_with_run() {
         .args(["--loops", &LOOPS.to_string(), "--split", "on"])
         .args(["--trace", "t.dat", "--trace-events", "sched,timer"])
         .args(["--trace-threshold", "10s", "--trace-buffer-kb", "4096"])
-        .args(["--samples", "s.bin", "--json", "r.json", "--no-save", "-q"])
+        .args(["--samples", "s.bin", "--json", "r.json"])
+        .args(["--no-save", "--verbose"])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);

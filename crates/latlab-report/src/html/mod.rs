@@ -88,7 +88,7 @@ pub fn auto_labels(documents: &[Document]) -> Vec<String> {
             (Document::Simulation(_), _) => "simulation".into(),
             (Document::Respond(respond), _) => format!("respond {}", respond.settings.channel),
             (Document::Explain(_), _) => "explain".into(),
-            (Document::Load(load), _) => format!("load {}", load.report.spec),
+            (Document::Load(load), _) => format!("load {}", load.report.name()),
             (Document::Watch(w), _) => format!("watch {}", w.settings.selection),
             (Document::Other { schema, .. }, _) => schema.clone(),
             _ => String::new(),
@@ -330,6 +330,99 @@ pub fn render(entries: &[Entry], title: &str) -> String {
 /// before the results, e.g. what a scenario reproduces and where the
 /// paper's own figures are.
 pub fn render_with_intro(entries: &[Entry], title: &str, intro: &[String]) -> String {
+    render_with_opening(entries, title, &Opening::paragraphs(intro))
+}
+
+/// What a report opens with before the results: a table (e.g. `scenario
+/// characterize`'s requirement classes met or missed, as the terminal shows
+/// them), then paragraphs of plain text (escaped when rendered).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Opening {
+    /// The heading of the opening section (none: no heading).
+    pub heading: Option<String>,
+    /// The table's column headers (empty: no table).
+    pub columns: Vec<String>,
+    /// The table's rows, one cell per column.
+    pub rows: Vec<Vec<Cell>>,
+    /// Paragraphs after the table.
+    pub paragraphs: Vec<String>,
+}
+
+/// One cell of an [`Opening`]'s table.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell {
+    /// Plain text.
+    Text(String),
+    /// A requirement met (`true`) or missed, shown as a coloured badge.
+    Met(bool),
+}
+
+impl Opening {
+    /// An opening of paragraphs only.
+    pub fn paragraphs(paragraphs: &[String]) -> Opening {
+        Opening {
+            paragraphs: paragraphs.to_vec(),
+            ..Opening::default()
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.heading.is_none() && self.columns.is_empty() && self.paragraphs.is_empty()
+    }
+
+    fn render(&self, h: &mut String) {
+        if self.is_empty() {
+            return;
+        }
+        h.push_str("<section class=\"compare\" id=\"intro\">");
+        if let Some(heading) = &self.heading {
+            let _ = write!(h, "<h2>{}</h2>", escape(heading));
+        }
+        if !self.columns.is_empty() {
+            h.push_str("<table class=\"opening\"><tr>");
+            for (i, column) in self.columns.iter().enumerate() {
+                let class = if i == 0 { " class=\"l\"" } else { "" };
+                let _ = write!(h, "<th{class}>{}</th>", escape(column));
+            }
+            h.push_str("</tr>\n");
+            for row in &self.rows {
+                h.push_str("<tr>");
+                for (i, cell) in row.iter().enumerate() {
+                    // The first column names the row; a last one of text may be long.
+                    let class = match (i, cell) {
+                        (0, _) => " class=\"l\"",
+                        (i, Cell::Text(_)) if i + 1 == row.len() => " class=\"l wrap\"",
+                        _ => "",
+                    };
+                    match cell {
+                        Cell::Text(text) => {
+                            let _ = write!(h, "<td{class}>{}</td>", escape(text));
+                        }
+                        Cell::Met(true) => {
+                            let _ =
+                                write!(h, "<td{class}><span class=\"badge pass\">met</span></td>");
+                        }
+                        Cell::Met(false) => {
+                            let _ = write!(
+                                h,
+                                "<td{class}><span class=\"badge fail\">MISSED</span></td>"
+                            );
+                        }
+                    }
+                }
+                h.push_str("</tr>\n");
+            }
+            h.push_str("</table>\n");
+        }
+        for paragraph in &self.paragraphs {
+            let _ = write!(h, "<p>{}</p>", escape(paragraph));
+        }
+        h.push_str("</section>\n");
+    }
+}
+
+/// The complete report page, opening with `opening` before the results.
+pub fn render_with_opening(entries: &[Entry], title: &str, opening: &Opening) -> String {
     let mut h = String::new();
     let _ = write!(
         h,
@@ -352,13 +445,7 @@ pub fn render_with_intro(entries: &[Entry], title: &str, intro: &[String]) -> St
             .collect::<Vec<_>>()
             .join(" · ")
     );
-    if !intro.is_empty() {
-        h.push_str("<section class=\"compare\" id=\"intro\">");
-        for paragraph in intro {
-            let _ = write!(h, "<p>{}</p>", escape(paragraph));
-        }
-        h.push_str("</section>\n");
-    }
+    opening.render(&mut h);
     if comparison {
         render_comparison(&mut h, entries);
     }
@@ -849,16 +936,19 @@ fn render_run(h: &mut String, id: &str, label: &str, run: &RunDocument) {
     let _ = writeln!(
         h,
         "<section class=\"run\" id=\"{id}\"><h2>{} {}</h2>\
-         <p>Started {} · {:.1} s measured{} · {} timer, {} period, {} priority {}, CPUs {} · {}</p>",
+         <p>Started {} · {:.1} s measured{} · {} timer, {} period, {}, CPUs {} · {}</p>",
         escape(label),
         verdict_badge(run.verdict),
         escape(&run.started_at),
         run.elapsed_s,
-        if run.interrupted { " (interrupted)" } else { "" },
+        if run.interrupted {
+            " (interrupted)"
+        } else {
+            ""
+        },
         s.timer,
         format_ns(s.interval_ns),
-        s.policy.kernel_name(),
-        s.priority,
+        escape(&crate::table::scheduling(s)),
         s.cpus
             .iter()
             .map(|c| c.to_string())

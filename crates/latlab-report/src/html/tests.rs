@@ -232,6 +232,36 @@ fn intro_paragraphs_come_first_and_are_escaped() {
     assert!(!render(&[entry("a", loaded_run())], "t").contains("id=\"intro\""));
 }
 
+#[test]
+fn an_opening_table_comes_first_with_met_and_missed_badges() {
+    let opening = Opening {
+        heading: Some("Does this machine meet a deadline?".into()),
+        columns: vec!["requirement class".into(), "idle".into(), "loaded".into()],
+        rows: vec![vec![
+            Cell::Text("Emblix class 2 (< 1 ms)".into()),
+            Cell::Met(true),
+            Cell::Met(false),
+        ]],
+        paragraphs: vec!["The answer.".into()],
+    };
+    let html = render_with_opening(
+        &[entry("a", loaded_run()), entry("b", worse_run())],
+        "t",
+        &opening,
+    );
+    let section = html.find("<section").unwrap();
+    assert_eq!(
+        Some(section),
+        html.find("<section class=\"compare\" id=\"intro\">")
+    );
+    let table = html.find("<table class=\"opening\">").expect("the table");
+    assert!(section < table && table < html.find("<p>The answer.</p>").unwrap());
+    assert!(html.contains(
+        "<td class=\"l\">Emblix class 2 (&lt; 1 ms)</td><td><span class=\"badge pass\">met</span></td>\
+         <td><span class=\"badge fail\">MISSED</span></td>"
+    ));
+}
+
 /// Regression guard: a run stopped before its first sample (Ctrl-C at once)
 /// still renders, with no NaN or infinite coordinate.
 #[test]

@@ -171,18 +171,36 @@ pub trait LiveUpdate<P> {
 }
 
 /// The monitor of a measuring command (`run`, `respond`): starts the
-/// background load once the real-time threads are ready, checks it while
-/// measuring and draws the live view.
+/// background load once the real-time threads are ready, then prints the
+/// notes about the machine (so that no error about the arguments, the
+/// threads or the load comes after them), checks the load while measuring
+/// and draws the live view.
 pub struct LoadMonitor<'a, V> {
     /// The live view.
     pub live: V,
     /// The background load.
     pub load: BackgroundLoad<'a>,
+    /// Lines for stderr once the measurement is set up
+    /// ([`super::notes::before_measuring`]).
+    pub notes: Vec<String>,
+    /// The measurement threads' kernel thread ids, once they exist: what a
+    /// run's own trace analysis looks at (another latlab's threads have the
+    /// same names).
+    pub measured_tids: Vec<i32>,
 }
 
 impl<P, V: LiveUpdate<P>> latlab_rt::monitor::Monitor<P> for LoadMonitor<'_, V> {
+    fn threads(&mut self, tids: &[i32]) -> Result<(), String> {
+        self.measured_tids = tids.to_vec();
+        Ok(())
+    }
+
     fn ready(&mut self) -> Result<Duration, String> {
-        self.load.start()
+        let settle = self.load.start()?;
+        for line in self.notes.drain(..) {
+            eprintln!("{line}");
+        }
+        Ok(settle)
     }
 
     fn progress(&mut self, progress: &P) -> Result<(), String> {

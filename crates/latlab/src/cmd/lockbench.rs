@@ -20,7 +20,9 @@ use latlab_lock::PredictorKind;
 use latlab_measure::units::parse_duration;
 use latlab_report::formats::TerminalText;
 use latlab_rt::sched;
-use latlab_rt::session::{print_warnings, RtSession, SessionOptions};
+use latlab_rt::session::{RtSession, SessionOptions};
+
+use super::notes::{self, Verbosity};
 use latlab_rt::sysinfo::SystemInfo;
 
 /// Arguments of `latlab lockbench`.
@@ -181,9 +183,12 @@ pub fn execute(args: LockbenchArgs) -> anyhow::Result<ExitCode> {
         ..SessionOptions::measurement(sched::Policy::Fifo, i32::from(cfg.rt_priority))
     })?;
     let system = SystemInfo::gather();
-    let mut warnings = system.pitfalls();
-    warnings.extend_from_slice(session.warnings());
-    print_warnings(&warnings);
+    notes::print_before_measuring(
+        &system.pitfall_list(),
+        session.warnings(),
+        Verbosity::Normal,
+        "`latlab run --verbose`: why, and the fix",
+    );
     let started = latlab_rt::clock::unix_time_s();
     let load = match args.load.spec() {
         Some(spec) => Some(args.load.start(&spec)?),

@@ -10,6 +10,7 @@ pub mod history;
 pub mod load;
 pub mod lockbench;
 pub mod measuring;
+pub mod notes;
 pub mod push;
 pub mod record;
 pub mod report;

@@ -183,6 +183,15 @@ pub fn execute(args: RecordArgs) -> anyhow::Result<ExitCode> {
         std::thread::sleep(Duration::from_millis(20));
     }
     let interrupted = session.stop_requested();
+    // What ended the recording: a flight recorder's file holds the events
+    // that led up to it.
+    let ended_by = if interrupted {
+        "Ctrl-C or SIGTERM"
+    } else if child_status.is_some() && deadline.is_none_or(|d| Instant::now() < d) {
+        "the command's exit"
+    } else {
+        "the end of --duration"
+    };
     let report = capture
         .stop(&args.output)
         .with_context(|| format!("writing {}", args.output.display()))?;
@@ -190,6 +199,13 @@ pub fn execute(args: RecordArgs) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print_summary(&report, interrupted);
+        if report.flight_recorder {
+            println!(
+                "flight recorder: the ring buffer's last {} events before {ended_by} \
+                 ({} overwritten before them)",
+                report.total_events, report.lost_events
+            );
+        }
     }
     if let Some(status) = child_status {
         if !status.success() {

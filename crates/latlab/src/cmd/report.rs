@@ -90,6 +90,16 @@ pub fn write_report(
     out: &OutputArgs,
     intro: &[String],
 ) -> anyhow::Result<()> {
+    write_report_opening(documents, out, &html::Opening::paragraphs(intro))
+}
+
+/// [`write_report`], the page opening with `opening` (a table, then
+/// paragraphs).
+pub fn write_report_opening(
+    documents: Vec<Document>,
+    out: &OutputArgs,
+    opening: &html::Opening,
+) -> anyhow::Result<()> {
     if !out.labels.is_empty() && out.labels.len() != documents.len() {
         bail!(
             "{} --label given for {} results: give one per result, in order, or none",
@@ -115,7 +125,7 @@ pub fn write_report(
         )?),
         None => None,
     };
-    let page = html::render_with_intro(&entries, &out.title, intro);
+    let page = html::render_with_opening(&entries, &out.title, opening);
     std::fs::write(&out.output, page)
         .with_context(|| format!("writing the report to {}", out.output.display()))?;
     eprintln!("report written to {}", out.output.display());

@@ -21,11 +21,12 @@ use latlab_respond::measure::{self, Gap, Progress, RespondConfig};
 use latlab_respond::result::{CheckOn, RespondContext, RespondResult, RespondSettings};
 use latlab_rt::clock;
 use latlab_rt::sched::{self, Policy};
-use latlab_rt::session::{print_warnings, RtSession, SessionOptions};
+use latlab_rt::session::{RtSession, SessionOptions};
 use latlab_rt::sysinfo::SystemInfo;
 
 use super::background::{BackgroundLoad, LiveUpdate, LoadFlags, LoadMonitor};
 use super::measuring::{write_file, FarmFlags, OutputFiles, RequirementFlags, SaveFlags};
+use super::notes::{self, Verbosity};
 use super::status::{bar, count_and_eta, StatusLine};
 use super::EXIT_REQUIREMENT_FAILED;
 
@@ -204,9 +205,9 @@ pub fn execute(args: RespondArgs) -> anyhow::Result<ExitCode> {
     run.config.policy = session.policy();
     run.config.lock_memory = session.mlocked();
     let mut warnings = system.pitfalls();
-    warnings.append(&mut run.warnings);
-    warnings.extend_from_slice(session.warnings());
-    print_warnings(&warnings);
+    let mut setup = std::mem::take(&mut run.warnings);
+    setup.extend_from_slice(session.warnings());
+    warnings.extend_from_slice(&setup);
 
     let started = clock::unix_time_s();
     let mut monitor = LoadMonitor {
@@ -215,6 +216,13 @@ pub fn execute(args: RespondArgs) -> anyhow::Result<ExitCode> {
             count: run.config.count,
         },
         load: BackgroundLoad::new(&args.load),
+        notes: notes::before_measuring(
+            &system.pitfall_list(),
+            &setup,
+            Verbosity::from_flags(args.quiet, false),
+            "the result's warnings: why, and the fix",
+        ),
+        measured_tids: Vec::new(),
     };
     session.measurement_starts();
     let measured = measure::measure(&run.config, &mut monitor);
@@ -235,8 +243,10 @@ pub fn execute(args: RespondArgs) -> anyhow::Result<ExitCode> {
         count: run.config.count,
         duration_s: run.config.duration_ns.map(|d| d as f64 / 1e9),
         gap: run.config.gap,
-        policy: run.config.policy,
-        priority: run.config.priority,
+        // What the responder obtained, as it read it back (the request
+        // unless refused under --allow-unprivileged).
+        policy: output.responder.policy.unwrap_or(Policy::Other),
+        priority: output.responder.priority,
         timeout_ns: run.config.timeout_ns,
         cpu_dma_latency_us: session.dma_latency_us(),
         unprivileged: session.unprivileged(),

@@ -7,11 +7,12 @@
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use anyhow::{bail, Context};
 
+use latlab_document::run::FlightRecorderStop;
 use latlab_document::RunDocument;
 use latlab_measure::engine::{self, LateHook, LateSample, MeasureConfig, Progress};
 use latlab_measure::requirements::{self, Requirement};
@@ -19,15 +20,16 @@ use latlab_measure::result::{RunContext, RunResult, RunSettings, Verdict};
 use latlab_measure::timer::TimerKind;
 use latlab_measure::units::{format_ns, parse_duration};
 use latlab_report::formats::{CyclictestText, RtTestsJson, TerminalText};
-use latlab_report::rt_tests;
+use latlab_report::{rt_tests, run_summary};
 use latlab_rt::clock;
 use latlab_rt::sched::{self, Policy};
-use latlab_rt::session::{print_warnings, RtSession, SessionOptions};
+use latlab_rt::session::{RtSession, SessionOptions};
 use latlab_rt::sysinfo::SystemInfo;
 use latlab_tracefs::{Capture, CaptureOptions, CaptureReport};
 
 use super::background::{BackgroundLoad, LiveUpdate, LoadFlags, LoadMonitor};
 use super::measuring::{write_file, FarmFlags, OutputFiles, RequirementFlags, SaveFlags};
+use super::notes::{self, Verbosity};
 use super::split::{Split, SplitMode, SplitMonitor};
 use super::status::{bar, count_and_eta, StatusLine};
 use super::{EXIT_REQUIREMENT_FAILED, EXIT_SUSPECT};
@@ -96,9 +98,14 @@ pub struct RunArgs {
     /// Measure even without real-time priority or memory locking (the result is marked).
     #[arg(long)]
     pub allow_unprivileged: bool,
-    /// No live view.
-    #[arg(long, short)]
+    /// Print only the verdict, what makes the result questionable, where it went and errors:
+    /// no live view, no notes about the machine, no tables (the result file has them all).
+    #[arg(long, short, conflicts_with = "verbose")]
     pub quiet: bool,
+    /// Print every table (per CPU, the split, the periods, the load, the trace analysis'
+    /// tables and worst windows) and the whole text of every note about the machine.
+    #[arg(long, short)]
+    pub verbose: bool,
     /// Background load.
     #[command(flatten)]
     pub load: LoadFlags,
@@ -247,7 +254,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     run.settings.cpu_dma_latency_us = session.dma_latency_us();
     let mut warnings = system.pitfalls();
     warnings.extend_from_slice(session.warnings());
-    print_warnings(&warnings);
+    let verbosity = Verbosity::from_flags(args.quiet, args.verbose);
 
     // The split's BPF side first: `--split on` without BPF fails before a
     // trace is started.
@@ -275,6 +282,15 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         inner: LoadMonitor {
             live: LiveView::new(!args.quiet && std::io::stderr().is_terminal(), &run.measure),
             load: BackgroundLoad::new(&args.load),
+            // Once, when everything was accepted and set up: what the user
+            // should know about this machine and session.
+            notes: notes::before_measuring(
+                &system.pitfall_list(),
+                session.warnings(),
+                verbosity,
+                "--verbose: why, and the fix",
+            ),
+            measured_tids: Vec::new(),
         },
         split: split.as_mut(),
     };
@@ -283,6 +299,11 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     // Stop the load and the trace before the summary, whatever happened to
     // the measurement.
     let load_report = monitor.inner.load.stop();
+    let measured_tids = std::mem::take(&mut monitor.inner.measured_tids);
+    let flight_recorder_stop = match (&trace, &measured) {
+        (Some(trace), Ok(output)) => trace.stopped_by(output.start_ns),
+        _ => None,
+    };
     let trace_report = trace.map(TraceSession::stop).transpose();
     let output = measured?;
     // A load or trace that failed (a full disk under --trace) costs its own
@@ -317,8 +338,14 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(report) = &trace_report {
         result.trace = Some(report.clone());
     }
+    result.flight_recorder_stop = flight_recorder_stop;
     let explained = match (&trace_report, args.explain) {
-        (Some(report), true) => explain_trace(&args, &report.path, &result.settings.steal_ns),
+        (Some(report), true) => explain_trace(
+            &args,
+            &report.path,
+            &measured_tids,
+            &result.settings.steal_ns,
+        ),
         _ => None,
     };
     if let Some(path) = &temporary_trace {
@@ -341,26 +368,28 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         Verdict::Suspect => EXIT_SUSPECT,
         Verdict::Pass | Verdict::None => 0,
     };
-    print!("{}", result.terminal_text());
+    print!(
+        "{}",
+        match verbosity {
+            Verbosity::Quiet => run_summary::verdict_text(&result),
+            Verbosity::Normal => run_summary::short_text(&result),
+            Verbosity::Verbose => result.terminal_text(),
+        }
+    );
     if let (Some(report), None) = (&trace_report, &temporary_trace) {
-        println!(
-            "Trace: {} events ({} lost) written to {}{}; ring buffer: {}",
-            report.total_events,
-            report.lost_events,
-            report.path.display(),
-            if report.flight_recorder {
-                " (flight recorder)"
-            } else {
-                ""
-            },
-            report.ring_buffer.summary
+        print!(
+            "{}",
+            run_summary::trace_line(report, result.flight_recorder_stop.as_ref())
         );
     }
-    if let Some(advice) = trace_report
-        .as_ref()
-        .and_then(|r| r.loss_advice("--trace-buffer-kb", "--trace-events"))
-    {
-        eprintln!("latlab: warning: {advice}");
+    if verbosity == Verbosity::Verbose {
+        // The short summary and --quiet say it under the verdict.
+        if let Some(advice) = trace_report
+            .as_ref()
+            .and_then(|r| r.loss_advice("--trace-buffer-kb", "--trace-events"))
+        {
+            eprintln!("latlab: warning: {advice}");
+        }
     }
     if let (Some(count), None) = (output.samples_written, &temporary_samples) {
         println!(
@@ -428,12 +457,17 @@ struct TraceSession {
     path: PathBuf,
     /// Marker lines the kernel refused, and the last error number.
     marker_failures: Arc<(AtomicU64, AtomicI32)>,
+    /// In flight-recorder mode, the sample that stopped the recording.
+    stopped_by: Arc<OnceLock<LateSample>>,
+    /// The latency at or over which a sample is marked (and stops a flight recorder), ns.
+    threshold_ns: u64,
 }
 
 impl TraceSession {
     /// Starts the capture and hooks the measurement threads to it: a
     /// trace_marker line for every sample over the threshold and, in
-    /// flight-recorder mode, a freeze at the first one.
+    /// flight-recorder mode, a freeze at the first one, named by a marker
+    /// line of its own and kept for the result.
     fn start(args: &RunArgs, path: &Path, measure: &mut MeasureConfig) -> anyhow::Result<Self> {
         let options = CaptureOptions {
             events: args.trace_events.clone(),
@@ -448,7 +482,8 @@ impl TraceSession {
         let threshold = trace_threshold(args);
         let marker = capture.marker();
         let freezer = args.flight_recorder.then(|| capture.freezer());
-        let frozen = AtomicBool::new(false);
+        let stopped_by = Arc::new(OnceLock::new());
+        let stop = Arc::clone(&stopped_by);
         let marker_failures = Arc::new((AtomicU64::new(0), AtomicI32::new(0)));
         let failures = Arc::clone(&marker_failures);
         let hook: LateHook = Arc::new(move |sample: &LateSample| {
@@ -461,8 +496,16 @@ impl TraceSession {
                     .1
                     .store(err.raw_os_error().unwrap_or(0), Ordering::Relaxed);
             }
+            // The first sample over the threshold stops a flight recorder
+            // (a race between two CPUs has one winner: the one set here).
             if let Some(freezer) = &freezer {
-                if !frozen.swap(true, Ordering::Relaxed) {
+                if stop.set(*sample).is_ok() {
+                    let _ = marker.write_stop(
+                        sample.cpu as u64,
+                        sample.cycle,
+                        sample.actual_ns.saturating_sub(sample.intended_ns),
+                        threshold,
+                    );
                     let _ = freezer.freeze();
                 }
             }
@@ -472,6 +515,21 @@ impl TraceSession {
             capture,
             path: path.to_path_buf(),
             marker_failures,
+            stopped_by,
+            threshold_ns: threshold,
+        })
+    }
+
+    /// The sample that stopped the flight recorder, if one did; `start_ns`
+    /// is the measurement's first period.
+    fn stopped_by(&self, start_ns: u64) -> Option<FlightRecorderStop> {
+        self.stopped_by.get().map(|s| FlightRecorderStop {
+            cpu: s.cpu,
+            cycle: s.cycle,
+            latency_ns: s.actual_ns.saturating_sub(s.intended_ns),
+            intended_ns: s.intended_ns,
+            at_s: s.intended_ns.saturating_sub(start_ns) as f64 / 1e9,
+            threshold_ns: self.threshold_ns,
         })
     }
 
@@ -490,16 +548,23 @@ impl TraceSession {
     }
 }
 
-/// Runs the KTAS analysis on the run's own trace: its measurement threads,
+/// Runs the KTAS analysis on the run's own trace: its measurement threads
+/// (by thread id: a latlab running beside it has threads of the same names),
 /// late meaning at or over the marker threshold. A failure is a warning: the
 /// measurement stands without it.
 fn explain_trace(
     args: &RunArgs,
     trace: &Path,
+    tids: &[i32],
     steal_ns: &[(usize, u64)],
 ) -> Option<latlab_explain::Report> {
     let options = latlab_explain::Options {
-        comms: vec!["latlab-cpu*".into()],
+        pids: tids.to_vec(),
+        comms: if tids.is_empty() {
+            vec!["latlab-cpu*".into()]
+        } else {
+            Vec::new()
+        },
         threshold: latlab_explain::Threshold::Ns(trace_threshold(args).saturating_sub(1)),
         steal_ns: steal_ns.to_vec(),
         ..latlab_explain::Options::default()

@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 use anyhow::{bail, Context};
-use latlab_report::html::Document;
+use latlab_report::html::{Document, Opening};
 
 use crate::cmd::characterize;
-use crate::cmd::report::{read_document, write_report, OutputArgs};
+use crate::cmd::report::{read_document, write_report_opening, OutputArgs};
 
 /// The experiments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -51,6 +51,10 @@ pub struct ScenarioArgs {
     #[arg(long, value_name = "DURATION", conflicts_with = "quick",
           value_parser = latlab_measure::units::parse_duration)]
     pub duration: Option<u64>,
+    /// characterize: print each step's whole output (every table, the trace analysis) instead
+    /// of its verdict line.
+    #[arg(long, short)]
+    pub verbose: bool,
 }
 
 /// One step: a label and the latlab arguments (without `--json`).
@@ -73,7 +77,7 @@ fn args(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
 }
 
-fn plan(name: Name, quick: bool, cpus: Option<&str>, duration: Option<u64>) -> Plan {
+fn plan(name: Name, quick: bool, cpus: Option<&str>, duration: Option<u64>, verbose: bool) -> Plan {
     let secs = |full: &str| match (quick, duration) {
         (true, _) => "3s".to_string(),
         (false, Some(ns)) if ns % 1_000_000_000 == 0 => format!("{}s", ns / 1_000_000_000),
@@ -105,6 +109,13 @@ fn plan(name: Name, quick: bool, cpus: Option<&str>, duration: Option<u64>) -> P
     match name {
         Name::Characterize => {
             let d = secs("30s");
+            // The summary at the end is the answer: the steps say only their
+            // verdict (the files have everything), unless asked for all.
+            let run = |extra: &[&str]| {
+                let mut a = run(extra);
+                a.push(if verbose { "--verbose" } else { "--quiet" }.into());
+                a
+            };
             Plan {
                 title: "does this machine meet a deadline, and if not, why?".into(),
                 intro: Vec::new(),
@@ -386,7 +397,13 @@ pub fn execute(args: ScenarioArgs) -> anyhow::Result<ExitCode> {
              (10,000) and delayed-locking its own benchmark lengths; use --quick for a short run"
         );
     }
-    let plan = plan(args.name, args.quick, args.cpus.as_deref(), args.duration);
+    let plan = plan(
+        args.name,
+        args.quick,
+        args.cpus.as_deref(),
+        args.duration,
+        args.verbose,
+    );
     let dir = args
         .out
         .clone()
@@ -456,16 +473,16 @@ pub fn execute(args: ScenarioArgs) -> anyhow::Result<ExitCode> {
         }
         _ => None,
     };
-    let mut intro = plan.intro.clone();
-    if let Some(c) = &characterization {
-        intro.extend(c.paragraphs());
-    }
+    let mut opening = match &characterization {
+        Some(c) => c.opening(),
+        None => Opening::paragraphs(&plan.intro),
+    };
     if args.quick {
-        intro.push(
+        opening.paragraphs.push(
             "Quick smoke run (--quick): a few seconds per step, not the paper's lengths.".into(),
         );
     }
-    write_report(documents, &out, &intro)?;
+    write_report_opening(documents, &out, &opening)?;
     if let Some(c) = &characterization {
         let text = c.render_text();
         print!("{text}");
