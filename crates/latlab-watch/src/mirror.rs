@@ -164,6 +164,11 @@ pub enum Input {
         /// The new one.
         child: i32,
     },
+    /// `sched_process_exit`: a thread ends.
+    Exit {
+        /// The thread.
+        pid: i32,
+    },
 }
 
 /// One event: when (trace clock `mono`: CLOCK_MONOTONIC ns), where, the
@@ -324,6 +329,17 @@ impl Mirror {
             !take
         });
         taken
+    }
+
+    /// Takes the buckets `rows` out, with their counts now (as the BPF
+    /// side's `take_rows`).
+    pub fn take_rows(&mut self, rows: &[(u32, u32, u32, u64)]) -> Vec<(u32, u32, u32, u64)> {
+        rows.iter()
+            .filter_map(|&(pid, kind, bucket, _)| {
+                let n = self.hist.remove(&(pid, kind << 24 | bucket))?;
+                Some((pid, kind, bucket, n))
+            })
+            .collect()
     }
 
     /// The counters (`enum counter`).
@@ -575,8 +591,18 @@ impl Mirror {
                     .log(ev(EvType::VectorExit, 0, [vector, which, 0, 0], no_comm()));
             }
             Input::Fork { parent, child } => {
-                if self.settings.follow_forks && self.is_watched(parent) && child > 0 {
-                    self.watch(child as u32);
+                if self.settings.follow_forks
+                    && self.is_watched(parent)
+                    && child > 0
+                    && !self.watch(child as u32)
+                {
+                    self.counters.watch_full += 1;
+                }
+            }
+            // As on_exit: the set holds the threads alive.
+            Input::Exit { pid } => {
+                if self.is_watched(pid) {
+                    self.unwatch(pid as u32);
                 }
             }
         }
@@ -596,6 +622,11 @@ impl Mirror {
         let Some(p) = self.pending.remove(&key) else {
             return;
         };
+        // As on_switch with rt_only: a thread below the real-time
+        // priorities is not measured.
+        if self.settings.rt_only && prio >= 100 {
+            return;
+        }
         let now = e.ts;
         let start = if p.expires != 0 {
             p.expires
@@ -680,6 +711,7 @@ mod tests {
             max_windows_per_sec: 50,
             baseline_every: 0,
             probe_reads: false,
+            rt_only: false,
         }
     }
 
