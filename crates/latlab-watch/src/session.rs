@@ -58,6 +58,8 @@ pub const RESCAN: Duration = Duration::from_secs(1);
 pub const RESCAN_BUSY: Duration = Duration::from_millis(200);
 /// See [`RESCAN_BUSY`].
 pub const BUSY_ROWS: usize = 8192;
+/// How long one [`Session::poll`] handles windows at most.
+pub const WINDOWS_BUDGET: Duration = Duration::from_millis(250);
 /// Threads that ended (or left the selection) whose counts stay apart in
 /// the result (a task each), at most; the counts of older ones are folded
 /// into one task, [`ENDED_TID`], so that a watch of days over threads that
@@ -548,7 +550,7 @@ impl Session {
     /// Waits up to `timeout` for windows, handles those that came, rescans
     /// the selection when due. Returns the windows handled.
     pub fn poll(&mut self, timeout: Duration) -> Result<usize> {
-        let n = self.take_what_came(timeout)?;
+        let n = self.take_what_came(timeout, Some(WINDOWS_BUDGET))?;
         if self.last_scan.elapsed() >= self.rescan_every {
             self.rescan()?;
         }
@@ -556,13 +558,20 @@ impl Session {
     }
 
     /// Waits up to `timeout`, then handles the windows that came (the
-    /// tracefs side first reads and feeds every event up to now).
-    fn take_what_came(&mut self, timeout: Duration) -> Result<usize> {
+    /// tracefs side first reads and feeds every event up to now), for at
+    /// most `budget`: windows that keep coming must not hold off the
+    /// rescans, snapshots and the live view (those left wait in the ring
+    /// buffer; when it is full, the kernel counts them as lost).
+    fn take_what_came(&mut self, timeout: Duration, budget: Option<Duration>) -> Result<usize> {
         self.side.wait(timeout)?;
+        let until = budget.map(|b| Instant::now() + b);
         let mut n = 0;
         while let Some(w) = self.side.next_window() {
             self.take_window(w?);
             n += 1;
+            if until.is_some_and(|u| Instant::now() >= u) {
+                break;
+            }
         }
         Ok(n)
     }
@@ -592,14 +601,15 @@ impl Session {
         // A thread not known yet (added on fork since the last rescan) is
         // named by its window; one that ended keeps what was known of it.
         if self.info(h.pid).is_none() {
-            self.threads.insert(
-                h.pid,
-                ThreadInfo {
+            let info = select::thread_by_id(h.pid).map_or_else(
+                || ThreadInfo {
                     comm: comm_str(&h.comm),
                     policy: None,
                     rt_priority: 0,
                 },
+                |t| ThreadInfo::of(&t),
             );
+            self.threads.insert(h.pid, info);
         }
         let real_time = h.prio < REAL_TIME_PRIO;
         if real_time && !self.real_time_seen {
@@ -998,7 +1008,7 @@ impl Session {
         // it has not read yet: the command's last ~100 ms), then the last
         // interval, joined to the one before when shorter than half a
         // second (no sliver in the long-term plot; its counts are kept).
-        if let Err(e) = self.take_what_came(Duration::ZERO) {
+        if let Err(e) = self.take_what_came(Duration::ZERO, None) {
             self.notes
                 .insert(format!("the last events could not be read at the end: {e}"));
         }

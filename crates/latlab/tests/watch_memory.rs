@@ -120,8 +120,13 @@ fn watch_a_churn(threads: u64) -> (u64, serde_json::Value) {
         "latlab watch failed: {err}"
     );
     let at_end = rusage.ru_maxrss as u64;
-    // The same kernel counter read two ways: the samples never pass the end.
-    assert!(sampled <= at_end, "VmHWM {sampled} KiB, wait4 {at_end} KiB");
+    // The kernel's high-water mark read two ways (VmHWM also counts the
+    // pages resident when read; wait4 the mark at the exit): they agree to
+    // a few pages, unless the peak came after the last sample.
+    assert!(
+        sampled <= at_end + at_end / 50,
+        "VmHWM {sampled} KiB, wait4 {at_end} KiB"
+    );
     (at_end.max(sampled), read(&json))
 }
 
@@ -143,6 +148,10 @@ fn watch_memory_is_bounded_by_the_threads_alive_not_the_threads_seen() {
     assert!(wake_ups(&doc_one) >= 5, "{:#}", doc_one["tasks"]);
     let (many, doc) = watch_a_churn(3000);
     eprintln!("peak resident memory: 1 thread {one} KiB, 3000 threads {many} KiB");
+    assert!(
+        many <= one + one / 4,
+        "peak {many} KiB after 3000 threads, {one} KiB with one: memory grows with the threads seen"
+    );
     // The watch saw the churn: five sleeps per thread, and the counts of
     // the threads that ended kept (folded into one row past the latest 64).
     let seen = wake_ups(&doc);
@@ -153,10 +162,6 @@ fn watch_memory_is_bounded_by_the_threads_alive_not_the_threads_seen() {
         tasks.iter().any(|t| t["tid"] == 0),
         "no folded row among {} tasks",
         tasks.len()
-    );
-    assert!(
-        many <= one + one / 4,
-        "peak {many} KiB after 3000 threads, {one} KiB with one: memory grows with the threads seen"
     );
     // Nothing was lost to a full kernel map on the way.
     let notes = doc["notes"].as_array().unwrap();

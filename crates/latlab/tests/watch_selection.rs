@@ -102,9 +102,16 @@ fn a_selection_that_matches_nothing_waits_then_fails_and_stores_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let (json, db) = (dir.path().join("w.json"), dir.path().join("h.sqlite"));
     let started = Instant::now();
+    // The default wait (10 s): what a user who typed the name wrong sees.
     let out = latlab()
-        .args(["watch", "--comm", "nosuchtask", "--wait", "2s"])
-        .args(["--duration", "1s", "--json"])
+        .args([
+            "watch",
+            "--comm",
+            "nosuchtask",
+            "--duration",
+            "1s",
+            "--json",
+        ])
         .arg(&json)
         .arg("--db")
         .arg(&db)
@@ -114,13 +121,13 @@ fn a_selection_that_matches_nothing_waits_then_fails_and_stores_nothing() {
     assert_eq!(out.status.code(), Some(1), "{e}");
     assert!(e.contains("waiting for a thread named nosuchtask"), "{e}");
     assert!(
-        e.contains("no thread named nosuchtask appeared within 2.00 s (--wait)")
+        e.contains("no thread named nosuchtask appeared within 10.0 s (--wait)")
             && e.contains("nothing stored")
             && e.contains("ps -eLo"),
         "{e}"
     );
-    // It waited (not the 1 s of --duration), and no longer than asked.
-    assert!(started.elapsed() >= Duration::from_secs(2));
+    // It waited (not the 1 s of --duration).
+    assert!(started.elapsed() >= Duration::from_secs(10));
     assert!(!json.exists(), "a result was written");
     let list = latlab()
         .args(["history", "--db"])
@@ -314,9 +321,12 @@ fn causes_are_ranked_from_the_real_time_threads_only() {
         main["late_windows"].as_u64().unwrap() > 0,
         "the main thread had no late window to leave out: {main:#}"
     );
-    assert!(tasks
-        .iter()
-        .any(|t| t["policy"] == "fifo" && t["rt_priority"] == 80));
+    assert!(
+        tasks
+            .iter()
+            .any(|t| t["policy"] == "fifo" && t["rt_priority"] == 80),
+        "{tasks:#?}"
+    );
     // Its late windows were counted and left out of the ranking.
     assert!(doc["windows_seen"]["not_real_time"].as_u64().unwrap() > 0);
     let windows = doc["worst_windows"].as_array().unwrap();
