@@ -16,7 +16,9 @@ use common::watch::read;
 use common::{bpf_ready, latlab};
 
 /// The environment variable that makes [`churn_helper`] churn:
-/// `THREADS,PARALLEL,TAIL_MS`.
+/// `THREADS,PARALLEL,TAIL_MS[,SLEEPS,SLEEP_US]` (5 sleeps of 200 us unless
+/// given; docs/results/2026-11-27-watch-memory.md runs it with threads
+/// that live a second, for `latlab watch --rt`'s rescans to find).
 const CHURN: &str = "LATLAB_TEST_WATCH_CHURN";
 
 fn pin_to_cpu0() {
@@ -30,8 +32,8 @@ fn pin_to_cpu0() {
 
 /// Not a test of its own: run again by the tests below with [`CHURN`] set,
 /// it starts THREADS threads, PARALLEL at a time, each SCHED_FIFO 10 on CPU
-/// 0 (inherited from this thread) and sleeping five times 200 us before it
-/// ends, then sleeps TAIL_MS (the watch's rescans take the last ones).
+/// 0 (inherited from this thread) and sleeping SLEEPS times SLEEP_US before
+/// it ends, then sleeps TAIL_MS (the watch's rescans take the last ones).
 #[test]
 fn churn_helper() {
     let Ok(spec) = std::env::var(CHURN) else {
@@ -39,6 +41,10 @@ fn churn_helper() {
     };
     let n: Vec<u64> = spec.split(',').map(|v| v.parse().unwrap()).collect();
     let (threads, parallel, tail_ms) = (n[0], n[1].max(1), n[2]);
+    let (sleeps, sleep_us) = (
+        n.get(3).copied().unwrap_or(5),
+        n.get(4).copied().unwrap_or(200),
+    );
     pin_to_cpu0();
     let param = libc::sched_param { sched_priority: 10 };
     // SAFETY: sets the calling thread's policy; new threads inherit it.
@@ -48,9 +54,9 @@ fn churn_helper() {
     while started < threads {
         let batch: Vec<_> = (0..parallel.min(threads - started))
             .map(|_| {
-                std::thread::spawn(|| {
-                    for _ in 0..5 {
-                        std::thread::sleep(Duration::from_micros(200));
+                std::thread::spawn(move || {
+                    for _ in 0..sleeps {
+                        std::thread::sleep(Duration::from_micros(sleep_us));
                     }
                 })
             })

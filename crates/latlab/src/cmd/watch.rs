@@ -401,13 +401,15 @@ pub fn execute(args: WatchArgs) -> anyhow::Result<ExitCode> {
     if tty {
         eprint!("\x1b[H\x1b[2J");
     }
-    let value = serde_json::to_value(&document)?;
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&document)?;
         super::measuring::write_file(path, text.as_bytes())?;
         println!("Result written to {}", path.display());
     }
     if let Some(h) = history.as_mut() {
+        // A JSON tree of the result only for the history (it takes several
+        // times the result's size).
+        let value = serde_json::to_value(&document)?;
         match h.insert_document(&value) {
             Ok(id) => println!("Stored in the history as id {id} (`latlab report` draws it)"),
             Err(e) => eprintln!("warning: the result was not stored in the history: {e}"),
