@@ -929,6 +929,45 @@ mod tests {
     }
 
     #[test]
+    fn rt_only_measures_real_time_wake_ups_and_an_exit_leaves_the_set() {
+        let mut m = Mirror::new(Settings {
+            rt_only: true,
+            ..settings()
+        });
+        m.watch(42);
+        let wake_up = |m: &mut Mirror, t: u64, prio: i32| {
+            m.feed(&at(t, 0, 0, waking(42)));
+            m.feed(&at(
+                t + 1_000,
+                0,
+                0,
+                Input::Switch {
+                    prev_pid: 0,
+                    prev_runnable: false,
+                    next_pid: 42,
+                    next_prio: prio,
+                    next_comm: comm("loop"),
+                },
+            ));
+            m.feed(&at(t + 2_000, 0, 42, switch(42, 0, "swapper/0")));
+        };
+        // SCHED_OTHER (prio 120): not measured; SCHED_FIFO 90 (prio 9) and
+        // SCHED_DEADLINE (prio -1): measured.
+        wake_up(&mut m, 1_000_000, 120);
+        assert_eq!(crate::histograms::group(&m.histogram_counts()).len(), 0);
+        wake_up(&mut m, 2_000_000, 9);
+        wake_up(&mut m, 3_000_000, -1);
+        let counted: u64 = m.histogram_counts().iter().map(|r| r.3).sum();
+        assert_eq!(counted, 2);
+        // Its end takes it out of the set; its counts stay until taken.
+        m.feed(&at(4_000_000, 0, 42, Input::Exit { pid: 42 }));
+        assert!(m.watched().is_empty());
+        let rows = m.histogram_counts();
+        assert_eq!(m.take_rows(&rows).len(), rows.len());
+        assert!(m.histogram_counts().is_empty());
+    }
+
+    #[test]
     fn forks_throttling_baseline_and_bounds() {
         let mut m = Mirror::new(Settings {
             max_windows_per_sec: 2,
