@@ -1109,7 +1109,7 @@ _latlab() {
             return 0
             ;;
         latlab__subcmd__watch)
-            opts="-q -h -V --pid --comm --rt --threshold --interval --duration --json --metrics --max-windows --baseline-every --db --no-history --tracefs --quiet --help --version"
+            opts="-q -h -V --pid --comm --rt --wait --threshold --interval --duration --json --metrics --max-windows --baseline-every --db --no-history --tracefs --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1120,6 +1120,10 @@ _latlab() {
                     return 0
                     ;;
                 --comm)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

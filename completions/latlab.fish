@@ -251,6 +251,7 @@ complete -c latlab -n "__fish_latlab_using_subcommand serve" -s h -l help -d 'Pr
 complete -c latlab -n "__fish_latlab_using_subcommand serve" -s V -l version -d 'Print version'
 complete -c latlab -n "__fish_latlab_using_subcommand watch" -l pid -d 'Watch these processes (all their threads, and threads they start); comma-separated' -r
 complete -c latlab -n "__fish_latlab_using_subcommand watch" -l comm -d 'Watch threads with these names (`name`, or `prefix*`); comma-separated. Matches are rescanned every second' -r
+complete -c latlab -n "__fish_latlab_using_subcommand watch" -l wait -d 'How long to wait for the first task the selection matches (a name or real-time thread may appear later); then the watch fails, storing nothing. 0: fail at once' -r
 complete -c latlab -n "__fish_latlab_using_subcommand watch" -l threshold -d 'A wake-up later than this is late: its window is explained (e.g. 100us, 1ms)' -r
 complete -c latlab -n "__fish_latlab_using_subcommand watch" -l interval -d 'Snapshot interval: each is kept in the result and stored in the history' -r
 complete -c latlab -n "__fish_latlab_using_subcommand watch" -l duration -d 'Stop after this long (e.g. 30s, 1h, 72h); default: until Ctrl-C (or the command ends)' -r
@@ -259,7 +260,7 @@ complete -c latlab -n "__fish_latlab_using_subcommand watch" -l metrics -d 'Serv
 complete -c latlab -n "__fish_latlab_using_subcommand watch" -l max-windows -d 'Late windows sent per second and CPU at most (the rest are counted, not explained)' -r
 complete -c latlab -n "__fish_latlab_using_subcommand watch" -l baseline-every -d 'Send one normal wake-up in N as a baseline window for the cause ranking (0: none)' -r
 complete -c latlab -n "__fish_latlab_using_subcommand watch" -l db -d 'The history database: a SQLite FILE (default: $XDG_DATA_HOME/latlab/history.sqlite, else ~/.local/share/latlab/history.sqlite), or a PostgreSQL URL (postgres://USER@HOST/DB; its tables are created on first use)' -r
-complete -c latlab -n "__fish_latlab_using_subcommand watch" -l rt -d 'Watch every SCHED_FIFO/SCHED_RR user thread (kernel threads excluded); rescanned every second'
+complete -c latlab -n "__fish_latlab_using_subcommand watch" -l rt -d 'Only real-time threads (SCHED_FIFO, SCHED_RR, SCHED_DEADLINE): with --pid, --comm or a command, only their wake-ups at a real-time priority are measured; alone, every SCHED_FIFO/SCHED_RR user thread (kernel threads excluded, rescanned every second)'
 complete -c latlab -n "__fish_latlab_using_subcommand watch" -l no-history -d 'Do not store snapshots and the result in the history'
 complete -c latlab -n "__fish_latlab_using_subcommand watch" -l tracefs -d 'Measure without BPF: stream the same tracepoints from a private tracefs instance and analyse them as they arrive (nothing written to disk; the instance is removed at the end). Same figures and causes, at another cost: the kernel writes every scheduler, interrupt and timer event of every CPU to a ring buffer (paid by the traced tasks) and latlab decodes them all (its own CPU here 0.74x the BPF side\'s, 1.5 % of a CPU), and events are lost when the machine is too busy to read them (counted). docs/watch.md'
 complete -c latlab -n "__fish_latlab_using_subcommand watch" -s q -l quiet -d 'No live view and no progress lines; only the final text'

@@ -32,8 +32,8 @@ pub fn text(d: &WatchDocument) -> String {
     );
     let _ = writeln!(
         s,
-        "\n{:<16} {:>8} {:>7} {:>10} {:>9} {:>9} {:>9} {:>9} {:>6}",
-        "task", "tid", "kind", "wake-ups", "p50", "p99", "p99.9", "max", "late"
+        "\n{:<16} {:>8} {:<9} {:>7} {:>10} {:>9} {:>9} {:>9} {:>9} {:>6}",
+        "task", "tid", "policy", "kind", "wake-ups", "p50", "p99", "p99.9", "max", "late"
     );
     for t in &d.tasks {
         for (kind, k) in [
@@ -51,11 +51,15 @@ pub fn text(d: &WatchDocument) -> String {
                     format_ns(v)
                 }
             };
+            let policy = t
+                .policy
+                .map_or_else(|| "-".to_string(), |p| p.label(t.rt_priority.unwrap_or(0)));
             let _ = writeln!(
                 s,
-                "{:<16} {:>8} {:>7} {:>10} {:>9} {:>9} {:>9} {:>9} {:>6}",
+                "{:<16} {:>8} {:<9} {:>7} {:>10} {:>9} {:>9} {:>9} {:>9} {:>6}",
                 t.comm.chars().take(16).collect::<String>(),
                 t.tid,
+                policy,
                 kind,
                 m.count,
                 format_ns(m.p50),
@@ -274,7 +278,7 @@ pub fn cause_share_plot(id: &str, d: &WatchDocument) -> Option<Plot> {
 pub fn plots(id: &str, d: &WatchDocument) -> Vec<Plot> {
     let mut out: Vec<Plot> = Vec::new();
     out.extend(long_term_plot(&format!("{id}-longterm"), d));
-    let hists: Vec<(String, &Histogram)> = d
+    let hists: Vec<(String, Histogram)> = d
         .tasks
         .iter()
         .flat_map(|t| {
@@ -285,14 +289,18 @@ pub fn plots(id: &str, d: &WatchDocument) -> Vec<Plot> {
             ]
             .into_iter()
             .filter_map(move |(k, r)| {
-                r.as_ref()
-                    .filter(|r| r.summary.count > 0)
-                    .map(|r| (format!("{}:{} {k}", t.comm, t.tid), &r.histogram))
+                r.as_ref().filter(|r| r.summary.count > 0).map(|r| {
+                    (
+                        format!("{}:{} {k}", t.comm, t.tid),
+                        r.histogram.to_histogram(),
+                    )
+                })
             })
         })
         .take(8)
         .collect();
     if !hists.is_empty() {
+        let hists: Vec<(String, &Histogram)> = hists.iter().map(|(n, h)| (n.clone(), h)).collect();
         out.push(histogram_plot(
             &format!("{id}-hist"),
             "Latency histograms (kernel-side, latlab run's buckets)",

@@ -149,6 +149,11 @@ const volatile u32 max_windows_per_sec = 50;
 /* One normal wake-up in this many (per CPU) also sends its window: the
  * baseline explain compares late windows with. 0: none. */
 const volatile u32 baseline_every = 1000;
+/* Measure only the wake-ups of a thread at a real-time priority (kernel
+ * prio below 100: SCHED_FIFO, SCHED_RR, SCHED_DEADLINE) at its switch in:
+ * `latlab watch --rt` with a selection, whose other threads are watched
+ * only so that their new threads are followed. */
+const volatile bool rt_only = 0;
 
 /* Whether any window can ever be sent: with no threshold (its maximum) and
  * no baseline (latlab run --split: histograms only), the event rings are
@@ -192,7 +197,8 @@ enum counter {
 	CNT_HIST_FULL = 2, /* samples the full hist map could not count */
 	CNT_LATE = 3,      /* wake-ups over the threshold */
 	CNT_SHARED = 4,    /* wake-ups lost to another thread's in a shared pending slot */
-	CNT_MAX = 5,
+	CNT_WATCH_FULL = 5, /* new threads of watched tasks not watched: the watched map was full */
+	CNT_MAX = 6,
 };
 
 struct {
@@ -744,6 +750,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	struct pending w = *slot;
 	slot->pid = 0;
 	struct pending *p = &w;
+	if (rt_only && next->prio >= 100)
+		return 0;
 	u64 start = p->expires ? p->expires : p->woken_at;
 	u64 lat = now > start ? now - start : 0;
 	if (!s)
@@ -833,10 +841,36 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	if (!is_watched(ppid))
 		return 0;
 	u8 one = 1;
-	bpf_map_update_elem(&watched, &cpid, &one, BPF_ANY);
+	/* Only a thread in the list user space reads back is watched: a bit
+	 * without its entry would never be given back (its thread's end not
+	 * seen, its histograms never taken) and would watch the next thread
+	 * the kernel gives its id. */
+	if (bpf_map_update_elem(&watched, &cpid, &one, BPF_ANY)) {
+		count(CNT_WATCH_FULL);
+		return 0;
+	}
 	u32 word = (cpid >> 6) & (WATCHED_WORDS - 1);
 	u64 *w = bpf_map_lookup_elem(&watched_bits, &word);
 	if (w)
 		__sync_fetch_and_or(w, 1ULL << (cpid & 63));
+	return 0;
+}
+
+/* A watched thread that ends leaves the set at once: the set holds the
+ * threads alive, however many come and go between two rescans of user
+ * space, and an id the kernel gives again names an unwatched thread. Its
+ * histogram rows stay until user space takes them (a thread not in the set
+ * with rows has ended, or left the selection). */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *p)
+{
+	u32 pid = p->pid;
+	if (!is_watched(pid))
+		return 0;
+	bpf_map_delete_elem(&watched, &pid);
+	u32 word = (pid >> 6) & (WATCHED_WORDS - 1);
+	u64 *w = bpf_map_lookup_elem(&watched_bits, &word);
+	if (w)
+		__sync_fetch_and_and(w, ~(1ULL << (pid & 63)));
 	return 0;
 }

@@ -23,7 +23,7 @@ use std::io::BufRead;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use latlab_watch::select::Selection;
+use latlab_watch::select::{Selection, Tasks};
 use latlab_watch::{Backend, Session, SessionOptions};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -38,7 +38,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(|p| p.split(',').map(String::from).collect())
         .unwrap_or_default();
     let mut session = Session::start(SessionOptions {
-        selection: Selection::Pids(vec![pid]),
+        selection: Selection::all_of(Tasks::Pids(vec![pid])),
         threshold_ns: threshold_us * 1000,
         interval: Duration::from_secs(60),
         max_windows_per_sec: 50,

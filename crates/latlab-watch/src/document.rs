@@ -3,10 +3,12 @@
 //! structs *are* the JSON schemas (docs/schema/ is generated from them).
 
 use latlab_explain::{CategoryRow, CauseRow, WindowReport};
-use latlab_measure::histogram::Histogram;
 use latlab_measure::stats::Summary;
 use latlab_rt::sysinfo::SystemInfo;
 use serde::{Deserialize, Serialize};
+
+use crate::histograms::SparseHistogram;
+use crate::select::Policy;
 
 /// Version of the `latlab.watch` layout.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -20,6 +22,11 @@ fn watch_schema() -> String {
 }
 fn snapshot_schema() -> String {
     SNAPSHOT_SCHEMA.into()
+}
+/// A count added to the layout later: absent when zero, so that results
+/// written before it read and write back the same.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// What `latlab watch` saw.
@@ -59,7 +66,11 @@ pub struct WatchDocument {
     /// The late windows the kernel sent, and what happened to the rest.
     pub windows_seen: WindowCounts,
     /// Causes ranked by explain's analysis over the late windows kept (the
-    /// worst and the latest ones; see `windows_seen.analysed`).
+    /// worst and the latest ones; see `windows_seen.analysed`): of the
+    /// real-time threads when the watch saw one (the others' late windows
+    /// are counted in `windows_seen.not_real_time`, not ranked), else of
+    /// every watched thread. watch's own process is never a cause: its
+    /// part is in `overhead.own_late_ns`.
     pub causes: Vec<CauseRow>,
     /// Those causes by category.
     pub categories: Vec<CategoryRow>,
@@ -158,7 +169,7 @@ pub struct KindResult {
     /// midpoints, within 0.2 %).
     pub summary: Summary,
     /// The histogram (latlab run's buckets).
-    pub histogram: Histogram,
+    pub histogram: SparseHistogram,
     /// Percentiles the sample count cannot support.
     pub unsupported_percentiles: Vec<String>,
 }
@@ -166,11 +177,19 @@ pub struct KindResult {
 /// One watched task.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TaskResult {
-    /// Thread id; 0: the threads that ended longest ago, folded together
-    /// (`(ended threads)`; the latest 1,024 that ended keep a row each).
+    /// Thread id; 0: the threads that ended (or left the selection)
+    /// longest ago, folded together (`(ended threads)`; the latest 64 keep
+    /// a row each).
     pub tid: i32,
     /// Its name.
     pub comm: String,
+    /// Its scheduling policy as last seen (absent when it was never seen
+    /// alive, for the folded row, and in results from before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<Policy>,
+    /// Its real-time priority (1-99) with `policy` `fifo` or `rr`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rt_priority: Option<u32>,
     /// Timer-driven wake-ups: soft expiry to running (rtla's thread
     /// latency, the MontaVista paper's interrupt + preemption latency).
     pub thread: Option<KindResult>,
@@ -228,6 +247,13 @@ pub struct WindowCounts {
     pub truncated: u64,
     /// Windows in the ranked analysis (`causes`).
     pub analysed: u64,
+    /// Late windows of threads that were not real-time (SCHED_OTHER,
+    /// SCHED_BATCH, SCHED_IDLE when they woke), left out of the causes
+    /// because the watch saw real-time threads: advice drawn from a thread
+    /// that waits behind every real-time task by design would be about that
+    /// thread, not about the real-time ones.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub not_real_time: u64,
 }
 
 /// One cause summed over every late window of the watch.
@@ -250,8 +276,12 @@ pub struct WatchedWindow {
     pub at_ns: u64,
     /// Whether the rings reached back to the due time.
     pub complete: bool,
-    /// The window, decomposed by explain.
+    /// The window, decomposed by explain; watch's own process is left out
+    /// of its parts (they add up to `latency_ns` minus `watch_ns`).
     pub window: WindowReport,
+    /// The latency watch's own process accounts for in it (ns).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub watch_ns: u64,
 }
 
 /// One interval.
@@ -315,4 +345,12 @@ pub struct Overhead {
     pub cpu_ns_per_hour: u64,
     /// Peak resident memory of the process (KiB).
     pub max_rss_kib: u64,
+    /// Late windows of the ranked threads in which watch's own process
+    /// (its threads, and a latlab it started) held a watched thread's CPU:
+    /// watch's cost, never one of the causes.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub own_late_windows: u64,
+    /// The latency it accounts for in them (ns).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub own_late_ns: u64,
 }

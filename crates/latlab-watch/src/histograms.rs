@@ -1,10 +1,13 @@
 //! The kernel's histogram counts (per task, kind and bucket index, the
-//! bucket scheme of latlab-measure) as [`Histogram`]s, cumulative and per
-//! interval.
+//! bucket scheme of latlab-measure), cumulative and per interval, as
+//! [`SparseHistogram`]s: only the buckets in use, where a
+//! [`Histogram`] holds every bucket (224 KiB), so that a watch's memory
+//! grows with the buckets its threads use, not with its threads times
+//! 224 KiB.
 
 use std::collections::BTreeMap;
 
-use latlab_measure::histogram::{bucket_bounds, Bucket, Histogram};
+use latlab_measure::histogram::{bucket_bounds, bucket_index, Bucket, Histogram};
 use latlab_measure::result::{LatencyPart, LatencySplit};
 use latlab_measure::stats::Summary;
 
@@ -140,6 +143,19 @@ pub fn histogram(buckets: &BTreeMap<u32, u64>) -> Histogram {
     Histogram::from_buckets(&list)
 }
 
+/// The mean and standard deviation of `buckets` from their midpoints.
+fn moments(buckets: impl Iterator<Item = Bucket>, count: u64) -> (f64, f64) {
+    let (mut sum, mut sq) = (0f64, 0f64);
+    for b in buckets {
+        let mid = (b.low as f64 + b.high as f64) / 2.0;
+        sum += mid * b.count as f64;
+        sq += mid * mid * b.count as f64;
+    }
+    let n = count as f64;
+    let mean = sum / n;
+    (mean, (sq / n - mean * mean).max(0.0).sqrt())
+}
+
 /// latlab run's summary of a histogram; the mean and deviation from bucket
 /// midpoints (exact below 1024 ns, within 0.2 % above).
 pub fn summary(h: &Histogram) -> Summary {
@@ -147,26 +163,160 @@ pub fn summary(h: &Histogram) -> Summary {
     if count == 0 {
         return Summary::default();
     }
-    let (mut sum, mut sq) = (0f64, 0f64);
-    for b in h.buckets() {
-        let mid = (b.low as f64 + b.high as f64) / 2.0;
-        sum += mid * b.count as f64;
-        sq += mid * mid * b.count as f64;
-    }
-    let n = count as f64;
-    let mean = sum / n;
+    let (mean, stddev) = moments(h.buckets(), count);
     let at = |p| h.value_at_percentile(p).unwrap_or(0);
     Summary {
         count,
         min: h.min().unwrap_or(0),
         mean,
-        stddev: (sq / n - mean * mean).max(0.0).sqrt(),
+        stddev,
         p50: at(50.0),
         p90: at(90.0),
         p99: at(99.0),
         p99_9: at(99.9),
         p99_99: at(99.99),
         max: h.max().unwrap_or(0),
+    }
+}
+
+/// A histogram with latlab-measure's buckets that keeps only the buckets in
+/// use (bucket index to count): what the kernel counts, and what a watch
+/// keeps per task and kind. Its figures are those of the [`Histogram`] of
+/// the same buckets ([`SparseHistogram::to_histogram`]), its JSON the same
+/// list of buckets.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SparseHistogram {
+    counts: BTreeMap<u32, u64>,
+}
+
+impl SparseHistogram {
+    /// The histogram of bucket counts (index to count).
+    pub fn from_counts(counts: &BTreeMap<u32, u64>) -> SparseHistogram {
+        SparseHistogram {
+            counts: counts
+                .iter()
+                .filter(|(&b, &n)| n > 0 && bucket_bounds(b as usize).is_some())
+                .map(|(&b, &n)| (b, n))
+                .collect(),
+        }
+    }
+
+    /// Adds every count of `other`.
+    pub fn add(&mut self, other: &SparseHistogram) {
+        for (&b, &n) in &other.counts {
+            *self.counts.entry(b).or_default() += n;
+        }
+    }
+
+    /// Number of values counted.
+    pub fn count(&self) -> u64 {
+        self.counts.values().sum()
+    }
+
+    fn bounds(index: u32) -> (u64, u64) {
+        bucket_bounds(index as usize).unwrap_or((u64::MAX, u64::MAX))
+    }
+
+    /// The lowest bucket's smallest value, as [`Histogram::from_buckets`]
+    /// gives it; `None` when empty.
+    pub fn min(&self) -> Option<u64> {
+        self.counts.keys().next().map(|&b| Self::bounds(b).0)
+    }
+
+    /// The highest bucket's largest value; `None` when empty.
+    pub fn max(&self) -> Option<u64> {
+        self.counts.keys().next_back().map(|&b| Self::bounds(b).1)
+    }
+
+    /// The value at percentile `p` by [`Histogram::value_at_percentile`]'s
+    /// rule (nearest rank, the bucket's upper bound clamped to the min and
+    /// max); `None` when empty.
+    pub fn value_at_percentile(&self, p: f64) -> Option<u64> {
+        let total = self.count();
+        let (min, max) = (self.min()?, self.max()?);
+        let micro = (p.clamp(0.0, 100.0) * 1e6).round() as u128;
+        let rank = (micro * u128::from(total)).div_ceil(100_000_000u128) as u64;
+        let rank = rank.clamp(1, total);
+        let mut seen = 0u64;
+        for (&b, &n) in &self.counts {
+            seen += n;
+            if seen >= rank {
+                return Some(Self::bounds(b).1.clamp(min, max));
+            }
+        }
+        Some(max)
+    }
+
+    /// Values in buckets whose upper bound is at or below `value`.
+    pub fn count_at_or_below(&self, value: u64) -> u64 {
+        self.counts
+            .iter()
+            .take_while(|(&b, _)| Self::bounds(b).1 <= value)
+            .map(|(_, &n)| n)
+            .sum()
+    }
+
+    /// The buckets in use, lowest first.
+    pub fn buckets(&self) -> impl Iterator<Item = Bucket> + '_ {
+        self.counts.iter().map(|(&b, &count)| {
+            let (low, high) = Self::bounds(b);
+            Bucket { low, high, count }
+        })
+    }
+
+    /// The same counts as a [`Histogram`] (224 KiB: for a plot, not to keep).
+    pub fn to_histogram(&self) -> Histogram {
+        Histogram::from_buckets(&self.buckets().collect::<Vec<_>>())
+    }
+
+    /// latlab run's summary ([`summary`]), from the buckets in use.
+    pub fn summary(&self) -> Summary {
+        let count = self.count();
+        if count == 0 {
+            return Summary::default();
+        }
+        let (mean, stddev) = moments(self.buckets(), count);
+        let at = |p| self.value_at_percentile(p).unwrap_or(0);
+        Summary {
+            count,
+            min: self.min().unwrap_or(0),
+            mean,
+            stddev,
+            p50: at(50.0),
+            p90: at(90.0),
+            p99: at(99.0),
+            p99_9: at(99.9),
+            p99_99: at(99.99),
+            max: self.max().unwrap_or(0),
+        }
+    }
+}
+
+/// In JSON, as a [`Histogram`]: the buckets in use, lowest first.
+impl serde::Serialize for SparseHistogram {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.buckets())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for SparseHistogram {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let buckets = Vec::<Bucket>::deserialize(deserializer)?;
+        let mut counts = BTreeMap::new();
+        for b in buckets.iter().filter(|b| b.count > 0) {
+            *counts.entry(bucket_index(b.low) as u32).or_default() += b.count;
+        }
+        Ok(SparseHistogram { counts })
+    }
+}
+
+impl schemars::JsonSchema for SparseHistogram {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        Histogram::schema_name()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        Histogram::json_schema(generator)
     }
 }
 
@@ -204,6 +354,43 @@ mod tests {
             "{} vs {exact_mean}",
             s.mean
         );
+    }
+
+    #[test]
+    fn a_sparse_histogram_gives_the_figures_and_json_of_the_dense_one() {
+        // Spread over the exact range and several powers of two, with
+        // repeats, as a watched thread's latencies are.
+        let samples: Vec<u64> = (1..=20_000u64)
+            .map(|i| (i * 7919 % 3_000_017) + i % 700)
+            .collect();
+        let mut counts: BTreeMap<u32, u64> = BTreeMap::new();
+        for &s in &samples {
+            *counts.entry(bucket_index(s) as u32).or_default() += 1;
+        }
+        let sparse = SparseHistogram::from_counts(&counts);
+        let dense = histogram(&counts);
+        assert_eq!(sparse.to_histogram(), dense);
+        assert_eq!(sparse.summary(), summary(&dense));
+        for p in [0.0, 1.0, 50.0, 99.0, 99.9, 99.99, 100.0] {
+            assert_eq!(
+                sparse.value_at_percentile(p),
+                dense.value_at_percentile(p),
+                "p{p}"
+            );
+        }
+        for v in [0, 500, 1_023, 1_024, 50_000, 2_999_999, u64::MAX] {
+            assert_eq!(
+                sparse.count_at_or_below(v),
+                dense.count_at_or_below(v),
+                "{v}"
+            );
+        }
+        let json = serde_json::to_string(&sparse).unwrap();
+        assert_eq!(json, serde_json::to_string(&dense).unwrap());
+        let back: SparseHistogram = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, sparse);
+        assert_eq!(SparseHistogram::default().summary(), Summary::default());
+        assert_eq!(SparseHistogram::default().value_at_percentile(50.0), None);
     }
 
     #[test]

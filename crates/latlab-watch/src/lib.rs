@@ -13,6 +13,7 @@
 //!   program's logic written in Rust;
 //! - [`side`]: what the session needs of either kernel side;
 //! - [`select`]: which tasks (`--pid`, `--comm`, `--rt`, a command);
+//! - [`own`]: latlab's own threads, watch's cost and never a cause;
 //! - [`records`] and [`window`]: a window as latlab-explain's model, so that
 //!   explain's own analysis names the causes;
 //! - [`histograms`]: the kernel's counts as [`latlab_measure::histogram::Histogram`]s;
@@ -32,6 +33,7 @@ pub mod loader;
 pub mod metrics;
 #[cfg(feature = "bpf")]
 pub mod mirror;
+pub mod own;
 pub mod probe;
 pub mod records;
 pub mod select;

@@ -8,11 +8,9 @@ use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 
-use latlab_measure::histogram::Histogram;
-
 use crate::document::{CauseTotal, Overhead};
 use crate::error::{Result, WatchError};
-use crate::histograms::LatencyKind;
+use crate::histograms::{LatencyKind, SparseHistogram};
 
 /// The bucket bounds exported (ns): 1 µs to 100 ms, 1-2-5 steps.
 pub const BOUNDS_NS: [u64; 16] = [
@@ -45,7 +43,7 @@ fn label(v: &str) -> String {
 
 /// The OpenMetrics text of the histograms, cause counts and overhead.
 pub fn render(
-    histograms: &[(i32, String, LatencyKind, Histogram)],
+    histograms: &[(i32, String, LatencyKind, SparseHistogram)],
     causes: &[CauseTotal],
     late_total: u64,
     overhead: &Overhead,
@@ -163,10 +161,13 @@ mod tests {
 
     #[test]
     fn buckets_are_cumulative_and_the_text_ends_in_eof() {
-        let mut h = Histogram::new();
+        let mut counts = std::collections::BTreeMap::new();
         for v in [500, 1_500, 30_000, 30_000, 3_000_000] {
-            h.record(v);
+            *counts
+                .entry(latlab_measure::histogram::bucket_index(v) as u32)
+                .or_default() += 1;
         }
+        let h = SparseHistogram::from_counts(&counts);
         let t = render(
             &[(7, "cyclic\"test".into(), LatencyKind::Thread, h)],
             &[],

@@ -164,6 +164,11 @@ pub enum Input {
         /// The new one.
         child: i32,
     },
+    /// `sched_process_exit`: a thread ends.
+    Exit {
+        /// The thread.
+        pid: i32,
+    },
 }
 
 /// One event: when (trace clock `mono`: CLOCK_MONOTONIC ns), where, the
@@ -324,6 +329,17 @@ impl Mirror {
             !take
         });
         taken
+    }
+
+    /// Takes the buckets `rows` out, with their counts now (as the BPF
+    /// side's `take_rows`).
+    pub fn take_rows(&mut self, rows: &[(u32, u32, u32, u64)]) -> Vec<(u32, u32, u32, u64)> {
+        rows.iter()
+            .filter_map(|&(pid, kind, bucket, _)| {
+                let n = self.hist.remove(&(pid, kind << 24 | bucket))?;
+                Some((pid, kind, bucket, n))
+            })
+            .collect()
     }
 
     /// The counters (`enum counter`).
@@ -575,8 +591,18 @@ impl Mirror {
                     .log(ev(EvType::VectorExit, 0, [vector, which, 0, 0], no_comm()));
             }
             Input::Fork { parent, child } => {
-                if self.settings.follow_forks && self.is_watched(parent) && child > 0 {
-                    self.watch(child as u32);
+                if self.settings.follow_forks
+                    && self.is_watched(parent)
+                    && child > 0
+                    && !self.watch(child as u32)
+                {
+                    self.counters.watch_full += 1;
+                }
+            }
+            // As on_exit: the set holds the threads alive.
+            Input::Exit { pid } => {
+                if self.is_watched(pid) {
+                    self.unwatch(pid as u32);
                 }
             }
         }
@@ -596,6 +622,11 @@ impl Mirror {
         let Some(p) = self.pending.remove(&key) else {
             return;
         };
+        // As on_switch with rt_only: a thread below the real-time
+        // priorities is not measured.
+        if self.settings.rt_only && prio >= 100 {
+            return;
+        }
         let now = e.ts;
         let start = if p.expires != 0 {
             p.expires
@@ -680,6 +711,7 @@ mod tests {
             max_windows_per_sec: 50,
             baseline_every: 0,
             probe_reads: false,
+            rt_only: false,
         }
     }
 
@@ -894,6 +926,45 @@ mod tests {
         m.feed(&at(10_000, 1, 42, switch(42, 0, "swapper/1")));
         m.feed(&at(11_000, 1, 0, Input::IrqEntry { irq: 3 }));
         assert_eq!(m.inferred_switches(), 1);
+    }
+
+    #[test]
+    fn rt_only_measures_real_time_wake_ups_and_an_exit_leaves_the_set() {
+        let mut m = Mirror::new(Settings {
+            rt_only: true,
+            ..settings()
+        });
+        m.watch(42);
+        let wake_up = |m: &mut Mirror, t: u64, prio: i32| {
+            m.feed(&at(t, 0, 0, waking(42)));
+            m.feed(&at(
+                t + 1_000,
+                0,
+                0,
+                Input::Switch {
+                    prev_pid: 0,
+                    prev_runnable: false,
+                    next_pid: 42,
+                    next_prio: prio,
+                    next_comm: comm("loop"),
+                },
+            ));
+            m.feed(&at(t + 2_000, 0, 42, switch(42, 0, "swapper/0")));
+        };
+        // SCHED_OTHER (prio 120): not measured; SCHED_FIFO 90 (prio 9) and
+        // SCHED_DEADLINE (prio -1): measured.
+        wake_up(&mut m, 1_000_000, 120);
+        assert_eq!(crate::histograms::group(&m.histogram_counts()).len(), 0);
+        wake_up(&mut m, 2_000_000, 9);
+        wake_up(&mut m, 3_000_000, -1);
+        let counted: u64 = m.histogram_counts().iter().map(|r| r.3).sum();
+        assert_eq!(counted, 2);
+        // Its end takes it out of the set; its counts stay until taken.
+        m.feed(&at(4_000_000, 0, 42, Input::Exit { pid: 42 }));
+        assert!(m.watched().is_empty());
+        let rows = m.histogram_counts();
+        assert_eq!(m.take_rows(&rows).len(), rows.len());
+        assert!(m.histogram_counts().is_empty());
     }
 
     #[test]

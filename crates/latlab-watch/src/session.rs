@@ -1,29 +1,39 @@
 //! A running watch: a kernel side ([`KernelSide`]: BPF, or tracefs with
 //! `--tracefs`) started, the tasks chosen, windows turned
 //! into explanations as they arrive, a snapshot every interval, and the
-//! final [`WatchDocument`]. Memory is bounded however long it runs: the
-//! kernel's histograms are sparse (at most 65 536 buckets), the windows kept
-//! for the ranked analysis are the [`KEEP_WORST`] worst and the
-//! [`KEEP_RECENT`] latest, cause totals are capped at [`MAX_CAUSES`], and
-//! snapshots are merged pairwise past [`MAX_SNAPSHOTS`]; threads that ended
-//! give their buckets back to the kernel, and past [`KEEP_ENDED`] of them
-//! the oldest are folded into one task ([`ENDED_TID`]).
+//! final [`WatchDocument`]. Memory is bounded by the threads alive, not by
+//! the threads seen, however long it runs: histograms are sparse (the
+//! buckets in use, [`SparseHistogram`]; the kernel's map holds at most
+//! 65 536), the kernel's set of watched threads loses a thread when it ends,
+//! and at every rescan the buckets of threads it no longer watches come to
+//! user space, where the latest [`KEEP_ENDED`] keep a row each and older
+//! ones are folded into one task ([`ENDED_TID`]) whose size does not grow
+//! with their number; what is known per thread is kept for the threads
+//! alive. The windows kept for the ranked analysis are the [`KEEP_WORST`]
+//! worst and the [`KEEP_RECENT`] latest, cause totals are capped at
+//! [`MAX_CAUSES`], and snapshots are merged pairwise past [`MAX_SNAPSHOTS`].
+//!
+//! Whose latency is ranked: a late window of a thread below the real-time
+//! priorities is left out of the causes once the watch has seen a
+//! real-time thread (counted, [`WindowCounts::not_real_time`]), and the
+//! part of latlab's own threads in a window is watch's cost, never a cause
+//! ([`crate::own`]).
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::{Duration, Instant};
 
 use latlab_explain::model::Names;
-use latlab_explain::{CategoryRow, CauseRow, WindowReport};
-use latlab_measure::histogram::Histogram;
+use latlab_explain::{CategoryRow, Cause, CauseRow, WindowReport};
 use latlab_rt::sysinfo::SystemInfo;
 
 use crate::document::*;
 use crate::error::Result;
-use crate::histograms::{self, Counts, LatencyKind};
+use crate::histograms::{self, Counts, LatencyKind, SparseHistogram};
 use crate::irqnames::IrqNames;
 use crate::loader::{BpfSide, Counters, Settings};
+use crate::own::{self, OwnThreads};
 use crate::records::{comm_str, RawWindow};
-use crate::select::{self, Selection, Started};
+use crate::select::{self, Policy, Selection, Started, Tasks};
 use crate::side::KernelSide;
 use crate::tracefs::TracefsSide;
 use crate::window::{to_window, CommCache};
@@ -42,11 +52,22 @@ pub const MAX_CAUSES: usize = 512;
 pub const MAX_SNAPSHOTS: usize = 10_080;
 /// How often the selection is scanned again.
 pub const RESCAN: Duration = Duration::from_secs(1);
-/// Threads that ended whose counts stay apart in the result (a task each),
-/// at most; the counts of older ones are folded into one task,
-/// [`ENDED_TID`], so that a watch of days over threads that come and go
-/// stays bounded.
-pub const KEEP_ENDED: usize = 1024;
+/// How often while threads end fast: when a rescan took more than
+/// [`BUSY_ROWS`] buckets of ended threads out of the kernel's map (65 536
+/// at most), the next comes after this, before the map fills.
+pub const RESCAN_BUSY: Duration = Duration::from_millis(200);
+/// See [`RESCAN_BUSY`].
+pub const BUSY_ROWS: usize = 8192;
+/// How long one [`Session::poll`] handles windows at most.
+pub const WINDOWS_BUDGET: Duration = Duration::from_millis(250);
+/// Threads that ended (or left the selection) whose counts stay apart in
+/// the result (a task each), at most; the counts of older ones are folded
+/// into one task, [`ENDED_TID`], so that a watch of days over threads that
+/// come and go stays bounded by the threads alive.
+pub const KEEP_ENDED: usize = 64;
+/// A kernel priority below this is a real-time one (SCHED_FIFO/RR: 0-98,
+/// SCHED_DEADLINE: -1).
+pub const REAL_TIME_PRIO: i32 = 100;
 /// The task the folded ended threads are counted as (thread id 0 is the
 /// idle task, never watched).
 pub const ENDED_TID: i32 = 0;
@@ -82,6 +103,43 @@ struct TaskLive {
     worst: Option<(u64, u64)>,
 }
 
+/// What is known of a thread: its name and, once seen alive, its policy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadInfo {
+    /// Its name.
+    pub comm: String,
+    /// Its scheduling policy as last seen (`None`: never seen alive).
+    pub policy: Option<Policy>,
+    /// Its real-time priority (1-99 for SCHED_FIFO/RR).
+    pub rt_priority: u32,
+}
+
+impl ThreadInfo {
+    fn of(t: &select::Thread) -> ThreadInfo {
+        ThreadInfo {
+            comm: t.comm.clone(),
+            policy: t.policy(),
+            rt_priority: t.rt_priority,
+        }
+    }
+
+    /// `FIFO 95`, `OTHER`, or `-` when unknown.
+    pub fn policy_label(&self) -> String {
+        self.policy
+            .map_or_else(|| "-".into(), |p| p.label(self.rt_priority))
+    }
+}
+
+/// A thread that ended (or left the selection): its counts, taken out of
+/// the kernel side, and what was known of it.
+#[derive(Debug, Clone)]
+struct Ended {
+    tid: u32,
+    info: Option<ThreadInfo>,
+    /// `(kind, bucket, count)`.
+    rows: Vec<(u32, u32, u64)>,
+}
+
 /// A task as the live view shows it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LiveTask {
@@ -101,6 +159,8 @@ pub struct LiveTask {
     pub irq_worst_ns: Option<u64>,
     /// Late windows.
     pub late: u64,
+    /// Its policy and real-time priority (`FIFO 95`, `OTHER`; `-` unknown).
+    pub policy: String,
 }
 
 /// The live figures.
@@ -131,25 +191,36 @@ pub struct Session {
     rt_kernel: bool,
     command: Option<Started>,
     own_pid: i32,
-    names: BTreeMap<i32, String>,
+    /// latlab's own threads: never a cause.
+    own: OwnThreads,
+    /// The threads alive the kernel side watches (or counts for).
+    threads: BTreeMap<i32, ThreadInfo>,
     last_scan: Instant,
+    /// When the next rescan is due after the last ([`RESCAN`], or
+    /// [`RESCAN_BUSY`] while threads end fast).
+    rescan_every: Duration,
     at_last_snapshot: Counts,
     late_at_last_snapshot: u64,
     last_snapshot: Instant,
     latest: Counts,
-    /// The histogram counts of threads that ended, taken out of the
-    /// kernel side (its map is bounded) by [`Session::rescan`].
-    ended_counts: Vec<(u32, u32, u32, u64)>,
-    /// Those threads, oldest first.
-    ended: VecDeque<u32>,
-    /// The counts of ended threads folded together ([`ENDED_TID`]): kind
-    /// and bucket to count.
+    /// The latest [`KEEP_ENDED`] threads that ended, oldest first, with
+    /// their counts taken out of the kernel side (its map is bounded) by
+    /// [`Session::rescan`].
+    ended: VecDeque<Ended>,
+    /// The counts of older ended threads folded together ([`ENDED_TID`]):
+    /// kind and bucket to count.
     folded: BTreeMap<(u32, u32), u64>,
+    /// A real-time thread was watched (or sent a window): from then on the
+    /// late windows of the other threads are not ranked.
+    real_time_seen: bool,
     kept_worst: Vec<Kept>,
     kept_recent: std::collections::VecDeque<Kept>,
     kept_baseline: std::collections::VecDeque<Kept>,
     cause_totals: BTreeMap<(String, String), (u64, u64)>,
     other_causes: (u64, u64),
+    /// Late windows of the ranked threads in which latlab's own threads
+    /// took part, and their latency there (ns).
+    own_late: (u64, u64),
     tasks: BTreeMap<i32, TaskLive>,
     snapshots: Vec<Snapshot>,
     interval_categories: BTreeMap<String, u64>,
@@ -185,6 +256,7 @@ impl Session {
             max_windows_per_sec: opts.max_windows_per_sec,
             baseline_every: opts.baseline_every,
             probe_reads: false,
+            rt_only: opts.selection.kernel_filters_real_time(),
         };
         let side: Box<dyn KernelSide> = match opts.backend {
             Backend::Bpf => Box::new(BpfSide::load(&settings)?),
@@ -202,20 +274,23 @@ impl Session {
             rt_kernel,
             command: None,
             own_pid: std::process::id() as i32,
-            names: BTreeMap::new(),
+            own: OwnThreads::default(),
+            threads: BTreeMap::new(),
             last_scan: Instant::now(),
+            rescan_every: RESCAN,
             at_last_snapshot: Counts::new(),
             late_at_last_snapshot: 0,
             last_snapshot: Instant::now(),
             latest: Counts::new(),
-            ended_counts: Vec::new(),
             ended: VecDeque::new(),
             folded: BTreeMap::new(),
+            real_time_seen: false,
             kept_worst: Vec::new(),
             kept_recent: Default::default(),
             kept_baseline: Default::default(),
             cause_totals: BTreeMap::new(),
             other_causes: (0, 0),
+            own_late: (0, 0),
             tasks: BTreeMap::new(),
             snapshots: Vec::new(),
             interval_categories: BTreeMap::new(),
@@ -226,7 +301,7 @@ impl Session {
             worst: None,
             opts,
         };
-        if let Selection::Command(argv) = &session.opts.selection {
+        if let Tasks::Command(argv) = &session.opts.selection.tasks {
             let mut started = select::spawn_gated(argv)?;
             session.side.watch(started.child.id())?;
             started.release();
@@ -255,53 +330,120 @@ impl Session {
                 let t = t as i32;
                 (
                     t,
-                    self.names
+                    self.threads
                         .get(&t)
-                        .cloned()
-                        .unwrap_or_else(|| format!("{t}")),
+                        .map_or_else(|| format!("{t}"), |i| i.comm.clone()),
                 )
             })
             .collect()
     }
 
+    /// What is known of the threads alive the kernel side watches.
+    pub fn threads(&self) -> &BTreeMap<i32, ThreadInfo> {
+        &self.threads
+    }
+
+    /// Threads watched now that the selection counts: with `--rt`, those
+    /// at a real-time policy as last seen. Zero: nothing matched (yet).
+    pub fn matched(&self) -> usize {
+        let watched: BTreeSet<i32> = self.side.watched().into_iter().map(|t| t as i32).collect();
+        self.threads
+            .iter()
+            .filter(|(t, _)| watched.contains(t))
+            .filter(|(_, i)| {
+                !self.opts.selection.real_time || i.policy.is_some_and(Policy::real_time)
+            })
+            .count()
+    }
+
+    /// Starts the watch's clock afresh (after [`Session::matched`] was
+    /// waited for): its duration, snapshots and times count from now.
+    pub fn restart_clock(&mut self) {
+        self.started = Instant::now();
+        self.start_mono_ns = monotonic_ns();
+        self.started_at = latlab_rt::clock::format_utc(latlab_rt::clock::unix_time_s());
+        self.last_snapshot = Instant::now();
+    }
+
     /// Adds the tasks that match now, forgets the ones that ended (or, for
-    /// `--comm`/`--rt`, no longer match).
+    /// `--comm`/`--rt` alone, no longer match), and takes the counts of
+    /// every thread the kernel side no longer watches out of it.
     pub fn rescan(&mut self) -> Result<()> {
         self.last_scan = Instant::now();
         let command = self.command.as_ref().map(|c| c.child.id() as i32);
-        let now = select::scan(&self.opts.selection, self.own_pid, command);
+        self.own.refresh(self.own_pid, command);
+        let selected = select::scan(&self.opts.selection, self.own_pid, command);
         let listed = self.side.watched();
         self.side.resync(&listed);
-        let watched: BTreeSet<u32> = listed.into_iter().collect();
-        for (&tid, comm) in &now {
-            self.names.insert(tid, comm.clone());
-            if !watched.contains(&(tid as u32)) {
+        let listed: BTreeSet<u32> = listed.into_iter().collect();
+        for (&tid, t) in &selected {
+            if !listed.contains(&(tid as u32)) {
+                // A thread id given again: the last thread that had it is gone.
+                self.fold_ended_tid(tid as u32);
                 self.side.watch(tid as u32)?;
             }
+            self.threads.insert(tid, ThreadInfo::of(t));
         }
-        let strict = matches!(self.opts.selection, Selection::Comms(_) | Selection::Rt);
-        let mut ended = Vec::new();
-        for tid in watched {
+        let strict = self.opts.selection.strict();
+        for &tid in &listed {
             let t = tid as i32;
-            let alive = std::path::Path::new(&format!("/proc/{t}")).exists();
-            if !alive {
-                self.side.unwatch(tid);
-                ended.push(tid);
-            } else if strict && !now.contains_key(&t) {
-                self.side.unwatch(tid);
-            } else if !self.names.contains_key(&t) {
-                if let Some(c) = self.comms.get(t) {
-                    self.names.insert(t, c);
+            if selected.contains_key(&t) {
+                continue;
+            }
+            match select::thread_by_id(t) {
+                // Ended, its end not seen by the kernel side (or the thread
+                // left the selection): let it go.
+                None => self.side.unwatch(tid),
+                Some(_) if strict => self.side.unwatch(tid),
+                // A thread the kernel added on fork: known from now on.
+                Some(found) => {
+                    if !self.threads.contains_key(&t) {
+                        self.fold_ended_tid(tid);
+                    }
+                    self.threads.insert(t, ThreadInfo::of(&found));
                 }
             }
         }
-        // The kernel's histogram map is bounded: threads that ended give
-        // their buckets back, and their counts live on here.
-        let taken = self.side.take_histograms(&ended);
-        let had: BTreeSet<u32> = taken.iter().map(|r| r.0).collect();
-        self.ended
-            .extend(ended.into_iter().filter(|t| had.contains(t)));
-        self.ended_counts.extend(taken);
+        // The kernel side's buckets of threads it no longer watches (they
+        // ended, or left the selection) come here: its map holds the
+        // threads alive. Read the watched set after the buckets: a thread
+        // with buckets then was watched before they were read.
+        let rows = self.side.histogram_counts();
+        let still: BTreeSet<u32> = self.side.watched().into_iter().collect();
+        let gone_rows: Vec<(u32, u32, u32, u64)> = rows
+            .iter()
+            .filter(|r| !still.contains(&r.0))
+            .copied()
+            .collect();
+        self.rescan_every = if gone_rows.len() > BUSY_ROWS {
+            RESCAN_BUSY
+        } else {
+            RESCAN
+        };
+        if !gone_rows.is_empty() {
+            let mut by_tid: BTreeMap<u32, Vec<(u32, u32, u64)>> = BTreeMap::new();
+            for (pid, kind, bucket, n) in self.side.take_rows(&gone_rows) {
+                by_tid.entry(pid).or_default().push((kind, bucket, n));
+            }
+            for (tid, rows) in by_tid {
+                // A thread measured though not in the set (a bit left over
+                // by a race with user space's update of its word) is let
+                // go too.
+                self.side.unwatch(tid);
+                self.fold_ended_tid(tid);
+                let info = self.threads.remove(&(tid as i32));
+                self.ended.push_back(Ended { tid, info, rows });
+            }
+        }
+        self.threads.retain(|t, _| still.contains(&(*t as u32)));
+        if !self.real_time_seen
+            && self
+                .threads
+                .values()
+                .any(|i| i.policy.is_some_and(Policy::real_time))
+        {
+            self.now_real_time();
+        }
         while self.ended.len() > KEEP_ENDED {
             if let Some(oldest) = self.ended.pop_front() {
                 self.fold_ended(oldest);
@@ -310,20 +452,52 @@ impl Session {
         Ok(())
     }
 
-    /// Folds the counts, late windows and worst of `tid` (a thread that
-    /// ended) into [`ENDED_TID`].
-    fn fold_ended(&mut self, tid: u32) {
-        let folded = &mut self.folded;
-        self.ended_counts.retain(|&(pid, kind, bucket, n)| {
-            if pid != tid {
-                return true;
+    /// Folds the thread that ended with id `tid`, if one is kept apart.
+    fn fold_ended_tid(&mut self, tid: u32) {
+        if let Some(i) = self.ended.iter().position(|e| e.tid == tid) {
+            if let Some(e) = self.ended.remove(i) {
+                self.fold_ended(e);
             }
-            *folded.entry((kind, bucket)).or_default() += n;
-            false
-        });
-        let t = tid as i32;
-        histograms::fold(&mut self.latest, t, ENDED_TID);
-        histograms::fold(&mut self.at_last_snapshot, t, ENDED_TID);
+        }
+    }
+
+    /// Folds the counts, late windows and worst of a thread that ended into
+    /// [`ENDED_TID`].
+    fn fold_ended(&mut self, e: Ended) {
+        let t = e.tid as i32;
+        for &(kind, bucket, n) in &e.rows {
+            *self.folded.entry((kind, bucket)).or_default() += n;
+            // What of it the last snapshot had counted moves with it, so
+            // that the interval neither loses nor counts it twice.
+            let Some(k) = LatencyKind::of(kind) else {
+                continue;
+            };
+            let before = self
+                .at_last_snapshot
+                .get_mut(&(t, k))
+                .and_then(|b| b.get_mut(&bucket))
+                .map_or(0, |c| {
+                    let moved = (*c).min(n);
+                    *c -= moved;
+                    moved
+                });
+            if before > 0 {
+                *self
+                    .at_last_snapshot
+                    .entry((ENDED_TID, k))
+                    .or_default()
+                    .entry(bucket)
+                    .or_default() += before;
+            }
+        }
+        for kind in [LatencyKind::Thread, LatencyKind::Irq, LatencyKind::Wakeup] {
+            if let Some(b) = self.at_last_snapshot.get_mut(&(t, kind)) {
+                b.retain(|_, n| *n > 0);
+                if b.is_empty() {
+                    self.at_last_snapshot.remove(&(t, kind));
+                }
+            }
+        }
         if let Some(live) = self.tasks.remove(&t) {
             let into = self.tasks.entry(ENDED_TID).or_default();
             into.late += live.late;
@@ -334,8 +508,6 @@ impl Session {
                 into.worst = live.worst;
             }
         }
-        self.names.remove(&t);
-        self.names.insert(ENDED_TID, ENDED_NAME.to_string());
     }
 
     /// The watched command's exit, once it ended.
@@ -378,21 +550,28 @@ impl Session {
     /// Waits up to `timeout` for windows, handles those that came, rescans
     /// the selection when due. Returns the windows handled.
     pub fn poll(&mut self, timeout: Duration) -> Result<usize> {
-        let n = self.take_what_came(timeout)?;
-        if self.last_scan.elapsed() >= RESCAN {
+        let n = self.take_what_came(timeout, Some(WINDOWS_BUDGET))?;
+        if self.last_scan.elapsed() >= self.rescan_every {
             self.rescan()?;
         }
         Ok(n)
     }
 
     /// Waits up to `timeout`, then handles the windows that came (the
-    /// tracefs side first reads and feeds every event up to now).
-    fn take_what_came(&mut self, timeout: Duration) -> Result<usize> {
+    /// tracefs side first reads and feeds every event up to now), for at
+    /// most `budget`: windows that keep coming must not hold off the
+    /// rescans, snapshots and the live view (those left wait in the ring
+    /// buffer; when it is full, the kernel counts them as lost).
+    fn take_what_came(&mut self, timeout: Duration, budget: Option<Duration>) -> Result<usize> {
         self.side.wait(timeout)?;
+        let until = budget.map(|b| Instant::now() + b);
         let mut n = 0;
         while let Some(w) = self.side.next_window() {
             self.take_window(w?);
             n += 1;
+            if until.is_some_and(|u| Instant::now() >= u) {
+                break;
+            }
         }
         Ok(n)
     }
@@ -401,54 +580,112 @@ impl Session {
         mono_ns.saturating_sub(self.start_mono_ns)
     }
 
+    /// From now on only the late windows of real-time threads are ranked:
+    /// those of the others kept so far are let go.
+    fn now_real_time(&mut self) {
+        self.real_time_seen = true;
+        let real_time = |k: &Kept| k.raw.head.prio < REAL_TIME_PRIO;
+        self.kept_worst.retain(real_time);
+        self.kept_recent.retain(real_time);
+        self.kept_baseline.retain(real_time);
+        // Every late window ranked so far was of another thread.
+        self.cause_totals.clear();
+        self.other_causes = (0, 0);
+        self.own_late = (0, 0);
+        self.interval_categories.clear();
+    }
+
     fn take_window(&mut self, raw: RawWindow) {
         let at_ns = self.since_start(raw.head.switch_at);
         let h = raw.head;
-        self.names.entry(h.pid).or_insert_with(|| comm_str(&h.comm));
+        // A thread not known yet (added on fork since the last rescan) is
+        // named by its window; one that ended keeps what was known of it.
+        if self.info(h.pid).is_none() {
+            let info = select::thread_by_id(h.pid).map_or_else(
+                || ThreadInfo {
+                    comm: comm_str(&h.comm),
+                    policy: None,
+                    rt_priority: 0,
+                },
+                |t| ThreadInfo::of(&t),
+            );
+            self.threads.insert(h.pid, info);
+        }
+        let real_time = h.prio < REAL_TIME_PRIO;
+        if real_time && !self.real_time_seen {
+            self.now_real_time();
+        }
+        let ranked = real_time || !self.real_time_seen;
+        if h.late {
+            self.counts.late += 1;
+            let lat = h.latency();
+            let task = self.tasks.entry(h.pid).or_default();
+            task.late += 1;
+            if task.worst.is_none_or(|(w, _)| lat > w) {
+                task.worst = Some((lat, at_ns));
+            }
+            if self.worst.is_none_or(|(w, _)| lat > w) {
+                self.worst = Some((lat, at_ns));
+            }
+            if !real_time {
+                self.counts.not_real_time += 1;
+            }
+        } else {
+            self.counts.baseline += 1;
+        }
+        if !ranked {
+            return;
+        }
         let mut names = Names::new();
         let (window, truncated) = to_window(&raw, &mut names, &self.irqs, &mut self.comms);
         if truncated {
             self.counts.truncated += 1;
         }
         if !h.late {
-            self.counts.baseline += 1;
             self.kept_baseline.push_back(Kept { raw, at_ns });
             if self.kept_baseline.len() > KEEP_BASELINE {
                 self.kept_baseline.pop_front();
             }
             return;
         }
-        self.counts.late += 1;
-        let lat = h.latency();
-        let task = self.tasks.entry(h.pid).or_default();
-        task.late += 1;
-        if task.worst.is_none_or(|(w, _)| lat > w) {
-            task.worst = Some((lat, at_ns));
+        // This window's causes, by explain's analysis of it alone, latlab's
+        // own part set apart; grouped by command as explain ranks them, so
+        // the totals do not grow with every short-lived pid.
+        let a = own::analyze(
+            std::slice::from_ref(&window),
+            &names,
+            self.rt_kernel,
+            &self.own,
+        );
+        let own_ns = a.own_ns.first().copied().unwrap_or(0);
+        if own_ns > 0 {
+            self.own_late.0 += 1;
+            self.own_late.1 += own_ns;
         }
-        if self.worst.is_none_or(|(w, _)| lat > w) {
-            self.worst = Some((lat, at_ns));
+        let mut grouped: BTreeMap<Cause, u64> = BTreeMap::new();
+        for p in a.parts.first().into_iter().flatten() {
+            *grouped.entry(p.cause.by_command().0).or_default() += p.ns;
         }
-        // This window's causes, by explain's analysis of it alone.
-        let a =
-            latlab_explain::analyze_windows(std::slice::from_ref(&window), &names, self.rt_kernel);
-        if let Some(top) = a.causes.first() {
+        // The largest cause (explain's order: latency, then the cause).
+        if let Some((top, _)) = grouped
+            .iter()
+            .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+        {
             *self
                 .interval_categories
-                .entry(top.cause.category().to_string())
+                .entry(top.category().to_string())
                 .or_default() += 1;
         }
-        for c in &a.causes {
-            // The ranked cause names a task by its command (grouped), so
-            // the totals do not grow with every short-lived pid.
-            let key = (c.cause.category().to_string(), c.cause.describe());
+        for (cause, ns) in grouped {
+            let key = (cause.category().to_string(), cause.describe());
             if self.cause_totals.len() >= MAX_CAUSES && !self.cause_totals.contains_key(&key) {
                 self.other_causes.0 += 1;
-                self.other_causes.1 += c.late_ns;
+                self.other_causes.1 += ns;
                 continue;
             }
             let t = self.cause_totals.entry(key).or_default();
             t.0 += 1;
-            t.1 += c.late_ns;
+            t.1 += ns;
         }
         let kept = Kept { raw, at_ns };
         self.kept_recent.push_back(kept.clone());
@@ -464,7 +701,8 @@ impl Session {
     }
 
     /// Explain's ranked analysis of the windows kept: causes, categories,
-    /// and the reports of the worst windows (with when they happened).
+    /// and the reports of the worst windows (with when they happened),
+    /// latlab's own part set apart.
     pub fn analysis(&mut self) -> (Vec<CauseRow>, Vec<CategoryRow>, Vec<WatchedWindow>, u64) {
         let mut chosen: Vec<&Kept> = Vec::new();
         let mut seen = BTreeSet::new();
@@ -486,8 +724,8 @@ impl Session {
             windows.push(w);
             complete.push(!cut);
         }
-        let a = latlab_explain::analyze_windows(&windows, &names, self.rt_kernel);
-        // a.windows holds the late ones in the order of `windows`.
+        let a = own::analyze(&windows, &names, self.rt_kernel, &self.own);
+        // a.reports holds the late ones in the order of `windows`.
         let late_at: Vec<(u64, bool)> = chosen
             .iter()
             .zip(&complete)
@@ -495,13 +733,14 @@ impl Session {
             .map(|(k, &c)| (k.at_ns, c))
             .collect();
         let mut reports: Vec<WatchedWindow> = a
-            .windows
+            .reports
             .into_iter()
             .zip(late_at)
-            .map(|(window, (at_ns, complete))| WatchedWindow {
+            .map(|((window, watch_ns), (at_ns, complete))| WatchedWindow {
                 at_ns,
                 complete,
                 window,
+                watch_ns,
             })
             .collect();
         reports.sort_by_key(|w| std::cmp::Reverse(w.window.latency_ns));
@@ -509,10 +748,17 @@ impl Session {
         (a.causes, a.categories, reports, windows.len() as u64)
     }
 
-    /// Reads the kernel's histograms now.
+    /// Reads the kernel's histograms now, with the counts of the threads
+    /// that ended.
     fn read_counts(&mut self) -> &Counts {
         let mut rows = self.side.histogram_counts();
-        rows.extend_from_slice(&self.ended_counts);
+        for e in &self.ended {
+            rows.extend(
+                e.rows
+                    .iter()
+                    .map(|&(kind, bucket, n)| (e.tid, kind, bucket, n)),
+            );
+        }
         rows.extend(
             self.folded
                 .iter()
@@ -520,6 +766,26 @@ impl Session {
         );
         self.latest = histograms::group(&rows);
         &self.latest
+    }
+
+    /// What is known of task `tid` (alive, or ended and kept apart).
+    fn info(&self, tid: i32) -> Option<&ThreadInfo> {
+        self.threads.get(&tid).or_else(|| {
+            self.ended
+                .iter()
+                .rev()
+                .find(|e| e.tid as i32 == tid)
+                .and_then(|e| e.info.as_ref())
+        })
+    }
+
+    /// The name of task `tid` in tables.
+    fn comm_of(&self, tid: i32) -> String {
+        if tid == ENDED_TID {
+            return ENDED_NAME.to_string();
+        }
+        self.info(tid)
+            .map_or_else(|| tid.to_string(), |i| i.comm.clone())
     }
 
     /// Whether an interval has passed since the last snapshot.
@@ -533,10 +799,10 @@ impl Session {
         self.last_snapshot = Instant::now();
         self.read_counts();
         let d = histograms::delta(&self.latest, &self.at_last_snapshot);
-        let mut all = Histogram::new();
+        let mut all = SparseHistogram::default();
         for ((_, kind), b) in &d {
             if *kind != LatencyKind::Irq {
-                all.merge(&histograms::histogram(b));
+                all.add(&SparseHistogram::from_counts(b));
             }
         }
         let late_total = self.side.counters().late;
@@ -637,20 +903,19 @@ impl Session {
         let latest_interval = histograms::delta(&self.latest, &self.at_last_snapshot);
         let mut tasks: BTreeMap<i32, LiveTask> = BTreeMap::new();
         for ((tid, kind), b) in &self.latest {
-            let h = histograms::histogram(b);
+            let h = SparseHistogram::from_counts(b);
             let t = tasks.entry(*tid).or_insert_with(|| LiveTask {
                 tid: *tid,
-                comm: self
-                    .names
-                    .get(tid)
-                    .cloned()
-                    .unwrap_or_else(|| tid.to_string()),
+                comm: self.comm_of(*tid),
                 samples: 0,
                 current_ns: 0,
                 p99_ns: 0,
                 worst_ns: 0,
                 irq_worst_ns: None,
                 late: self.tasks.get(tid).map_or(0, |t| t.late),
+                policy: self
+                    .info(*tid)
+                    .map_or_else(|| "-".into(), ThreadInfo::policy_label),
             });
             if *kind == LatencyKind::Irq {
                 t.irq_worst_ns = h.max();
@@ -663,7 +928,7 @@ impl Session {
             if let Some(cur) = latest_interval.get(&(*tid, *kind)) {
                 t.current_ns = t
                     .current_ns
-                    .max(histograms::histogram(cur).max().unwrap_or(0));
+                    .max(SparseHistogram::from_counts(cur).max().unwrap_or(0));
             }
         }
         let mut tasks: Vec<LiveTask> = tasks.into_values().collect();
@@ -714,23 +979,22 @@ impl Session {
                 0
             },
             max_rss_kib: rss,
+            own_late_windows: self.own_late.0,
+            own_late_ns: self.own_late.1,
         }
     }
 
     /// The per-task histograms so far, by kind.
-    pub fn task_histograms(&mut self) -> Vec<(i32, String, LatencyKind, Histogram)> {
+    pub fn task_histograms(&mut self) -> Vec<(i32, String, LatencyKind, SparseHistogram)> {
         self.read_counts();
         self.latest
             .iter()
             .map(|((tid, kind), b)| {
                 (
                     *tid,
-                    self.names
-                        .get(tid)
-                        .cloned()
-                        .unwrap_or_else(|| tid.to_string()),
+                    self.comm_of(*tid),
                     *kind,
-                    histograms::histogram(b),
+                    SparseHistogram::from_counts(b),
                 )
             })
             .collect()
@@ -744,7 +1008,7 @@ impl Session {
         // it has not read yet: the command's last ~100 ms), then the last
         // interval, joined to the one before when shorter than half a
         // second (no sliver in the long-term plot; its counts are kept).
-        if let Err(e) = self.take_what_came(Duration::ZERO) {
+        if let Err(e) = self.take_what_came(Duration::ZERO, None) {
             self.notes
                 .insert(format!("the last events could not be read at the end: {e}"));
         }
@@ -756,22 +1020,22 @@ impl Session {
             self.snapshots.truncate(n - 2);
             self.snapshots.extend(joined);
         }
-        let latest = self.latest.clone();
-        let mut overall = Histogram::new();
+        let mut overall = SparseHistogram::default();
         let mut tasks: BTreeMap<i32, TaskResult> = BTreeMap::new();
-        for ((tid, kind), b) in &latest {
-            let h = histograms::histogram(b);
+        for ((tid, kind), b) in &self.latest {
+            let h = SparseHistogram::from_counts(b);
             if *kind != LatencyKind::Irq {
-                overall.merge(&h);
+                overall.add(&h);
             }
             let live = self.tasks.get(tid).cloned().unwrap_or_default();
+            let info = self.info(*tid).filter(|_| *tid != ENDED_TID);
             let t = tasks.entry(*tid).or_insert_with(|| TaskResult {
                 tid: *tid,
-                comm: self
-                    .names
-                    .get(tid)
-                    .cloned()
-                    .unwrap_or_else(|| tid.to_string()),
+                comm: self.comm_of(*tid),
+                policy: info.and_then(|i| i.policy),
+                rt_priority: info
+                    .filter(|i| matches!(i.policy, Some(Policy::Fifo | Policy::Rr)))
+                    .map(|i| i.rt_priority),
                 thread: None,
                 irq: None,
                 wakeup: None,
@@ -780,7 +1044,7 @@ impl Session {
                 worst_at_ns: live.worst.map(|w| w.1),
             });
             let result = KindResult {
-                summary: histograms::summary(&h),
+                summary: h.summary(),
                 unsupported_percentiles: crate::stats::unsupported(h.count()),
                 histogram: h,
             };
@@ -798,6 +1062,14 @@ impl Session {
         self.counts.analysed = analysed;
         let mut notes: Vec<String> = self.notes.iter().cloned().collect();
         notes.extend(self.side.notes());
+        notes.extend(self.policy_notes(&tasks));
+        if self.own_late.0 > 0 {
+            notes.push(format!(
+                "watch's own process (latlab) held a watched thread's CPU in {} late windows, {} of their latency: that is watch's cost (in its overhead), never one of the causes",
+                self.own_late.0,
+                latlab_measure::units::format_ns(self.own_late.1)
+            ));
+        }
         if counters.events_lost > 0 {
             notes.push(format!(
                 "{} trace events were lost (the tracefs ring buffers overran: the machine was too busy for watch's reader); wake-ups around them may be missing",
@@ -808,6 +1080,13 @@ impl Session {
             notes.push(format!(
                 "{} samples were not counted: the kernel's histogram map was full (65536 buckets)",
                 counters.hist_full
+            ));
+        }
+        if counters.watch_full > 0 {
+            notes.push(format!(
+                "{} threads started by watched tasks were not watched: the kernel's set of watched threads was full ({} alive at once at most)",
+                counters.watch_full,
+                crate::mirror::MAX_WATCHED
             ));
         }
         if counters.shared > 0 {
@@ -866,7 +1145,7 @@ impl Session {
                 path_reads: self.side.path_reads(),
             },
             overall: Overall {
-                latency: histograms::summary(&overall),
+                latency: overall.summary(),
             },
             tasks: tasks.into_values().collect(),
             spikes,
@@ -879,6 +1158,46 @@ impl Session {
             overhead: self.overhead(),
             notes,
         }
+    }
+
+    /// What the result says of the watched threads' policies: the late
+    /// windows of threads that are not real-time left out of the causes,
+    /// or, when none was real-time, that their policy is the first fix.
+    fn policy_notes(&self, tasks: &BTreeMap<i32, TaskResult>) -> Vec<String> {
+        let not_real_time: Vec<String> = tasks
+            .values()
+            .filter(|t| t.late_windows > 0)
+            .filter(|t| t.policy.is_some_and(|p| !p.real_time()))
+            .map(|t| {
+                format!(
+                    "{}:{} (SCHED_{})",
+                    t.comm,
+                    t.tid,
+                    t.policy.map_or("?", Policy::name)
+                )
+            })
+            .collect();
+        let list = |v: &[String]| {
+            let mut s = v.iter().take(5).cloned().collect::<Vec<_>>().join(", ");
+            if v.len() > 5 {
+                s.push_str(&format!(" and {} more", v.len() - 5));
+            }
+            s
+        };
+        let mut notes = Vec::new();
+        if self.real_time_seen && self.counts.not_real_time > 0 {
+            notes.push(format!(
+                "{} late wake-ups of threads that are not real-time ({}) are not among the causes: such a thread waits behind every real-time task by design, and advice drawn from it would be about that thread; `--rt` leaves them out of the watch",
+                self.counts.not_real_time,
+                list(&not_real_time)
+            ));
+        } else if !self.real_time_seen && !not_real_time.is_empty() {
+            notes.push(format!(
+                "the watched threads with late wake-ups are not real-time ({}): they share their CPU with every other task and wait behind every real-time one; for a real-time latency run them SCHED_FIFO (chrt -f -p <priority> <tid>), the fix before any of the causes",
+                list(&not_real_time)
+            ));
+        }
+        notes
     }
 
     /// The kernel side's counters.

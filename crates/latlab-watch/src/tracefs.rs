@@ -28,7 +28,7 @@ use crate::records::{RawWindow, VECTOR_NAMES};
 /// The events enabled, and whether the watch needs them (the others are
 /// taken when the kernel has them: `hrtimer_setup` replaced `hrtimer_init`
 /// in 6.13, the vectors exist on x86 only).
-pub const EVENTS: [(&str, bool); 22] = [
+pub const EVENTS: [(&str, bool); 23] = [
     ("sched:sched_switch", true),
     ("sched:sched_waking", true),
     ("timer:hrtimer_start", true),
@@ -51,6 +51,7 @@ pub const EVENTS: [(&str, bool); 22] = [
     ("irq_vectors:irq_work_entry", false),
     ("irq_vectors:irq_work_exit", false),
     ("sched:sched_process_fork", false),
+    ("sched:sched_process_exit", false),
 ];
 
 /// Ring-buffer size per CPU (KiB): the events of well over a second at the
@@ -73,6 +74,7 @@ enum Decode {
     VectorEntry(Field, i32),
     VectorExit(Field, i32),
     Fork([Field; 2]),
+    Exit(Field),
 }
 
 /// Record bytes to [`Event`]s, from the enabled events' formats.
@@ -144,6 +146,7 @@ impl Decoder {
                 ("sched", "sched_process_fork") => {
                     fields(&f, ["parent_pid", "child_pid"]).map(Decode::Fork)
                 }
+                ("sched", "sched_process_exit") => f.field("pid").cloned().map(Decode::Exit),
                 ("irq", "irq_handler_entry") => f.field("irq").cloned().map(Decode::IrqEntry),
                 ("irq", "irq_handler_exit") => fields(&f, ["irq", "ret"]).map(Decode::IrqExit),
                 ("irq", "softirq_entry") => f.field("vec").cloned().map(Decode::SoftirqEntry),
@@ -251,6 +254,7 @@ impl Decoder {
                 parent: int(p) as i32,
                 child: int(c) as i32,
             },
+            Decode::Exit(p) => Input::Exit { pid: int(p) as i32 },
         };
         Some(Event {
             ts,

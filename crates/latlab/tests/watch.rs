@@ -328,8 +328,11 @@ fn ctrl_c_writes_the_result() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("watch.json");
     let db = dir.path().join("h.sqlite");
+    // This test's own process: a selection that matches at once (a watch
+    // that waits for its first match and is stopped stores nothing).
     let watch = latlab()
-        .args(["watch", "--rt", "--interval", "1s", "--quiet", "--json"])
+        .args(["watch", "--pid", &std::process::id().to_string()])
+        .args(["--interval", "1s", "--quiet", "--json"])
         .arg(&json)
         .arg("--db")
         .arg(&db)
@@ -385,7 +388,8 @@ fn bad_selections_and_missing_privilege_are_named() {
     assert!(!out.status.success());
     let e = String::from_utf8_lossy(&out.stderr);
     assert!(
-        e.contains("exactly one of --pid PID, --comm NAME, --rt, or -- COMMAND"),
+        e.contains("exactly one of --pid PID, --comm NAME, or -- COMMAND")
+            && e.contains("--rt alone"),
         "{e}"
     );
     let out = latlab()

@@ -153,9 +153,11 @@ fn tracefs_leaves_no_instance_after_a_stop_or_sigterm() {
         return;
     }
     let _one = serial();
-    // A normal stop.
+    // A normal stop. The selection is this test's process: it matches at
+    // once (a watch waits for its first match).
+    let me = std::process::id().to_string();
     let child = latlab()
-        .args(["watch", "--tracefs", "--rt", "--duration", "1s"])
+        .args(["watch", "--tracefs", "--pid", &me, "--duration", "1s"])
         .args(["--no-history", "--quiet"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -180,7 +182,8 @@ fn tracefs_leaves_no_instance_after_a_stop_or_sigterm() {
         .args([
             "watch",
             "--tracefs",
-            "--rt",
+            "--pid",
+            &me,
             "--no-history",
             "--quiet",
             "--json",

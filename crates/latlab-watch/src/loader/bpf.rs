@@ -157,6 +157,7 @@ impl BpfSide {
             .set_global("follow_forks", &follow, true)
             .set_global("max_windows_per_sec", &settings.max_windows_per_sec, true)
             .set_global("baseline_every", &settings.baseline_every, true)
+            .set_global("rt_only", &u8::from(settings.rt_only), true)
             .load(aligned(&object).as_slice())
             .map_err(|e| load_error("object", &e))?;
         let mut skipped = Vec::new();
@@ -282,9 +283,15 @@ impl BpfSide {
 
     /// Starts watching thread `tid`.
     pub fn watch(&mut self, tid: u32) -> Result<()> {
-        self.watched
-            .insert(tid, 1, 0)
-            .map_err(|e| load_error("map watched (too many tasks? at most 4096)", &e))?;
+        self.watched.insert(tid, 1, 0).map_err(|e| {
+            load_error(
+                &format!(
+                    "map watched (too many tasks? at most {})",
+                    crate::mirror::MAX_WATCHED
+                ),
+                &e,
+            )
+        })?;
         self.set_bit(tid, true)
     }
 
@@ -373,6 +380,21 @@ impl BpfSide {
             .filter_map(|k| k.ok())
             .filter(|[pid, _]| tids.contains(pid))
             .collect();
+        self.take_keys(keys)
+    }
+
+    /// Takes the buckets `rows` (as [`BpfSide::histogram_counts`] read them)
+    /// out of the kernel's map, with their counts now: what
+    /// [`BpfSide::take_histograms`] does, without a pass over the whole map.
+    pub fn take_rows(&mut self, rows: &[(u32, u32, u32, u64)]) -> Vec<(u32, u32, u32, u64)> {
+        self.take_keys(
+            rows.iter()
+                .map(|&(pid, kind, bucket, _)| [pid, kind << 24 | bucket])
+                .collect(),
+        )
+    }
+
+    fn take_keys(&mut self, keys: Vec<[u32; 2]>) -> Vec<(u32, u32, u32, u64)> {
         let mut taken = Vec::with_capacity(keys.len());
         for key in keys {
             if let Ok(n) = self.hist.get(&key, 0) {
@@ -398,6 +420,7 @@ impl BpfSide {
             hist_full: get(2),
             late: get(3),
             shared: get(4),
+            watch_full: get(5),
             events_lost: 0,
         }
     }

@@ -30,7 +30,7 @@ pub static OBJECT: &[u8] = include_bytes!("../../bpf/watch.bpf.o");
 /// two programs fewer on every timer wake-up's path; none on
 /// `hrtimer_expire_exit` either (whether a callback still runs is its clock
 /// base's to say), one fewer again.
-pub const PROGRAMS: [(&str, &str, bool); 16] = [
+pub const PROGRAMS: [(&str, &str, bool); 17] = [
     ("on_hrtimer_entry", "hrtimer_expire_entry", true),
     ("on_waking", "sched_waking", true),
     ("on_switch", "sched_switch", true),
@@ -55,6 +55,7 @@ pub const PROGRAMS: [(&str, &str, bool); 16] = [
     ("on_irq_work_entry", "irq_work_entry", false),
     ("on_irq_work_exit", "irq_work_exit", false),
     ("on_fork", "sched_process_fork", true),
+    ("on_exit", "sched_process_exit", true),
 ];
 
 /// Programs of [`PROGRAMS`] that read kernel memory on the wake-up's path
@@ -113,6 +114,11 @@ pub struct Settings {
     /// a kernel before 6.2 runs, for tests and comparisons. Not in
     /// `.rodata`: it chooses programs.
     pub probe_reads: bool,
+    /// Measure only the wake-ups of a thread at a real-time priority
+    /// (SCHED_FIFO, SCHED_RR, SCHED_DEADLINE) when it runs: `--rt` with a
+    /// selection, whose other threads stay watched for the threads they
+    /// start.
+    pub rt_only: bool,
 }
 
 impl Settings {
@@ -125,6 +131,7 @@ impl Settings {
             max_windows_per_sec: 0,
             baseline_every: 0,
             probe_reads: false,
+            rt_only: false,
         }
     }
 }
@@ -137,6 +144,7 @@ impl Default for Settings {
             max_windows_per_sec: 50,
             baseline_every: 1000,
             probe_reads: false,
+            rt_only: false,
         }
     }
 }
@@ -172,6 +180,9 @@ pub struct Counters {
     /// Trace events the kernel could not hand over (`--tracefs` only: its
     /// ring buffers overran); 0 for the BPF side.
     pub events_lost: u64,
+    /// New threads of watched tasks that were not watched: the kernel's
+    /// set of watched threads (4096) was full.
+    pub watch_full: u64,
 }
 
 /// The kernel's BPF run-time statistics are on for [`STATS_SAMPLE`] at the

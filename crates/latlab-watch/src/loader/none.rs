@@ -49,6 +49,10 @@ impl BpfSide {
         match self.never {}
     }
     /// Never called.
+    pub fn take_rows(&mut self, _rows: &[(u32, u32, u32, u64)]) -> Vec<(u32, u32, u32, u64)> {
+        match self.never {}
+    }
+    /// Never called.
     pub fn counters(&self) -> Counters {
         match self.never {}
     }

@@ -9,14 +9,14 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use latlab_measure::units::format_ns;
 use latlab_report::formats::TerminalText;
-use latlab_watch::select::Selection;
+use latlab_watch::select::{Selection, Tasks};
 use latlab_watch::session::Live;
 use latlab_watch::{Session, SessionOptions};
 
 /// Arguments of `latlab watch`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  latlab watch --comm cyclictest --duration 10m --json watch.json\n  latlab watch --rt --metrics 127.0.0.1:9464\n  latlab watch --threshold 50us -- ./my-control-loop --config x.toml\n  latlab watch --tracefs --comm cyclictest\n\nNeeds root (or CAP_BPF and CAP_PERFMON) and a kernel with BPF and BTF (CONFIG_BPF_SYSCALL, CONFIG_DEBUG_INFO_BTF); without them, --tracefs (root, or write access to tracefs)."
+    after_help = "Examples:\n  latlab watch --comm cyclictest --rt --duration 10m --json watch.json\n  latlab watch --rt --metrics 127.0.0.1:9464\n  latlab watch --threshold 50us -- ./my-control-loop --config x.toml\n  latlab watch --tracefs --comm cyclictest\n\nNeeds root (or CAP_BPF and CAP_PERFMON) and a kernel with BPF and BTF (CONFIG_BPF_SYSCALL, CONFIG_DEBUG_INFO_BTF); without them, --tracefs (root, or write access to tracefs)."
 )]
 pub struct WatchArgs {
     /// Watch these processes (all their threads, and threads they start); comma-separated.
@@ -25,9 +25,15 @@ pub struct WatchArgs {
     /// Watch threads with these names (`name`, or `prefix*`); comma-separated. Matches are rescanned every second.
     #[arg(long, value_name = "NAME", value_delimiter = ',')]
     pub comm: Vec<String>,
-    /// Watch every SCHED_FIFO/SCHED_RR user thread (kernel threads excluded); rescanned every second.
+    /// Only real-time threads (SCHED_FIFO, SCHED_RR, SCHED_DEADLINE): with --pid, --comm or a command, only
+    /// their wake-ups at a real-time priority are measured; alone, every SCHED_FIFO/SCHED_RR user thread
+    /// (kernel threads excluded, rescanned every second).
     #[arg(long)]
     pub rt: bool,
+    /// How long to wait for the first task the selection matches (a name or real-time thread may appear
+    /// later); then the watch fails, storing nothing. 0: fail at once.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = wait_duration)]
+    pub wait: Duration,
     /// A wake-up later than this is late: its window is explained (e.g. 100us, 1ms).
     #[arg(long, value_name = "TIME", default_value = "100us")]
     pub threshold: String,
@@ -71,30 +77,96 @@ pub struct WatchArgs {
     pub command: Vec<String>,
 }
 
+/// `--wait`: a duration, zero allowed.
+fn wait_duration(text: &str) -> Result<Duration, String> {
+    latlab_rt::duration::parse_ns(text).map(Duration::from_nanos)
+}
+
 fn selection(args: &WatchArgs) -> anyhow::Result<Selection> {
     let chosen = [
         !args.pid.is_empty(),
         !args.comm.is_empty(),
-        args.rt,
         !args.command.is_empty(),
     ]
     .iter()
     .filter(|&&b| b)
     .count();
-    if chosen != 1 {
+    if chosen > 1 || chosen == 0 && !args.rt {
         anyhow::bail!(
-            "choose the tasks to watch with exactly one of --pid PID, --comm NAME, --rt, or -- COMMAND"
+            "choose the tasks to watch with exactly one of --pid PID, --comm NAME, or -- COMMAND (with --rt: only their real-time threads), or --rt alone (every real-time user thread)"
         );
     }
-    Ok(if !args.pid.is_empty() {
-        Selection::Pids(args.pid.clone())
+    let tasks = if !args.pid.is_empty() {
+        Tasks::Pids(args.pid.clone())
     } else if !args.comm.is_empty() {
-        Selection::Comms(args.comm.clone())
-    } else if args.rt {
-        Selection::Rt
+        Tasks::Comms(args.comm.clone())
+    } else if !args.command.is_empty() {
+        Tasks::Command(args.command.clone())
     } else {
-        Selection::Command(args.command.clone())
+        return Ok(Selection::every_real_time_thread());
+    };
+    Ok(Selection {
+        tasks,
+        real_time: args.rt,
     })
+}
+
+/// Waits up to `wait` for the first thread the selection matches,
+/// rescanning every 100 ms; an error naming the fix when none came (or
+/// Ctrl-C came first): nothing was watched, nothing is stored.
+fn wait_for_a_match(session: &mut Session, wait: Duration, quiet: bool) -> anyhow::Result<()> {
+    if session.matched() > 0 {
+        return Ok(());
+    }
+    let selection = &session.options().selection;
+    let awaited = selection.awaited();
+    let fix = match &selection.tasks {
+        Tasks::Comms(_) => "check the name (`ps -eLo pid,tid,policy,rtprio,comm` lists the threads; a name has at most 15 characters, `prefix*` matches a prefix)",
+        Tasks::Pids(_) => "check the pid (`ps -eLo pid,tid,policy,rtprio,comm` lists the threads and their policies)",
+        Tasks::Command(_) => "check that the command starts the threads it should",
+        Tasks::AllUserThreads => "start the real-time task first (`ps -eLo pid,tid,policy,rtprio,comm` lists the threads and their policies)",
+    };
+    let rt_fix = if selection.real_time {
+        ", or leave out --rt to watch threads that are not real-time"
+    } else {
+        ""
+    };
+    if !quiet && !wait.is_zero() {
+        eprintln!(
+            "latlab watch: waiting for {awaited}... (up to {}, --wait)",
+            format_ns(wait.as_nanos() as u64)
+        );
+    }
+    let started = Instant::now();
+    loop {
+        if latlab_rt::stop::requested() {
+            anyhow::bail!("stopped before {awaited} appeared: nothing was watched, nothing stored");
+        }
+        if session.command_exit().is_some() {
+            anyhow::bail!(
+                "the command ended before {awaited} appeared: nothing was watched, nothing stored; {fix}{rt_fix}"
+            );
+        }
+        if wait.is_zero() {
+            anyhow::bail!(
+                "no {} is running (--wait 0): nothing was watched, nothing stored; {fix}{rt_fix}, or wait for it (--wait 1m)",
+                awaited.trim_start_matches("a ")
+            );
+        }
+        if started.elapsed() >= wait {
+            anyhow::bail!(
+                "no {} appeared within {} (--wait): nothing was watched, nothing stored; {fix}{rt_fix}, or wait longer (--wait 10m)",
+                awaited.trim_start_matches("a "),
+                format_ns(wait.as_nanos() as u64)
+            );
+        }
+        session.poll(Duration::from_millis(100))?;
+        session.rescan()?;
+        if session.matched() > 0 {
+            session.restart_clock();
+            return Ok(());
+        }
+    }
 }
 
 fn threshold_ns(text: &str) -> anyhow::Result<u64> {
@@ -119,8 +191,8 @@ fn screen(live: &Live, selection: &str, threshold: u64, cpu_share: f64, side: &s
         format_ns(threshold)
     );
     s.push_str(&format!(
-        "{:<16} {:>8} {:>10} {:>10} {:>11} {:>10} {:>10} {:>6}\n",
-        "TASK", "TID", "WAKE-UPS", "NOW", "P99", "WORST", "IRQ WORST", "LATE"
+        "{:<16} {:>8} {:<9} {:>10} {:>10} {:>11} {:>10} {:>10} {:>6}\n",
+        "TASK", "TID", "POLICY", "WAKE-UPS", "NOW", "P99", "WORST", "IRQ WORST", "LATE"
     ));
     for t in live.tasks.iter().take(20) {
         // p99 needs 1000 samples (10 above it); mark a guess with '?'.
@@ -130,9 +202,10 @@ fn screen(live: &Live, selection: &str, threshold: u64, cpu_share: f64, side: &s
             format!("{}?", format_ns(t.p99_ns))
         };
         s.push_str(&format!(
-            "{:<16} {:>8} {:>10} {:>10} {:>11} {:>10} {:>10} {:>6}\n",
+            "{:<16} {:>8} {:<9} {:>10} {:>10} {:>11} {:>10} {:>10} {:>6}\n",
             t.comm.chars().take(16).collect::<String>(),
             t.tid,
+            t.policy,
             t.samples,
             format_ns(t.current_ns),
             p99,
@@ -217,6 +290,7 @@ pub fn execute(args: WatchArgs) -> anyhow::Result<ExitCode> {
     } else {
         Some(args.history.open().context("opening the history (--db)")?)
     };
+    wait_for_a_match(&mut session, args.wait, args.quiet)?;
     let describe = session.options().selection.describe();
     let side = session.options().backend.name();
     let tty = std::io::stderr().is_terminal() && !args.quiet;
@@ -327,13 +401,15 @@ pub fn execute(args: WatchArgs) -> anyhow::Result<ExitCode> {
     if tty {
         eprint!("\x1b[H\x1b[2J");
     }
-    let value = serde_json::to_value(&document)?;
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&document)?;
         super::measuring::write_file(path, text.as_bytes())?;
         println!("Result written to {}", path.display());
     }
     if let Some(h) = history.as_mut() {
+        // A JSON tree of the result only for the history (it takes several
+        // times the result's size).
+        let value = serde_json::to_value(&document)?;
         match h.insert_document(&value) {
             Ok(id) => println!("Stored in the history as id {id} (`latlab report` draws it)"),
             Err(e) => eprintln!("warning: the result was not stored in the history: {e}"),
