@@ -22,6 +22,7 @@
 
 #![warn(missing_docs)]
 
+pub mod comparable;
 pub mod id;
 pub mod run;
 

@@ -13,6 +13,7 @@
 //! assert!(html.contains("latlab.example"));
 //! ```
 
+pub mod comparison;
 pub mod lockbench;
 pub mod plots;
 pub mod respond;
@@ -29,7 +30,7 @@ use latlab_measure::stats::Summary;
 use latlab_measure::units::format_ns;
 
 use crate::formats::HtmlSection;
-use plots::{color, load_kinds, percentile_markers};
+use plots::{load_kinds, percentile_markers};
 use svg::{escape, Plot};
 
 /// One result with the name it has in the report.
@@ -102,49 +103,13 @@ pub fn load_name(run: &RunDocument) -> String {
 
 /// Every plot of the report, in page order (comparison first), with unique ids.
 pub fn plots(entries: &[Entry]) -> Vec<Plot> {
-    let mut out = compare_plots(entries);
+    let mut out = comparison::plots(entries);
     for (i, entry) in entries.iter().enumerate() {
         if let Some(section) = section_of(&entry.document) {
             out.extend(section.html_plots(&section_id(&entry.document, i)));
         }
     }
     out
-}
-
-fn runs(entries: &[Entry]) -> Vec<(&str, &RunDocument)> {
-    entries
-        .iter()
-        .filter_map(|e| e.document.as_run().map(|r| (e.label.as_str(), r)))
-        .collect()
-}
-
-fn compare_plots(entries: &[Entry]) -> Vec<Plot> {
-    let runs = runs(entries);
-    if runs.len() < 2 {
-        return Vec::new();
-    }
-    let series: Vec<(String, &latlab_measure::histogram::Histogram)> = runs
-        .iter()
-        .map(|(label, run)| (label.to_string(), &run.overall.histogram))
-        .collect();
-    let markers = runs
-        .iter()
-        .enumerate()
-        .flat_map(|(i, (_, run))| {
-            let mut m = percentile_markers(run, &color(i), "");
-            m.retain(|m| m.label.starts_with("max"));
-            m
-        })
-        .collect();
-    vec![
-        plots::histogram_plot("compare-histogram", "Latency histograms, all CPUs", &series),
-        plots::tail_plot(
-            "compare-tail",
-            "Cumulative distribution: share of samples above each latency",
-            &series,
-            markers,
-        ),
-    ]
 }
 
 fn run_plots(prefix: &str, run: &RunDocument) -> Vec<Plot> {
@@ -230,7 +195,6 @@ pub fn render_with_intro(entries: &[Entry], title: &str, intro: &[String]) -> St
          <title>{}</title>\n<style>{STYLE}figure.wide{{grid-column:1/-1}}</style>\n</head>\n<body>\n",
         escape(title)
     );
-    let run_count = runs(entries).len();
     let _ = writeln!(
         h,
         "<header><h1>{}</h1><p>{} result{}: {}</p></header>\n<main>",
@@ -250,9 +214,7 @@ pub fn render_with_intro(entries: &[Entry], title: &str, intro: &[String]) -> St
         }
         h.push_str("</section>\n");
     }
-    if run_count >= 2 {
-        render_comparison(&mut h, entries);
-    }
+    comparison::render(&mut h, entries);
     for (i, entry) in entries.iter().enumerate() {
         if let Some(section) = section_of(&entry.document) {
             section.html_section(&mut h, &section_id(&entry.document, i), &entry.label);
@@ -439,83 +401,6 @@ fn delta_cell(base: f64, value: f64, lower_is_better: bool) -> String {
             format!("<td{class}>{pct:+.1} %</td>")
         }
     }
-}
-
-fn render_comparison(h: &mut String, entries: &[Entry]) {
-    let runs = runs(entries);
-    let (base_label, base) = runs[0];
-    let _ = writeln!(
-        h,
-        "<section class=\"compare\" id=\"compare\"><h2>Comparison</h2>\
-         <p>Baseline: <b>{}</b> (the first result). Changes are relative to it; \
-         for latency lower is better, for background throughput higher is.</p>",
-        escape(base_label)
-    );
-    h.push_str(
-        "<table class=\"deltas\"><tr><th class=\"l\">result</th><th>verdict</th><th>samples</th>\
-         <th>missed</th><th>p50</th><th>Δ</th><th>p99</th><th>Δ</th><th>p99.9</th><th>Δ</th><th>max</th><th>Δ</th>\
-         <th class=\"l\">background throughput (Δ)</th></tr>\n",
-    );
-    let base_load = base.load.as_ref().map(load_kinds).unwrap_or_default().0;
-    for (label, run) in &runs {
-        let s = &run.overall.latency;
-        let b = &base.overall.latency;
-        let _ = write!(
-            h,
-            "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td{}>{}</td>",
-            escape(label),
-            verdict_badge(run.verdict),
-            s.count,
-            // Missed periods hide behind a short sample count (an
-            // overloaded run has fewer samples, not worse ones).
-            if run.overall.missed_periods > 0 {
-                " class=\"worse\""
-            } else {
-                ""
-            },
-            run.overall.missed_periods
-        );
-        for (value, base_value) in [
-            (s.p50, b.p50),
-            (s.p99, b.p99),
-            (s.p99_9, b.p99_9),
-            (s.max, b.max),
-        ] {
-            let _ = write!(
-                h,
-                "<td>{}</td>{}",
-                format_ns(value),
-                delta_cell(base_value as f64, value as f64, true)
-            );
-        }
-        let kinds = run.load.as_ref().map(load_kinds).unwrap_or_default().0;
-        let load = if kinds.is_empty() {
-            "none".to_string()
-        } else {
-            kinds
-                .iter()
-                .map(|k| {
-                    let delta = base_load
-                        .iter()
-                        .find(|b| b.kind == k.kind)
-                        .and_then(|b| change(b.per_second, k.per_second))
-                        .map(|pct| format!(" ({pct:+.1} %)"))
-                        .unwrap_or_default();
-                    format!(
-                        "{} {}{}",
-                        escape(&k.kind),
-                        escape(&rate(k.per_second, &k.unit)),
-                        delta
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let _ = writeln!(h, "<td class=\"l wrap\">{load}</td></tr>");
-    }
-    h.push_str("</table>\n");
-    figures(h, &compare_plots(entries));
-    h.push_str("</section>\n");
 }
 
 /// A rate with an SI prefix: `210 Mops/s`, `285 MB/s` (bytes as B).

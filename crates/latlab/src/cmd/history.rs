@@ -1,11 +1,12 @@
-//! `latlab history`: the results kept in the SQLite history, and the hook
-//! `latlab run` uses to store each result there.
+//! `latlab history`: the results kept in the history (SQLite or
+//! PostgreSQL), listed with filters or deleted, and the hook `latlab run`
+//! uses to store each result there.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use latlab_history::{History, Location};
+use latlab_history::{Filter, History, Location};
 use latlab_measure::result::RunResult;
 use latlab_measure::units::format_ns;
 
@@ -14,13 +15,96 @@ use latlab_measure::units::format_ns;
 pub struct HistoryArgs {
     #[command(flatten)]
     pub db: DbArgs,
-    /// Show only the newest N results.
-    #[arg(long, value_name = "N")]
-    pub limit: Option<usize>,
+    #[command(flatten)]
+    pub filters: HistoryFilters,
     /// First store these result files (e.g. from another machine, or from
     /// before the history existed), then list.
-    #[arg(long, value_name = "RESULT")]
+    #[arg(long, value_name = "RESULT", conflicts_with = "delete_listed")]
     pub add: Vec<PathBuf>,
+    /// Delete these results (ids as listed), all or none: when one is not
+    /// stored, nothing is deleted. A SQLite file shrinks accordingly.
+    #[arg(long, value_name = "ID", num_args = 1.., value_delimiter = ',',
+          conflicts_with_all = ["add", "delete_listed", "limit", "kind", "board", "host", "kernel", "load", "since", "until"])]
+    pub delete: Vec<i64>,
+    /// Delete every result the filters select (give at least one filter;
+    /// the deleted results are listed).
+    #[arg(long)]
+    pub delete_listed: bool,
+}
+
+/// Which results `latlab history` lists (or deletes with --delete-listed).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct HistoryFilters {
+    /// Only the newest N results (of those the other filters select).
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// Only results of this kind: run, respond, watch, watch-snapshot,
+    /// lockbench, ... (as listed), or a whole schema.
+    #[arg(long, value_name = "KIND")]
+    pub kind: Option<String>,
+    /// Only results pushed by this board (to `latlab serve`).
+    #[arg(long, value_name = "NAME")]
+    pub board: Option<String>,
+    /// Only results measured on this host.
+    #[arg(long, value_name = "NAME")]
+    pub host: Option<String>,
+    /// Only results from this kernel release.
+    #[arg(long, value_name = "RELEASE")]
+    pub kernel: Option<String>,
+    /// Only results under this load, as listed (`none`: without load).
+    #[arg(long, value_name = "LOAD")]
+    pub load: Option<String>,
+    /// Only results started on or after this UTC date or time
+    /// (YYYY-MM-DD, YYYY-MM-DDTHH:MM or YYYY-MM-DDTHH:MM:SS).
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// Only results started on or before this UTC date or time (a day
+    /// given includes the whole day).
+    #[arg(long, value_name = "WHEN")]
+    pub until: Option<String>,
+}
+
+impl HistoryFilters {
+    /// The store's filter; a time that is not a UTC date or time is an
+    /// error naming the forms.
+    pub fn filter(&self) -> anyhow::Result<Filter> {
+        let time = |t: &Option<String>| -> anyhow::Result<Option<String>> {
+            Ok(t.as_deref().map(latlab_history::check_time).transpose()?)
+        };
+        Ok(Filter {
+            kind: self.kind.clone(),
+            board: self.board.clone(),
+            host: self.host.clone(),
+            kernel: self.kernel.clone(),
+            load: self
+                .load
+                .clone()
+                .map(|l| if l == "none" { String::new() } else { l }),
+            since: time(&self.since)?,
+            until: time(&self.until)?,
+            limit: self.limit,
+            ..Filter::default()
+        })
+    }
+
+    /// The filters as given on the command line, for messages.
+    fn words(&self) -> String {
+        let mut words = Vec::new();
+        for (flag, value) in [
+            ("--kind", &self.kind),
+            ("--board", &self.board),
+            ("--host", &self.host),
+            ("--kernel", &self.kernel),
+            ("--load", &self.load),
+            ("--since", &self.since),
+            ("--until", &self.until),
+        ] {
+            if let Some(value) = value {
+                words.push(format!("{flag} {value}"));
+            }
+        }
+        words.join(" ")
+    }
 }
 
 /// Which history database (shared by `history`, `compare`, `serve` and the
@@ -81,8 +165,13 @@ pub fn record_document(document: &serde_json::Value, db: &DbArgs) -> Option<i64>
     }
 }
 
-/// Lists the history (after storing `--add` files).
+/// Lists the history (after storing `--add` files), or deletes results.
 pub fn execute(args: HistoryArgs) -> anyhow::Result<ExitCode> {
+    let filter = args.filters.filter()?;
+    if !args.delete.is_empty() {
+        let mut history = args.db.open_existing()?;
+        return delete(&mut history, &args.delete);
+    }
     let history = if args.add.is_empty() {
         args.db.open_existing()?
     } else {
@@ -93,13 +182,80 @@ pub fn execute(args: HistoryArgs) -> anyhow::Result<ExitCode> {
         }
         history
     };
-    let entries = history.list(args.limit)?;
+    if args.delete_listed && !filter.narrows() && filter.limit.is_none() {
+        anyhow::bail!(
+            "--delete-listed deletes what the filters select, and none was given: \
+             give --kind, --board, --host, --kernel, --load, --since, --until or --limit \
+             (or --delete ID... for single results)"
+        );
+    }
+    let entries = history.query(&filter)?;
     if entries.is_empty() {
-        eprintln!("the history at {} is empty", history.display());
+        if filter.narrows() {
+            eprintln!(
+                "no result in {} matches {} (it holds {} results: `latlab history` lists them all)",
+                history.display(),
+                args.filters.words(),
+                history.count()?
+            );
+        } else {
+            eprintln!("the history at {} is empty", history.display());
+        }
         return Ok(ExitCode::SUCCESS);
     }
     print!("{}", table(&entries));
+    if args.delete_listed {
+        let ids: Vec<i64> = entries.iter().map(|e| e.id).collect();
+        let mut history = history;
+        return delete(&mut history, &ids);
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Deletes results by id (all or none) and says what it freed.
+fn delete(history: &mut History, ids: &[i64]) -> anyhow::Result<ExitCode> {
+    let file = match history.location() {
+        Location::Sqlite(path) => Some(path.clone()),
+        Location::Postgres(_) => None,
+    };
+    let size = |path: &Path| {
+        // The database and its write-ahead log.
+        let wal = path.with_extension(format!(
+            "{}-wal",
+            path.extension().and_then(|e| e.to_str()).unwrap_or("")
+        ));
+        [path, wal.as_path()]
+            .iter()
+            .filter_map(|p| std::fs::metadata(p).ok())
+            .map(|m| m.len())
+            .sum::<u64>()
+    };
+    let before = file.as_deref().map(size);
+    let deleted = history.delete(ids)?;
+    history.reclaim()?;
+    let mut unique = ids.to_vec();
+    unique.sort_unstable();
+    unique.dedup();
+    let ids: Vec<String> = unique.iter().map(i64::to_string).collect();
+    eprint!(
+        "deleted {deleted} result{} (id{} {}) from {}",
+        if deleted == 1 { "" } else { "s" },
+        if deleted == 1 { "" } else { "s" },
+        ids.join(", "),
+        history.display()
+    );
+    match (file.as_deref().map(size), before) {
+        (Some(after), Some(before)) => {
+            eprintln!("; the file is now {} (was {})", mib(after), mib(before))
+        }
+        _ => eprintln!(),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Bytes in MiB as shown: `1.25 MiB`.
+fn mib(bytes: u64) -> String {
+    format!("{:.2} MiB", bytes as f64 / (1u64 << 20) as f64)
 }
 
 fn add(history: &mut History, file: &Path) -> anyhow::Result<i64> {
@@ -119,40 +275,58 @@ fn add(history: &mut History, file: &Path) -> anyhow::Result<i64> {
     Ok(history.insert_document(&value)?)
 }
 
-/// The listing, one result per line.
+/// The listing, one result per line: the board column when a result
+/// came from a board, the setup (what the kind measured) when a result has one.
 fn table(entries: &[latlab_history::Entry]) -> String {
-    let rows: Vec<[String; 9]> = entries
-        .iter()
-        .map(|e| {
-            let or = |v: &Option<String>, none: &str| v.clone().unwrap_or_else(|| none.into());
-            [
-                e.id.to_string(),
+    let or = |v: &Option<String>, none: &str| v.clone().unwrap_or_else(|| none.into());
+    let boards = entries.iter().any(|e| e.board.is_some());
+    let setups = entries.iter().any(|e| e.variant.is_some());
+    // (header, right-aligned, cell)
+    type Cell = fn(&latlab_history::Entry) -> String;
+    let mut columns: Vec<(&str, bool, Box<dyn Fn(&latlab_history::Entry) -> String>)> = vec![
+        ("id", true, Box::new(|e| e.id.to_string())),
+        (
+            "when (UTC)",
+            false,
+            Box::new(|e| {
                 e.started_at
                     .replace('T', " ")
                     .trim_end_matches('Z')
-                    .to_string(),
-                e.schema.trim_start_matches("latlab.").to_string(),
-                or(&e.host, "?"),
-                or(&e.kernel, "?"),
-                or(&e.preemption, "?"),
-                or(&e.load, "none"),
-                e.max_ns.map_or("-".into(), format_ns),
-                or(&e.verdict, "-"),
-            ]
-        })
-        .collect();
-    let header = [
-        "id",
-        "when (UTC)",
-        "kind",
-        "host",
-        "kernel",
-        "preempt",
-        "load",
-        "max",
-        "verdict",
+                    .to_string()
+            }),
+        ),
+        ("kind", false, Box::new(|e| e.kind().to_string())),
     ];
-    let mut widths = header.map(str::len);
+    if setups {
+        columns.push(("setup", false, Box::new(move |e| or(&e.variant, "-"))));
+    }
+    if boards {
+        columns.push(("board", false, Box::new(move |e| or(&e.board, "-"))));
+    }
+    let rest: [(&str, bool, Cell); 6] = [
+        ("host", false, |e| {
+            e.host.clone().unwrap_or_else(|| "?".into())
+        }),
+        ("kernel", false, |e| {
+            e.kernel.clone().unwrap_or_else(|| "?".into())
+        }),
+        ("preempt", false, |e| {
+            e.preemption.clone().unwrap_or_else(|| "?".into())
+        }),
+        ("load", false, |e| {
+            e.load.clone().unwrap_or_else(|| "none".into())
+        }),
+        ("max", true, |e| e.max_ns.map_or("-".into(), format_ns)),
+        ("verdict", false, |e| {
+            e.verdict.clone().unwrap_or_else(|| "-".into())
+        }),
+    ];
+    columns.extend(rest.map(|(h, r, f)| (h, r, Box::new(f) as Box<dyn Fn(&_) -> String>)));
+    let rows: Vec<Vec<String>> = entries
+        .iter()
+        .map(|e| columns.iter().map(|(_, _, f)| f(e)).collect())
+        .collect();
+    let mut widths: Vec<usize> = columns.iter().map(|(h, _, _)| h.len()).collect();
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
@@ -161,9 +335,9 @@ fn table(entries: &[latlab_history::Entry]) -> String {
     let mut out = String::new();
     let mut line = |cells: Vec<&str>| {
         let mut text = String::new();
-        for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
+        for ((cell, w), (_, right, _)) in cells.iter().zip(&widths).zip(&columns) {
             // Numbers right-aligned, words left.
-            if i == 0 || i == 7 {
+            if *right {
                 text.push_str(&format!("{cell:>w$}  "));
             } else {
                 text.push_str(&format!("{cell:<w$}  "));
@@ -172,7 +346,7 @@ fn table(entries: &[latlab_history::Entry]) -> String {
         out.push_str(text.trim_end());
         out.push('\n');
     };
-    line(header.to_vec());
+    line(columns.iter().map(|(h, _, _)| *h).collect());
     for row in &rows {
         line(row.iter().map(String::as_str).collect());
     }
