@@ -161,9 +161,10 @@ fn quantity_plots(prefix: &str, quantity: Quantity, members: &[Member<'_>]) -> V
     ]
 }
 
-/// The comparison sections of a report: one per quantity compared, and
-/// the results left out named in the first (or alone, when nothing is
-/// compared). Nothing for a report of one result.
+/// The comparison section of a report: the results left out named first,
+/// then per quantity compared its table and plots (under a heading when
+/// there is more than one, or a result is left out). Nothing for a report
+/// of one result.
 pub fn render(h: &mut String, entries: &[Entry]) {
     if entries.len() < 2 {
         return;
@@ -190,27 +191,32 @@ pub fn render(h: &mut String, entries: &[Entry]) {
         );
         return;
     }
+    // One quantity and every result in it: the plain comparison; else a
+    // heading per quantity, and the results left out named first.
     let single = plan.compared.len() == 1 && plan.left_out.is_empty();
+    h.push_str("<section class=\"compare\" id=\"compare\"><h2>Comparison</h2>");
+    h.push_str(&left_out);
     for (n, (quantity, members)) in plan.compared.iter().enumerate() {
-        let base = &members[0];
+        if !single {
+            let _ = write!(h, "<h3>{}</h3>", capitalized(quantity.name()));
+        }
         let _ = writeln!(
             h,
-            "<section class=\"compare\" id=\"{}\"><h2>Comparison{}</h2>\
-             <p>Baseline: <b>{}</b> (the first result). Changes are relative to it; \
-             for latency lower is better, for background throughput higher is.</p>{}",
-            prefix(n),
-            if single {
-                String::new()
-            } else {
-                format!(": {}", quantity.name())
-            },
-            escape(&base.label),
-            if n == 0 { left_out.as_str() } else { "" }
+            "<p>Baseline: <b>{}</b> (the first result). Changes are relative to it; \
+             for latency lower is better, for background throughput higher is.</p>",
+            escape(&members[0].label),
         );
         table(h, members);
         figures(h, &quantity_plots(&prefix(n), *quantity, members));
-        h.push_str("</section>\n");
     }
+    h.push_str("</section>\n");
+}
+
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map_or(String::new(), |c| c.to_uppercase().chain(chars).collect())
 }
 
 /// The table of changes against the baseline (the first member).
@@ -280,4 +286,74 @@ fn table(h: &mut String, members: &[Member<'_>]) {
         let _ = writeln!(h, "<td class=\"l wrap\">{load}</td></tr>");
     }
     h.push_str("</table>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::sample_result;
+    use latlab_document::{Document, RunDocument};
+
+    fn entry(label: &str, document: Document) -> Entry {
+        Entry {
+            label: label.into(),
+            document,
+        }
+    }
+
+    fn run(label: &str) -> Entry {
+        entry(
+            label,
+            Document::Run(Box::new(RunDocument::new(sample_result()))),
+        )
+    }
+
+    fn other() -> Entry {
+        entry(
+            "acme",
+            Document::parse(r#"{"schema": "acme.report"}"#).unwrap(),
+        )
+    }
+
+    #[test]
+    fn results_that_hold_the_same_quantity_are_compared_and_the_rest_named() {
+        let entries = [run("a"), other(), run("b")];
+        let plan = plan(&entries);
+        assert_eq!(plan.compared.len(), 1);
+        let (quantity, members) = &plan.compared[0];
+        assert_eq!(*quantity, Quantity::TimerWakeUp);
+        let labels: Vec<&str> = members.iter().map(|m| m.label.as_str()).collect();
+        assert_eq!(labels, ["a", "b"]);
+        assert_eq!(plan.left_out.len(), 1);
+        assert_eq!(plan.left_out[0].0, 1);
+        assert_eq!(
+            plan.describe(&entries),
+            [
+                "compared, timer wake-up latency (the first is the baseline): a; b",
+                "not compared: acme: it holds a `acme.report` result, shown as its JSON"
+            ]
+        );
+        let mut h = String::new();
+        render(&mut h, &entries);
+        assert!(h.contains("<h3>Timer wake-up latency</h3>"), "{h}");
+        assert!(h.contains("Not compared: <b>acme</b>"));
+        assert_eq!(plots(&entries).len(), 2);
+    }
+
+    #[test]
+    fn nothing_in_common_is_said_not_left_blank() {
+        let entries = [run("a"), other()];
+        let plan = plan(&entries);
+        assert!(plan.compared.is_empty());
+        assert_eq!(plan.left_out.len(), 2);
+        assert!(plan.describe(&entries)[0]
+            .starts_with("not compared: a: no other result holds its timer wake-up latency"));
+        let mut h = String::new();
+        render(&mut h, &entries);
+        assert!(h.contains("nothing is compared"), "{h}");
+        assert!(plots(&entries).is_empty());
+        let mut one = String::new();
+        render(&mut one, &entries[..1]);
+        assert!(one.is_empty(), "no comparison of one result");
+    }
 }

@@ -275,58 +275,54 @@ fn add(history: &mut History, file: &Path) -> anyhow::Result<i64> {
     Ok(history.insert_document(&value)?)
 }
 
-/// The listing, one result per line: the board column when a result
-/// came from a board, the setup (what the kind measured) when a result has one.
+/// One column of the listing.
+struct Column {
+    header: &'static str,
+    /// Numbers right-aligned, words left.
+    right: bool,
+    cell: fn(&latlab_history::Entry) -> String,
+}
+
+/// The listing, one result per line: the setup (what the kind measured)
+/// when a result has one, the board when a result came from a board.
 fn table(entries: &[latlab_history::Entry]) -> String {
-    let or = |v: &Option<String>, none: &str| v.clone().unwrap_or_else(|| none.into());
-    let boards = entries.iter().any(|e| e.board.is_some());
-    let setups = entries.iter().any(|e| e.variant.is_some());
-    // (header, right-aligned, cell)
-    type Cell = fn(&latlab_history::Entry) -> String;
-    let mut columns: Vec<(&str, bool, Box<dyn Fn(&latlab_history::Entry) -> String>)> = vec![
-        ("id", true, Box::new(|e| e.id.to_string())),
-        (
-            "when (UTC)",
-            false,
-            Box::new(|e| {
-                e.started_at
-                    .replace('T', " ")
-                    .trim_end_matches('Z')
-                    .to_string()
-            }),
-        ),
-        ("kind", false, Box::new(|e| e.kind().to_string())),
-    ];
-    if setups {
-        columns.push(("setup", false, Box::new(move |e| or(&e.variant, "-"))));
+    fn or(v: &Option<String>, none: &str) -> String {
+        v.clone().unwrap_or_else(|| none.into())
     }
-    if boards {
-        columns.push(("board", false, Box::new(move |e| or(&e.board, "-"))));
-    }
-    let rest: [(&str, bool, Cell); 6] = [
-        ("host", false, |e| {
-            e.host.clone().unwrap_or_else(|| "?".into())
+    let column = |header, right, cell| Column {
+        header,
+        right,
+        cell,
+    };
+    let mut columns = vec![
+        column("id", true, |e| e.id.to_string()),
+        column("when (UTC)", false, |e| {
+            e.started_at
+                .replace('T', " ")
+                .trim_end_matches('Z')
+                .to_string()
         }),
-        ("kernel", false, |e| {
-            e.kernel.clone().unwrap_or_else(|| "?".into())
-        }),
-        ("preempt", false, |e| {
-            e.preemption.clone().unwrap_or_else(|| "?".into())
-        }),
-        ("load", false, |e| {
-            e.load.clone().unwrap_or_else(|| "none".into())
-        }),
-        ("max", true, |e| e.max_ns.map_or("-".into(), format_ns)),
-        ("verdict", false, |e| {
-            e.verdict.clone().unwrap_or_else(|| "-".into())
-        }),
+        column("kind", false, |e| e.kind().to_string()),
     ];
-    columns.extend(rest.map(|(h, r, f)| (h, r, Box::new(f) as Box<dyn Fn(&_) -> String>)));
+    if entries.iter().any(|e| e.variant.is_some()) {
+        columns.push(column("setup", false, |e| or(&e.variant, "-")));
+    }
+    if entries.iter().any(|e| e.board.is_some()) {
+        columns.push(column("board", false, |e| or(&e.board, "-")));
+    }
+    columns.extend([
+        column("host", false, |e| or(&e.host, "?")),
+        column("kernel", false, |e| or(&e.kernel, "?")),
+        column("preempt", false, |e| or(&e.preemption, "?")),
+        column("load", false, |e| or(&e.load, "none")),
+        column("max", true, |e| e.max_ns.map_or("-".into(), format_ns)),
+        column("verdict", false, |e| or(&e.verdict, "-")),
+    ]);
     let rows: Vec<Vec<String>> = entries
         .iter()
-        .map(|e| columns.iter().map(|(_, _, f)| f(e)).collect())
+        .map(|e| columns.iter().map(|c| (c.cell)(e)).collect())
         .collect();
-    let mut widths: Vec<usize> = columns.iter().map(|(h, _, _)| h.len()).collect();
+    let mut widths: Vec<usize> = columns.iter().map(|c| c.header.len()).collect();
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
@@ -335,9 +331,8 @@ fn table(entries: &[latlab_history::Entry]) -> String {
     let mut out = String::new();
     let mut line = |cells: Vec<&str>| {
         let mut text = String::new();
-        for ((cell, w), (_, right, _)) in cells.iter().zip(&widths).zip(&columns) {
-            // Numbers right-aligned, words left.
-            if *right {
+        for ((cell, w), c) in cells.iter().zip(&widths).zip(&columns) {
+            if c.right {
                 text.push_str(&format!("{cell:>w$}  "));
             } else {
                 text.push_str(&format!("{cell:<w$}  "));
@@ -346,7 +341,7 @@ fn table(entries: &[latlab_history::Entry]) -> String {
         out.push_str(text.trim_end());
         out.push('\n');
     };
-    line(columns.iter().map(|(h, _, _)| *h).collect());
+    line(columns.iter().map(|c| c.header).collect());
     for row in &rows {
         line(row.iter().map(String::as_str).collect());
     }
