@@ -252,7 +252,7 @@ complete -c latlab -n "__fish_latlab_using_subcommand serve" -l listen -d 'Addre
 complete -c latlab -n "__fish_latlab_using_subcommand serve" -l add-board -d 'Register a board in the store, print its token (once: only its hash is kept) and exit' -r
 complete -c latlab -n "__fish_latlab_using_subcommand serve" -l read-token -d 'Require this token (as `Authorization: Bearer TOKEN` or `?token=`) for reading too; by default the dashboard is open to read' -r
 complete -c latlab -n "__fish_latlab_using_subcommand serve" -l max-body-mib -d 'Largest result accepted, MiB' -r
-complete -c latlab -n "__fish_latlab_using_subcommand serve" -l regression-threshold -d 'A run is a regression when its worst latency is this many percent above its board\'s baseline on the same kernel' -r
+complete -c latlab -n "__fish_latlab_using_subcommand serve" -l regression-threshold -d 'A result is a regression when its worst latency is this many percent above the baseline of its series (the same board, kind and setup, kernel, preemption model and load)' -r
 complete -c latlab -n "__fish_latlab_using_subcommand serve" -l db-connections -d 'Database connections at most (requests beyond wait for one)' -r
 complete -c latlab -n "__fish_latlab_using_subcommand serve" -s h -l help -d 'Print help'
 complete -c latlab -n "__fish_latlab_using_subcommand serve" -s V -l version -d 'Print version'

@@ -219,7 +219,7 @@ const DASHBOARD_STYLE: &str = "svg.spark{vertical-align:middle}a{color:#1a5fb4}\
     table.fleet,table.runs{width:100%}table.fleet th,table.runs th{white-space:normal}\
     table.fleet td.l,table.runs td.l{white-space:normal;overflow-wrap:anywhere;min-width:7em}\
     td small{color:#5b6b7a}td.board{vertical-align:top;border-right:1px solid #e6e9ed}\
-    td.trend{white-space:nowrap}";
+    table.fleet td.trend{white-space:nowrap}";
 
 fn page(title: &str, subtitle: &str, body: &str) -> String {
     format!(
@@ -372,8 +372,9 @@ pub const LONG_TERM_SERIES: usize = 4;
 
 /// The long-term plot of a board: the worst latency per result over time,
 /// one line per series (with the p99.9 dashed when there is one series),
-/// log latency axis. The time axis spans the results shown, in minutes,
-/// hours or days as their span needs. `None`: no result with a latency.
+/// log latency axis, a dot per result. The time axis spans the results
+/// shown (and 2 % more either side), in minutes, hours or days as their
+/// span needs. `None`: no result with a latency.
 pub fn long_term_plot(series: &[Series]) -> Option<Plot> {
     let mut drawn: Vec<&Series> = series
         .iter()
@@ -419,9 +420,10 @@ pub fn long_term_plot(series: &[Series]) -> Option<Plot> {
         } else {
             "Worst latency per result, one line per series"
         },
+        // A margin of 2 % either side, so that the first and last dots show whole.
         Axis::linear(
-            0.0,
-            span as f64 / seconds,
+            -0.02 * span as f64 / seconds,
+            1.02 * span as f64 / seconds,
             &format!("{unit} since {start} UTC (the first result shown)"),
         ),
         Axis::log(
@@ -452,7 +454,7 @@ pub fn long_term_plot(series: &[Series]) -> Option<Plot> {
         plot.series.push(Line {
             name: if one { "worst".into() } else { label },
             color: crate::html::plots::color(i),
-            shape: Shape::Line(line(|e| e.max_ns)),
+            shape: Shape::LineWithPoints(line(|e| e.max_ns)),
             dashed: false,
         });
         if one {
@@ -765,7 +767,7 @@ mod tests {
             })
             .collect();
         let plot = long_term_plot(&Series::split(&results)).unwrap();
-        assert_eq!((plot.x.min, plot.x.max), (0.0, 75.0));
+        assert_eq!((plot.x.min, plot.x.max), (-1.5, 76.5));
         assert!(
             plot.x.label.starts_with("minutes since 2026-11-27 09:00"),
             "{}",
@@ -773,7 +775,7 @@ mod tests {
         );
         let week: Vec<Entry> = (0..8).map(|i| run(i, "6.6", 40)).collect();
         let plot = long_term_plot(&Series::split(&week)).unwrap();
-        assert_eq!((plot.x.min, plot.x.max), (0.0, 7.0));
+        assert!((plot.x.min + 0.14).abs() < 1e-9 && (plot.x.max - 7.14).abs() < 1e-9);
         assert!(plot.x.label.starts_with("days"));
     }
 

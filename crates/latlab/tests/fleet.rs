@@ -859,6 +859,28 @@ fn the_dashboard_renders_in_headless_chromium_offline() {
             );
             assert_eq!(status, 201, "{body}");
         }
+        if name == "imx8-hmi" {
+            // Other kinds on one board: rows of their own.
+            for (n, file) in [
+                (12, "respond-pty.json"),
+                (13, "watch.json"),
+                (14, "lockbench.json"),
+            ] {
+                let mut doc = other_kind(file, name, n, 60 * n as u32);
+                doc["started_at"] = format!("2026-11-{:02}T10:00:00Z", n + 3).into();
+                doc["system"]["kernel_release"] = kernel.into();
+                doc["system"]["machine"] = arch.into();
+                doc["system"]["preemption_model"] = preemption.into();
+                let (status, body) = http(
+                    &serve.url,
+                    "POST",
+                    "/api/v1/results",
+                    Some(&token),
+                    &serde_json::to_vec(&doc).unwrap(),
+                );
+                assert_eq!(status, 201, "{body}");
+            }
+        }
     }
     let shots = if std::env::var("LATLAB_UPDATE_SCREENSHOTS").as_deref() == Ok("1") {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/images")
@@ -919,7 +941,7 @@ fn the_dashboard_renders_in_headless_chromium_offline() {
             &profile,
             &[
                 format!("--screenshot={}", shot.display()),
-                "--window-size=1500,900".into(),
+                "--window-size=1280,900".into(),
                 "--hide-scrollbars".into(),
                 format!("{}{path}", serve.url),
             ],

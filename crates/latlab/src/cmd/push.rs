@@ -22,8 +22,8 @@ use serde_json::Value;
 /// Arguments of `latlab push`.
 #[derive(Debug, clap::Args)]
 pub struct PushArgs {
-    /// Result files (run, respond, lockbench JSON) to send; none: only
-    /// resend what waits in the spool.
+    /// Result files (run, respond, watch, lockbench JSON) to send; none:
+    /// only resend what waits in the spool.
     #[arg(value_name = "RESULT")]
     pub files: Vec<PathBuf>,
     /// The server: the URL `latlab serve` listens on (http://HOST:PORT).

@@ -7,7 +7,7 @@
 //!   document of an unknown schema, or one that is not what its schema
 //!   says, 422. Nothing is stored in any of these cases. The store down: 503
 //!   (the board keeps the result in its spool).
-//! - `GET /`: the fleet; `GET /board/NAME?kernel=K&load=L`: a board;
+//! - `GET /`: the fleet; `GET /board/NAME?kind=K&kernel=K&load=L`: a board;
 //!   `GET /compare?a=ID&b=ID`: two runs compared (the report's comparison);
 //!   `GET /api/v1/results/ID`: a stored document. Reading needs no token
 //!   unless `--read-token` is given.
@@ -53,8 +53,9 @@ pub struct ServeArgs {
     /// Largest result accepted, MiB.
     #[arg(long, default_value_t = 16, value_name = "MIB")]
     pub max_body_mib: usize,
-    /// A run is a regression when its worst latency is this many percent
-    /// above its board's baseline on the same kernel.
+    /// A result is a regression when its worst latency is this many
+    /// percent above the baseline of its series (the same board, kind and
+    /// setup, kernel, preemption model and load).
     #[arg(long, default_value_t = 50.0, value_name = "PERCENT")]
     pub regression_threshold: f64,
     /// Database connections at most (requests beyond wait for one).
