@@ -38,21 +38,18 @@ pub fn execute(args: CompareArgs) -> anyhow::Result<ExitCode> {
                 .with_context(|| format!("result {id} of {}", history.display()))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
-    // Results are named by their id, then by what tells them apart.
-    let labels = if args.output.labels.is_empty() {
+    // In the messages a result is named by its id, then by its name in
+    // the report (what tells the results apart, or its --label).
+    let names = if args.output.labels.is_empty() {
         html::auto_labels(&documents)
-            .into_iter()
-            .zip(&args.ids)
-            .map(|(label, id)| format!("id {id} ({label})"))
-            .collect()
     } else {
         args.output.labels.clone()
     };
     let entries: Vec<Entry> = documents
         .iter()
-        .zip(&labels)
-        .map(|(document, label)| Entry {
-            label: label.clone(),
+        .zip(names.iter().zip(&args.ids))
+        .map(|(document, (name, id))| Entry {
+            label: format!("id {id} ({name})"),
             document: document.clone(),
         })
         .collect();
@@ -61,13 +58,7 @@ pub fn execute(args: CompareArgs) -> anyhow::Result<ExitCode> {
         eprintln!("{line}");
     }
     let nothing_compared = plan.compared.is_empty();
-    let output = OutputArgs {
-        output: args.output.output.clone(),
-        labels,
-        title: args.output.title.clone(),
-        png: args.output.png.clone(),
-    };
-    write_report(documents, &output, &[])?;
+    write_report(documents, &args.output, &[])?;
     if nothing_compared {
         anyhow::bail!(
             "nothing compared: no two of these results hold the same latency distribution (above); \
