@@ -178,7 +178,7 @@ complete -c latlab -n "__fish_latlab_using_subcommand report" -s h -l help -d 'P
 complete -c latlab -n "__fish_latlab_using_subcommand report" -s V -l version -d 'Print version'
 complete -c latlab -n "__fish_latlab_using_subcommand history" -l db -d 'The history database: a SQLite FILE (default: $XDG_DATA_HOME/latlab/history.sqlite, else ~/.local/share/latlab/history.sqlite), or a PostgreSQL URL (postgres://USER@HOST/DB; its tables are created on first use)' -r
 complete -c latlab -n "__fish_latlab_using_subcommand history" -l limit -d 'Only the newest N results (of those the other filters select)' -r
-complete -c latlab -n "__fish_latlab_using_subcommand history" -l kind -d 'Only results of this kind: run, respond, watch, watch-snapshot, lockbench, ... (as listed), or a whole schema' -r
+complete -c latlab -n "__fish_latlab_using_subcommand history" -l kind -d 'Only results of this kind: run, respond, watch, watch-snapshot, lockbench, peer (a cyclictest, rt-tests or rtla file), ... (as listed), or a whole schema' -r
 complete -c latlab -n "__fish_latlab_using_subcommand history" -l board -d 'Only results pushed by this board (to `latlab serve`)' -r
 complete -c latlab -n "__fish_latlab_using_subcommand history" -l host -d 'Only results measured on this host' -r
 complete -c latlab -n "__fish_latlab_using_subcommand history" -l kernel -d 'Only results from this kernel release' -r

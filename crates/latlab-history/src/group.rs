@@ -4,12 +4,13 @@
 //!
 //! A group is the result's origin (the board that pushed it, else the host
 //! that measured it), its kind (the schema without `latlab.`: `run`,
-//! `respond`, `watch`, `lockbench`, or another tool's own schema), its
-//! kernel release, preemption model and load, and its variant: the setting
-//! that makes two results of one kind measure different things (a run's
-//! timer, period and policy; a response's channel and policy; a watch's
-//! selection). A kind this crate does not know groups by everything but
-//! the variant, with no code to add.
+//! `respond`, `watch`, `lockbench`, `peer`, or another tool's own schema),
+//! its kernel release, preemption model and load, and its variant: the
+//! setting that makes two results of one kind measure different things (a
+//! run's timer, period and policy; a response's channel and policy; a
+//! watch's selection; a peer file's tool, period and policy, so that
+//! cyclictest and oslat files are never one series). A kind this crate does
+//! not know groups by everything but the variant, with no code to add.
 
 use latlab_measure::units::format_ns;
 use serde_json::Value;
@@ -46,28 +47,32 @@ pub fn kind_of(schema: &str) -> &str {
 /// things, in words: a run's timer, period and scheduling policy
 /// (`clock-nanosleep every 1.00 ms, fifo 95`), a response's channel and
 /// policy (`pty, fifo 95`), a watch's or a watch snapshot's selection
-/// (`comm cyclictest`). `None` for the kinds measured one way only.
+/// (`comm cyclictest`), a peer file's tool and the period and policy it
+/// states (`cyclictest every 1.00 ms, fifo 95`; `oslat`). `None` for the
+/// kinds measured one way only.
 pub fn variant_of(doc: &Value) -> Option<String> {
     let settings = &doc["settings"];
     let text = |v: &Value| v.as_str().map(str::to_string);
-    let policy = || {
-        let policy = settings["policy"].as_str()?;
-        Some(match settings["priority"].as_i64() {
-            Some(priority) if policy != "other" => format!("{policy} {priority}"),
-            _ => policy.to_string(),
-        })
+    let policy = || match (settings["policy"].as_str(), settings["priority"].as_i64()) {
+        (Some(policy), Some(priority)) if policy != "other" => Some(format!("{policy} {priority}")),
+        (Some(policy), _) => Some(policy.to_string()),
+        (None, Some(priority)) => Some(format!("priority {priority}")),
+        (None, None) => None,
+    };
+    // What measured, and how often: `clock-nanosleep every 1.00 ms`.
+    let every = |what: Option<String>| match (what, settings["interval_ns"].as_u64()) {
+        (Some(what), Some(ns)) => Some(format!("{what} every {}", format_ns(ns))),
+        (what, ns) => what.or(ns.map(|ns| format!("every {}", format_ns(ns)))),
     };
     let parts: Vec<String> = match kind_of(doc["schema"].as_str().unwrap_or("")) {
-        "run" => [
-            match (text(&settings["timer"]), settings["interval_ns"].as_u64()) {
-                (Some(timer), Some(ns)) => Some(format!("{timer} every {}", format_ns(ns))),
-                (timer, ns) => timer.or(ns.map(|ns| format!("every {}", format_ns(ns)))),
-            },
-            policy(),
-        ]
-        .into_iter()
-        .flatten()
-        .collect(),
+        "run" => [every(text(&settings["timer"])), policy()]
+            .into_iter()
+            .flatten()
+            .collect(),
+        "peer" => [every(text(&doc["source"]["tool"])), policy()]
+            .into_iter()
+            .flatten()
+            .collect(),
         "respond" => [text(&settings["channel"]), policy()]
             .into_iter()
             .flatten()
@@ -226,6 +231,20 @@ mod tests {
         assert_eq!(variant_of(&watch).as_deref(), Some("comm cyclictest"));
         let snapshot = json!({"schema": "latlab.watch-snapshot", "selection": "pid 4"});
         assert_eq!(variant_of(&snapshot).as_deref(), Some("pid 4"));
+        let cyclictest = json!({"schema": "latlab.peer", "source": {"tool": "cyclictest"},
+            "settings": {"interval_ns": 1_000_000u64, "policy": "fifo", "priority": 95}});
+        assert_eq!(
+            variant_of(&cyclictest).as_deref(),
+            Some("cyclictest every 1.00 ms, fifo 95")
+        );
+        let status_lines = json!({"schema": "latlab.peer", "source": {"tool": "cyclictest"},
+            "settings": {"interval_ns": 200_000u64, "priority": 80}});
+        assert_eq!(
+            variant_of(&status_lines).as_deref(),
+            Some("cyclictest every 200 us, priority 80")
+        );
+        let oslat = json!({"schema": "latlab.peer", "source": {"tool": "oslat"}, "settings": {}});
+        assert_eq!(variant_of(&oslat).as_deref(), Some("oslat"));
         assert_eq!(variant_of(&json!({"schema": "latlab.lockbench"})), None);
         assert_eq!(
             variant_of(&json!({"schema": "acme.hist", "settings": {"timer": "x"}})),

@@ -38,7 +38,8 @@ pub struct HistoryFilters {
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
     /// Only results of this kind: run, respond, watch, watch-snapshot,
-    /// lockbench, ... (as listed), or a whole schema.
+    /// lockbench, peer (a cyclictest, rt-tests or rtla file), ... (as
+    /// listed), or a whole schema.
     #[arg(long, value_name = "KIND")]
     pub kind: Option<String>,
     /// Only results pushed by this board (to `latlab serve`).
@@ -149,7 +150,7 @@ impl DbArgs {
     }
 }
 
-/// Stores a latlab result document (run, respond, lockbench) in the history.
+/// Stores a result document (run, respond, lockbench, ...) in the history.
 /// A failure is a warning, not an error: the result itself is already written.
 pub fn record_document(document: &serde_json::Value, db: &DbArgs) -> Option<i64> {
     let stored = db
