@@ -33,7 +33,7 @@ complete -c latlab -n "__fish_latlab_needs_command" -f -a "load" -d 'Run a backg
 complete -c latlab -n "__fish_latlab_needs_command" -f -a "lockbench" -d 'Compare delayed locking with plain, PI and ceiling locks (real threads, or --simulate)'
 complete -c latlab -n "__fish_latlab_needs_command" -f -a "record" -d 'Capture kernel events (tracefs) into a trace-cmd .dat file'
 complete -c latlab -n "__fish_latlab_needs_command" -f -a "report" -d 'Write results as one self-contained HTML report with plots; several results are compared'
-complete -c latlab -n "__fish_latlab_needs_command" -f -a "history" -d 'List the results kept in the history database (every saved `run`, `respond` and `lockbench` result is stored there)'
+complete -c latlab -n "__fish_latlab_needs_command" -f -a "history" -d 'List, filter or delete the results kept in the history database (every saved `run`, `respond`, `watch` and `lockbench` result is stored there)'
 complete -c latlab -n "__fish_latlab_needs_command" -f -a "compare" -d 'Write the comparison report of results from the history, by id'
 complete -c latlab -n "__fish_latlab_needs_command" -f -a "scenario" -d 'Run one of the papers\' experiments on this machine and write its comparison report'
 complete -c latlab -n "__fish_latlab_needs_command" -f -a "respond" -d 'Response latency to an external event: stimulus to responder wake-up and answer (pty/serial, pipe, eventfd, socket, UDP, signal; real serial and GPIO)'
@@ -178,8 +178,17 @@ complete -c latlab -n "__fish_latlab_using_subcommand report" -l png -d 'Also wr
 complete -c latlab -n "__fish_latlab_using_subcommand report" -s h -l help -d 'Print help'
 complete -c latlab -n "__fish_latlab_using_subcommand report" -s V -l version -d 'Print version'
 complete -c latlab -n "__fish_latlab_using_subcommand history" -l db -d 'The history database: a SQLite FILE (default: $XDG_DATA_HOME/latlab/history.sqlite, else ~/.local/share/latlab/history.sqlite), or a PostgreSQL URL (postgres://USER@HOST/DB; its tables are created on first use)' -r
-complete -c latlab -n "__fish_latlab_using_subcommand history" -l limit -d 'Show only the newest N results' -r
+complete -c latlab -n "__fish_latlab_using_subcommand history" -l limit -d 'Only the newest N results (of those the other filters select)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand history" -l kind -d 'Only results of this kind: run, respond, watch, watch-snapshot, lockbench, peer (a cyclictest, rt-tests or rtla file), ... (as listed), or a whole schema' -r
+complete -c latlab -n "__fish_latlab_using_subcommand history" -l board -d 'Only results pushed by this board (to `latlab serve`)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand history" -l host -d 'Only results measured on this host' -r
+complete -c latlab -n "__fish_latlab_using_subcommand history" -l kernel -d 'Only results from this kernel release' -r
+complete -c latlab -n "__fish_latlab_using_subcommand history" -l load -d 'Only results under this load, as listed (`none`: without load)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand history" -l since -d 'Only results started on or after this UTC date or time (YYYY-MM-DD, YYYY-MM-DDTHH:MM or YYYY-MM-DDTHH:MM:SS)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand history" -l until -d 'Only results started on or before this UTC date or time (a day given includes the whole day)' -r
 complete -c latlab -n "__fish_latlab_using_subcommand history" -l add -d 'First store these result files (e.g. from another machine, or from before the history existed; a cyclictest, rt-tests or rtla file as read by `latlab report`), then list' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand history" -l delete -d 'Delete these results (ids as listed), all or none: when one is not stored, nothing is deleted. A SQLite file shrinks accordingly' -r
+complete -c latlab -n "__fish_latlab_using_subcommand history" -l delete-listed -d 'Delete every result the filters select (give at least one filter; the deleted results are listed)'
 complete -c latlab -n "__fish_latlab_using_subcommand history" -s h -l help -d 'Print help'
 complete -c latlab -n "__fish_latlab_using_subcommand history" -s V -l version -d 'Print version'
 complete -c latlab -n "__fish_latlab_using_subcommand compare" -l db -d 'The history database: a SQLite FILE (default: $XDG_DATA_HOME/latlab/history.sqlite, else ~/.local/share/latlab/history.sqlite), or a PostgreSQL URL (postgres://USER@HOST/DB; its tables are created on first use)' -r
@@ -245,7 +254,7 @@ complete -c latlab -n "__fish_latlab_using_subcommand serve" -l listen -d 'Addre
 complete -c latlab -n "__fish_latlab_using_subcommand serve" -l add-board -d 'Register a board in the store, print its token (once: only its hash is kept) and exit' -r
 complete -c latlab -n "__fish_latlab_using_subcommand serve" -l read-token -d 'Require this token (as `Authorization: Bearer TOKEN` or `?token=`) for reading too; by default the dashboard is open to read' -r
 complete -c latlab -n "__fish_latlab_using_subcommand serve" -l max-body-mib -d 'Largest result accepted, MiB' -r
-complete -c latlab -n "__fish_latlab_using_subcommand serve" -l regression-threshold -d 'A run is a regression when its worst latency is this many percent above its board\'s baseline on the same kernel' -r
+complete -c latlab -n "__fish_latlab_using_subcommand serve" -l regression-threshold -d 'A result is a regression when its worst latency is this many percent above the baseline of its series (the same board, kind and setup, kernel, preemption model and load)' -r
 complete -c latlab -n "__fish_latlab_using_subcommand serve" -l db-connections -d 'Database connections at most (requests beyond wait for one)' -r
 complete -c latlab -n "__fish_latlab_using_subcommand serve" -s h -l help -d 'Print help'
 complete -c latlab -n "__fish_latlab_using_subcommand serve" -s V -l version -d 'Print version'
@@ -273,7 +282,7 @@ complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_
 complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond push serve watch help" -f -a "lockbench" -d 'Compare delayed locking with plain, PI and ceiling locks (real threads, or --simulate)'
 complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond push serve watch help" -f -a "record" -d 'Capture kernel events (tracefs) into a trace-cmd .dat file'
 complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond push serve watch help" -f -a "report" -d 'Write results as one self-contained HTML report with plots; several results are compared'
-complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond push serve watch help" -f -a "history" -d 'List the results kept in the history database (every saved `run`, `respond` and `lockbench` result is stored there)'
+complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond push serve watch help" -f -a "history" -d 'List, filter or delete the results kept in the history database (every saved `run`, `respond`, `watch` and `lockbench` result is stored there)'
 complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond push serve watch help" -f -a "compare" -d 'Write the comparison report of results from the history, by id'
 complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond push serve watch help" -f -a "scenario" -d 'Run one of the papers\' experiments on this machine and write its comparison report'
 complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond push serve watch help" -f -a "respond" -d 'Response latency to an external event: stimulus to responder wake-up and answer (pty/serial, pipe, eventfd, socket, UDP, signal; real serial and GPIO)'

@@ -25,6 +25,7 @@
 
 #![warn(missing_docs)]
 
+pub mod comparable;
 pub mod id;
 pub mod run;
 

@@ -31,6 +31,8 @@
 
 #![warn(missing_docs)]
 
+mod filter;
+mod group;
 mod pg;
 mod sqlite;
 
@@ -41,8 +43,10 @@ use latlab_measure::result::RunResult;
 use serde_json::Value;
 
 /// Version of the SQLite table layout, in `PRAGMA user_version`.
-pub const LAYOUT_VERSION: i64 = 2;
+pub const LAYOUT_VERSION: i64 = 3;
 
+pub use filter::{check_time, Filter};
+pub use group::{kind_of, variant_of, Group, Series};
 pub use pg::POSTGRES_MIGRATIONS;
 
 /// What can go wrong with the history database.
@@ -95,6 +99,17 @@ pub enum HistoryError {
         /// The id asked for.
         id: i64,
     },
+    /// Ids to delete that are not stored; nothing was deleted.
+    #[error("no result with id {} in {location}, so nothing was deleted: `latlab history` lists the ids", ids.iter().map(i64::to_string).collect::<Vec<_>>().join(", "))]
+    NotStored {
+        /// The database file or URL.
+        location: String,
+        /// The ids not found.
+        ids: Vec<i64>,
+    },
+    /// A time bound that is not a UTC date or time.
+    #[error("time {0:?}: give a UTC date YYYY-MM-DD, or YYYY-MM-DDTHH:MM[:SS]")]
+    Time(String),
     /// A stored or given document is not valid JSON of a result.
     #[error("result {what} is not valid result JSON: {source}")]
     Json {
@@ -137,6 +152,9 @@ pub struct Entry {
     pub preemption: Option<String>,
     /// Background load spec (`None`: no load).
     pub load: Option<String>,
+    /// What the kind measured where it measures different things
+    /// ([`variant_of`]: a run's timer and period, a watch's selection).
+    pub variant: Option<String>,
     /// Largest latency, ns (a run's overall, a response's one-way).
     pub max_ns: Option<u64>,
     /// 99.9th percentile of the latency, ns.
@@ -154,21 +172,6 @@ pub struct Stored {
     pub uid: String,
     /// False when it was already stored (nothing was written).
     pub new: bool,
-}
-
-/// Which rows [`History::query`] returns.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Filter {
-    /// Only the row with this id.
-    pub id: Option<i64>,
-    /// Only this board's.
-    pub board: Option<String>,
-    /// Only results from this kernel release.
-    pub kernel: Option<String>,
-    /// Only results under this load (`Some("")`: without load).
-    pub load: Option<String>,
-    /// Only the newest N.
-    pub limit: Option<usize>,
 }
 
 /// Where a history lives: a SQLite file or a PostgreSQL URL.
@@ -240,6 +243,7 @@ pub(crate) struct Columns {
     pub kernel: Option<String>,
     pub preemption: Option<String>,
     pub load: Option<String>,
+    pub variant: Option<String>,
     pub max_ns: Option<i64>,
     pub p999_ns: Option<i64>,
     pub verdict: Option<String>,
@@ -263,6 +267,7 @@ impl Columns {
             kernel: text(&doc["system"]["kernel_release"]),
             preemption: text(&doc["system"]["preemption_model"]),
             load: load_name(&doc["load"]),
+            variant: variant_of(doc),
             max_ns: latency("max"),
             p999_ns: latency("p99_9"),
             verdict: text(&doc["verdict"]),
@@ -379,6 +384,36 @@ impl History {
         })
     }
 
+    /// Deletes the results with these ids, all or none: when one of them
+    /// is not stored, nothing is deleted ([`HistoryError::NotStored`]).
+    /// Returns how many were deleted.
+    pub fn delete(&mut self, ids: &[i64]) -> Result<usize> {
+        let mut ids = ids.to_vec();
+        ids.sort_unstable();
+        ids.dedup();
+        let missing = match &mut self.backend {
+            Backend::Sqlite(conn) => sqlite::delete(conn, &self.display, &ids)?,
+            Backend::Postgres(client) => pg::delete(client.get_mut(), &self.display, &ids)?,
+        };
+        if !missing.is_empty() {
+            return Err(HistoryError::NotStored {
+                location: self.display.clone(),
+                ids: missing,
+            });
+        }
+        Ok(ids.len())
+    }
+
+    /// Gives the space of deleted results back: a SQLite file is rewritten
+    /// without them (`VACUUM`), so it shrinks; PostgreSQL reclaims it
+    /// itself (autovacuum), so nothing is done there.
+    pub fn reclaim(&mut self) -> Result<()> {
+        match &mut self.backend {
+            Backend::Sqlite(conn) => sqlite::reclaim(conn, &self.display),
+            Backend::Postgres(_) => Ok(()),
+        }
+    }
+
     /// How many results are stored.
     pub fn count(&self) -> Result<i64> {
         match &self.backend {
@@ -486,6 +521,7 @@ mod tests {
                 kernel: Some("6.18.0-rt".into()),
                 preemption: Some("rt".into()),
                 load: Some("full + `make -j4`".into()),
+                variant: None,
                 max_ns: Some(3_420_000),
                 p999_ns: Some(1_000_000),
                 verdict: Some("fail".into()),

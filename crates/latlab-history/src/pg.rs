@@ -3,14 +3,16 @@
 
 use postgres::{Client, NoTls};
 
+use crate::filter::Arg;
 use crate::{Columns, Entry, Filter, HistoryError, Result, Stored};
 
 /// The layout of a PostgreSQL history, one migration per version, applied
 /// in order on first use and recorded in `latlab_migrations`. A released
 /// migration is never edited: a change is a new one at the end.
-pub const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[(
-    1,
-    "CREATE TABLE results (
+pub const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
+    (
+        1,
+        "CREATE TABLE results (
              id          BIGSERIAL PRIMARY KEY,
              uid         TEXT NOT NULL UNIQUE,
              board       TEXT,
@@ -34,7 +36,15 @@ pub const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[(
              token_hash  TEXT NOT NULL UNIQUE,
              created_at  TIMESTAMPTZ NOT NULL DEFAULT now()
          );",
-)];
+    ),
+    // The variant of each result, part of its comparable group; the rows
+    // stored before are filled by `VARIANT_MIGRATION`'s step in Rust.
+    (2, "ALTER TABLE results ADD COLUMN variant TEXT;"),
+];
+
+/// The migration after which each stored result's variant is computed
+/// from its JSON ([`crate::variant_of`]), in the same transaction.
+const VARIANT_MIGRATION: i64 = 2;
 
 /// An arbitrary constant: the advisory lock that serialises migrations.
 const MIGRATION_LOCK: i64 = 0x6c61_746c_6162;
@@ -108,6 +118,21 @@ fn migrate(client: &mut Client, display: &str) -> Result<()> {
     for (version, sql) in POSTGRES_MIGRATIONS.iter().filter(|m| m.0 > applied) {
         tx.batch_execute(sql)
             .map_err(err(display, "applying a migration"))?;
+        if *version == VARIANT_MIGRATION {
+            let rows = tx
+                .query("SELECT id, json FROM results", &[])
+                .map_err(err(display, "applying a migration"))?;
+            for row in rows {
+                let (id, json): (i64, String) = (row.get(0), row.get(1));
+                let value: serde_json::Value =
+                    serde_json::from_str(&json).unwrap_or(serde_json::Value::Null);
+                tx.execute(
+                    "UPDATE results SET variant = $1 WHERE id = $2",
+                    &[&crate::variant_of(&value), &id],
+                )
+                .map_err(err(display, "applying a migration"))?;
+            }
+        }
         tx.execute(
             "INSERT INTO latlab_migrations (version) VALUES ($1)",
             &[version],
@@ -128,8 +153,8 @@ pub(crate) fn store(
     let inserted = client
         .query_opt(
             "INSERT INTO results (uid, board, schema, started_at, host, arch, kernel, preemption,
-                                  load, max_ns, p999_ns, verdict, json)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+                                  load, max_ns, p999_ns, verdict, json, variant)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
              ON CONFLICT (uid) DO NOTHING RETURNING id",
             &[
                 &c.uid,
@@ -145,6 +170,7 @@ pub(crate) fn store(
                 &c.p999_ns,
                 &c.verdict,
                 &json,
+                &c.variant,
             ],
         )
         .map_err(err(display, "inserting a result"))?;
@@ -166,35 +192,29 @@ pub(crate) fn store(
 }
 
 pub(crate) fn query(client: &mut Client, display: &str, filter: &Filter) -> Result<Vec<Entry>> {
-    let mut sql = format!("SELECT {} FROM results WHERE true", crate::sqlite::COLUMNS);
-    let mut args: Vec<Box<dyn postgres::types::ToSql + Sync>> = Vec::new();
-    if let Some(id) = filter.id {
-        args.push(Box::new(id));
-        sql.push_str(&format!(" AND id = ${}", args.len()));
-    }
-    if let Some(board) = &filter.board {
-        args.push(Box::new(board.clone()));
-        sql.push_str(&format!(" AND board = ${}", args.len()));
-    }
-    if let Some(kernel) = &filter.kernel {
-        args.push(Box::new(kernel.clone()));
-        sql.push_str(&format!(" AND kernel = ${}", args.len()));
-    }
-    match filter.load.as_deref() {
-        Some("") => sql.push_str(" AND load IS NULL"),
-        Some(load) => {
-            args.push(Box::new(load.to_string()));
-            sql.push_str(&format!(" AND load = ${}", args.len()));
-        }
-        None => {}
-    }
-    sql.push_str(" ORDER BY id DESC");
+    let (condition, mut args) = filter.condition(|n, arg| match arg {
+        Arg::Int(_) => format!("${n}::BIGINT"),
+        Arg::Text(_) => format!("${n}::TEXT"),
+    });
+    let mut sql = format!(
+        "SELECT {} FROM results WHERE {condition} ORDER BY id DESC",
+        crate::sqlite::COLUMNS
+    );
     if let Some(limit) = filter.limit {
-        args.push(Box::new(limit as i64));
+        args.push(Arg::Int(limit as i64));
         sql.push_str(&format!(" LIMIT ${}", args.len()));
     }
+    let values: Vec<Box<dyn postgres::types::ToSql + Sync>> = args
+        .into_iter()
+        .map(|a| -> Box<dyn postgres::types::ToSql + Sync> {
+            match a {
+                Arg::Int(v) => Box::new(v),
+                Arg::Text(v) => Box::new(v),
+            }
+        })
+        .collect();
     let params: Vec<&(dyn postgres::types::ToSql + Sync)> =
-        args.iter().map(|a| a.as_ref()).collect();
+        values.iter().map(|a| a.as_ref()).collect();
     let rows = client
         .query(&sql, &params)
         .map_err(err(display, "listing"))?;
@@ -211,11 +231,40 @@ pub(crate) fn query(client: &mut Client, display: &str, filter: &Filter) -> Resu
             kernel: row.get(7),
             preemption: row.get(8),
             load: row.get(9),
-            max_ns: row.get::<_, Option<i64>>(10).map(|v| v as u64),
-            p999_ns: row.get::<_, Option<i64>>(11).map(|v| v as u64),
-            verdict: row.get(12),
+            variant: row.get(10),
+            max_ns: row.get::<_, Option<i64>>(11).map(|v| v as u64),
+            p999_ns: row.get::<_, Option<i64>>(12).map(|v| v as u64),
+            verdict: row.get(13),
         })
         .collect())
+}
+
+/// Deletes the rows with these ids in one transaction, unless one of them
+/// is not there: then nothing is deleted and the missing ids are returned.
+pub(crate) fn delete(client: &mut Client, display: &str, ids: &[i64]) -> Result<Vec<i64>> {
+    let mut tx = client
+        .transaction()
+        .map_err(err(display, "starting a transaction"))?;
+    let deleted: Vec<i64> = tx
+        .query(
+            "DELETE FROM results WHERE id = ANY($1) RETURNING id",
+            &[&ids],
+        )
+        .map_err(err(display, "deleting results"))?
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    let missing: Vec<i64> = ids
+        .iter()
+        .copied()
+        .filter(|id| !deleted.contains(id))
+        .collect();
+    if missing.is_empty() {
+        tx.commit().map_err(err(display, "committing"))?;
+    } else {
+        tx.rollback().map_err(err(display, "rolling back"))?;
+    }
+    Ok(missing)
 }
 
 pub(crate) fn get(client: &mut Client, display: &str, id: i64) -> Result<Option<String>> {

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
+use crate::filter::Arg;
 use crate::{Columns, Entry, Filter, HistoryError, Result, Stored, LAYOUT_VERSION};
 
 fn sql_error(path: &Path, action: &'static str) -> impl FnOnce(rusqlite::Error) -> HistoryError {
@@ -49,6 +50,10 @@ const LAYOUT_2: &str = "ALTER TABLE results ADD COLUMN uid TEXT;
  );
  CREATE INDEX results_board ON results (board, id);";
 
+/// Layout 3: the variant of each result (what its kind measured: a run's
+/// timer and period, a watch's selection), part of its comparable group.
+const LAYOUT_3: &str = "ALTER TABLE results ADD COLUMN variant TEXT;";
+
 pub(crate) fn open(path: &Path) -> Result<Connection> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|source| HistoryError::CreateDir {
@@ -85,16 +90,7 @@ pub(crate) fn open(path: &Path) -> Result<Connection> {
         tx.execute_batch(LAYOUT_2)
             .map_err(sql("migrating to layout 2"))?;
         // Ids and the new columns of the results stored before.
-        let rows: Vec<(i64, String)> = {
-            let mut stmt = tx
-                .prepare("SELECT id, json FROM results")
-                .map_err(sql("migrating to layout 2"))?;
-            let rows = stmt
-                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-                .map_err(sql("migrating to layout 2"))?;
-            rows.collect::<std::result::Result<_, _>>()
-                .map_err(sql("migrating to layout 2"))?
-        };
+        let rows = all_json(&tx).map_err(sql("migrating to layout 2"))?;
         let mut seen = std::collections::HashSet::new();
         for (id, json) in rows {
             let value: serde_json::Value =
@@ -119,8 +115,31 @@ pub(crate) fn open(path: &Path) -> Result<Connection> {
         )
         .map_err(sql("migrating to layout 2"))?;
     }
+    if version < 3 {
+        tx.execute_batch(LAYOUT_3)
+            .map_err(sql("migrating to layout 3"))?;
+        let rows = all_json(&tx).map_err(sql("migrating to layout 3"))?;
+        for (id, json) in rows {
+            let value: serde_json::Value =
+                serde_json::from_str(&json).unwrap_or(serde_json::Value::Null);
+            tx.execute(
+                "UPDATE results SET variant = ?1 WHERE id = ?2",
+                params![crate::variant_of(&value), id],
+            )
+            .map_err(sql("migrating to layout 3"))?;
+        }
+        tx.execute_batch("PRAGMA user_version = 3;")
+            .map_err(sql("migrating to layout 3"))?;
+    }
     tx.commit().map_err(sql("committing the migration"))?;
     Ok(conn)
+}
+
+/// Every stored result's id and JSON (for a migration that fills a column).
+fn all_json(conn: &Connection) -> rusqlite::Result<Vec<(i64, String)>> {
+    let mut stmt = conn.prepare("SELECT id, json FROM results")?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    rows.collect()
 }
 
 pub(crate) fn store(
@@ -136,8 +155,8 @@ pub(crate) fn store(
     let inserted = tx
         .execute(
             "INSERT INTO results (uid, board, schema, started_at, host, arch, kernel, preemption,
-                                  load, max_ns, p999_ns, verdict, json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+                                  load, max_ns, p999_ns, verdict, json, variant)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
              ON CONFLICT (uid) DO NOTHING",
             params![
                 c.uid,
@@ -153,6 +172,7 @@ pub(crate) fn store(
                 c.p999_ns,
                 c.verdict,
                 json,
+                c.variant,
             ],
         )
         .map_err(err(display, "inserting a result"))?;
@@ -170,36 +190,25 @@ pub(crate) fn store(
 }
 
 pub(crate) const COLUMNS: &str = "id, uid, board, schema, started_at, host, arch, kernel, \
-     preemption, load, max_ns, p999_ns, verdict";
+     preemption, load, variant, max_ns, p999_ns, verdict";
 
 pub(crate) fn query(conn: &Connection, display: &str, filter: &Filter) -> Result<Vec<Entry>> {
-    let mut sql = format!("SELECT {COLUMNS} FROM results WHERE 1=1");
-    let mut args: Vec<Box<dyn rusqlite::ToSql>> = Vec::new();
-    if let Some(id) = filter.id {
-        args.push(Box::new(id));
-        sql.push_str(&format!(" AND id = ?{}", args.len()));
-    }
-    if let Some(board) = &filter.board {
-        args.push(Box::new(board.clone()));
-        sql.push_str(&format!(" AND board = ?{}", args.len()));
-    }
-    if let Some(kernel) = &filter.kernel {
-        args.push(Box::new(kernel.clone()));
-        sql.push_str(&format!(" AND kernel = ?{}", args.len()));
-    }
-    match filter.load.as_deref() {
-        Some("") => sql.push_str(" AND load IS NULL"),
-        Some(load) => {
-            args.push(Box::new(load.to_string()));
-            sql.push_str(&format!(" AND load = ?{}", args.len()));
-        }
-        None => {}
-    }
-    args.push(Box::new(filter.limit.map_or(-1, |l| l as i64)));
-    sql.push_str(&format!(" ORDER BY id DESC LIMIT ?{}", args.len()));
+    let (condition, mut args) = filter.condition(|n, _| format!("?{n}"));
+    args.push(Arg::Int(filter.limit.map_or(-1, |l| l as i64)));
+    let sql = format!(
+        "SELECT {COLUMNS} FROM results WHERE {condition} ORDER BY id DESC LIMIT ?{}",
+        args.len()
+    );
+    let values: Vec<rusqlite::types::Value> = args
+        .into_iter()
+        .map(|a| match a {
+            Arg::Int(v) => rusqlite::types::Value::Integer(v),
+            Arg::Text(v) => rusqlite::types::Value::Text(v),
+        })
+        .collect();
     let mut stmt = conn.prepare(&sql).map_err(err(display, "listing"))?;
     let rows = stmt
-        .query_map(rusqlite::params_from_iter(args.iter()), |row| {
+        .query_map(rusqlite::params_from_iter(values.iter()), |row| {
             Ok(Entry {
                 id: row.get(0)?,
                 uid: row.get(1)?,
@@ -211,14 +220,46 @@ pub(crate) fn query(conn: &Connection, display: &str, filter: &Filter) -> Result
                 kernel: row.get(7)?,
                 preemption: row.get(8)?,
                 load: row.get(9)?,
-                max_ns: row.get::<_, Option<i64>>(10)?.map(|v| v as u64),
-                p999_ns: row.get::<_, Option<i64>>(11)?.map(|v| v as u64),
-                verdict: row.get(12)?,
+                variant: row.get(10)?,
+                max_ns: row.get::<_, Option<i64>>(11)?.map(|v| v as u64),
+                p999_ns: row.get::<_, Option<i64>>(12)?.map(|v| v as u64),
+                verdict: row.get(13)?,
             })
         })
         .map_err(err(display, "listing"))?;
     rows.collect::<std::result::Result<Vec<_>, _>>()
         .map_err(err(display, "listing"))
+}
+
+/// Deletes the rows with these ids in one transaction, unless one of them
+/// is not there: then nothing is deleted and the missing ids are returned.
+pub(crate) fn delete(conn: &mut Connection, display: &str, ids: &[i64]) -> Result<Vec<i64>> {
+    let tx = conn
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .map_err(err(display, "starting a transaction"))?;
+    let mut missing = Vec::new();
+    for &id in ids {
+        let n = tx
+            .execute("DELETE FROM results WHERE id = ?1", [id])
+            .map_err(err(display, "deleting a result"))?;
+        if n == 0 {
+            missing.push(id);
+        }
+    }
+    if missing.is_empty() {
+        tx.commit().map_err(err(display, "committing"))?;
+    } else {
+        tx.rollback().map_err(err(display, "rolling back"))?;
+    }
+    Ok(missing)
+}
+
+pub(crate) fn reclaim(conn: &mut Connection, display: &str) -> Result<()> {
+    conn.execute_batch("VACUUM; PRAGMA wal_checkpoint(TRUNCATE);")
+        .map_err(err(
+            display,
+            "reclaiming the space of deleted results (VACUUM)",
+        ))
 }
 
 pub(crate) fn get(conn: &Connection, display: &str, id: i64) -> Result<Option<String>> {
@@ -285,4 +326,40 @@ pub(crate) fn check(conn: &Connection, display: &str) -> Result<Vec<String>> {
         .collect::<std::result::Result<Vec<_>, _>>()
         .map_err(err(display, "checking integrity"))?;
     Ok(lines.into_iter().filter(|l| l != "ok").collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file of layout 2 (before variants) gets each stored result's
+    /// variant when opened.
+    #[test]
+    fn layout_2_is_migrated_with_the_variants_of_stored_results() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.sqlite");
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.execute_batch(LAYOUT_1).unwrap();
+            conn.execute_batch(LAYOUT_2).unwrap();
+            conn.execute_batch(
+                "CREATE UNIQUE INDEX results_uid ON results (uid); PRAGMA user_version = 2;",
+            )
+            .unwrap();
+            let doc = serde_json::json!({"schema": "latlab.watch", "settings": {"selection": "comm loop"}});
+            conn.execute(
+                "INSERT INTO results (uid, schema, started_at, json) VALUES ('w', 'latlab.watch', 'x', ?1)",
+                [doc.to_string()],
+            )
+            .unwrap();
+        }
+        let history = crate::History::open(&path).unwrap();
+        let entry = &history.list(None).unwrap()[0];
+        assert_eq!(entry.variant.as_deref(), Some("comm loop"));
+        let conn = Connection::open(&path).unwrap();
+        let version: i64 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, LAYOUT_VERSION);
+    }
 }

@@ -146,3 +146,157 @@ fn a_server_that_is_down_is_a_clear_error() {
     pg.start_again().unwrap();
     assert!(History::open_spec(&url).is_ok());
 }
+
+/// The listing's filters and deletion, alike on SQLite and PostgreSQL.
+#[test]
+fn filters_and_delete_work_alike_on_both_backends() {
+    let pg = PgServer::start_or_skip("filters_and_delete_work_alike");
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = dir.path().join("h.sqlite");
+    let mut specs = vec![sqlite.to_str().unwrap().to_string()];
+    specs.extend(pg.as_ref().map(|pg| pg.fresh_database()));
+    for spec in &specs {
+        let mut h = History::open_spec(spec).unwrap();
+        let stored =
+            |h: &mut History, schema: &str, day: u32, kernel: &str, host: &str, load: bool| {
+                let mut d = doc(&format!("{schema}-{day}-{kernel}-{host}-{load}"), kernel);
+                d["schema"] = schema.into();
+                d["started_at"] = format!("2026-11-{day:02}T23:59:59Z").into();
+                d["system"]["hostname"] = host.into();
+                if load {
+                    d["load"] = json!({"spec": "full"});
+                }
+                h.store(&d, (host == "rpi").then_some("board-1"))
+                    .unwrap()
+                    .id
+            };
+        let a = stored(&mut h, "latlab.run", 20, "6.6", "rpi", false);
+        let b = stored(&mut h, "latlab.respond", 21, "6.6", "rpi", true);
+        let c = stored(&mut h, "latlab.run", 22, "6.12", "apu", true);
+        let d = stored(&mut h, "acme.hist", 23, "6.12", "apu", false);
+        let ids_of = |h: &History, filter: Filter| -> Vec<i64> {
+            h.query(&filter).unwrap().iter().map(|e| e.id).collect()
+        };
+        let ids = |filter: Filter| ids_of(&h, filter);
+        let f = Filter::default;
+        assert_eq!(ids(f()), [a, b, c, d], "{spec}");
+        let kind = |k: &str| Filter {
+            kind: Some(k.into()),
+            ..f()
+        };
+        assert_eq!(ids(kind("run")), [a, c], "{spec}");
+        assert_eq!(ids(kind("latlab.run")), [a, c], "{spec}");
+        assert_eq!(ids(kind("acme.hist")), [d], "another tool's kind: {spec}");
+        assert_eq!(ids(kind("watch")), Vec::<i64>::new(), "{spec}");
+        assert_eq!(
+            ids(Filter {
+                host: Some("apu".into()),
+                ..f()
+            }),
+            [c, d],
+            "{spec}"
+        );
+        assert_eq!(
+            ids(Filter {
+                board: Some("board-1".into()),
+                ..f()
+            }),
+            [a, b],
+            "{spec}"
+        );
+        assert_eq!(
+            ids(Filter {
+                kernel: Some("6.12".into()),
+                ..f()
+            }),
+            [c, d],
+            "{spec}"
+        );
+        assert_eq!(
+            ids(Filter {
+                load: Some("".into()),
+                ..f()
+            }),
+            [a, d],
+            "{spec}"
+        );
+        assert_eq!(
+            ids(Filter {
+                load: Some("full".into()),
+                ..f()
+            }),
+            [b, c],
+            "{spec}"
+        );
+        // The bounds include the whole day (or minute) given.
+        let between = |since: Option<&str>, until: Option<&str>| Filter {
+            since: since.map(Into::into),
+            until: until.map(Into::into),
+            ..f()
+        };
+        assert_eq!(
+            ids(between(Some("2026-11-21"), Some("2026-11-22"))),
+            [b, c],
+            "{spec}"
+        );
+        assert_eq!(ids(between(None, Some("2026-11-20T23:59"))), [a], "{spec}");
+        assert_eq!(
+            ids(between(Some("2026-11-22T00:00:00"), None)),
+            [c, d],
+            "{spec}"
+        );
+        assert_eq!(
+            ids(Filter {
+                kind: Some("run".into()),
+                limit: Some(1),
+                ..f()
+            }),
+            [c],
+            "the newest: {spec}"
+        );
+        // Deleting: all or nothing.
+        let err = h.delete(&[b, 999]).unwrap_err();
+        assert!(
+            matches!(&err, HistoryError::NotStored { ids, .. } if ids == &[999]),
+            "{spec}: {err}"
+        );
+        assert!(err.to_string().contains("nothing was deleted"), "{err}");
+        assert_eq!(h.count().unwrap(), 4, "nothing deleted: {spec}");
+        assert_eq!(h.delete(&[b, d, b]).unwrap(), 2, "{spec}");
+        h.reclaim().unwrap();
+        assert_eq!(ids_of(&h, f()), [a, c], "{spec}");
+        assert!(matches!(h.get(b), Err(HistoryError::NotFound { .. })));
+        assert!(h.check().unwrap().is_empty());
+    }
+}
+
+/// A PostgreSQL history from before variants (migration 1) gets each
+/// stored result's variant when a newer latlab opens it.
+#[test]
+fn postgres_before_variants_is_migrated_with_them() {
+    let Some(pg) = PgServer::start_or_skip("postgres_before_variants_is_migrated") else {
+        return;
+    };
+    let url = pg.fresh_database();
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    client
+        .batch_execute(
+            "CREATE TABLE latlab_migrations (version BIGINT PRIMARY KEY,
+                 applied_at TIMESTAMPTZ NOT NULL DEFAULT now());
+             INSERT INTO latlab_migrations (version) VALUES (1);",
+        )
+        .unwrap();
+    client.batch_execute(POSTGRES_MIGRATIONS[0].1).unwrap();
+    let doc = json!({"schema": "latlab.respond", "settings": {"channel": "udp", "policy": "fifo", "priority": 90}});
+    client
+        .execute(
+            "INSERT INTO results (uid, schema, started_at, json) VALUES ('r', 'latlab.respond', 'x', $1)",
+            &[&doc.to_string()],
+        )
+        .unwrap();
+    let history = History::open_spec(&url).unwrap();
+    assert_eq!(
+        history.list(None).unwrap()[0].variant.as_deref(),
+        Some("udp, fifo 90")
+    );
+}

@@ -5,31 +5,20 @@
 
 use std::fmt::Write;
 
+use latlab_document::comparable::Figure;
 use latlab_document::PeerDocument;
 use latlab_measure::units::format_ns;
-use latlab_peers::{Column, Measurement, Rounding};
+use latlab_peers::{Column, Measurement};
 
 /// How an unknown figure is shown.
 pub const UNKNOWN: &str = "unknown";
 
 /// A latency figure of `column`: the value, `≥ X` for a percentile that
 /// falls among the overflows (X: the first value past the histogram, in
-/// the tool's labels), or [`UNKNOWN`].
+/// the tool's labels), or [`UNKNOWN`] ([`Figure::of_peer`], shown as the
+/// comparison shows it).
 pub fn figure(value: Option<u64>, column: &Column, measurement: &Measurement) -> String {
-    if let Some(ns) = value {
-        return format_ns(ns);
-    }
-    match (&column.histogram, column.overflows, column.overflow_from_ns) {
-        (Some(_), Some(n), Some(from)) if n > 0 => {
-            let label = match measurement.rounding {
-                Rounding::Down => from,
-                Rounding::Up => from + measurement.bucket_ns.unwrap_or(0),
-            };
-            format!("≥ {}", format_ns(label))
-        }
-        (Some(_), Some(n), None) if n > 0 => "past the histogram".into(),
-        _ => UNKNOWN.into(),
-    }
+    crate::html::comparison::figure_text(Figure::of_peer(value, column, measurement))
 }
 
 /// A mean, or [`UNKNOWN`].

@@ -43,7 +43,7 @@ pub enum Command {
     Record(crate::cmd::record::RecordArgs),
     /// Write results as one self-contained HTML report with plots; several results are compared.
     Report(crate::cmd::report::ReportArgs),
-    /// List the results kept in the history database (every saved `run`, `respond` and `lockbench` result is stored there).
+    /// List, filter or delete the results kept in the history database (every saved `run`, `respond`, `watch` and `lockbench` result is stored there).
     History(crate::cmd::history::HistoryArgs),
     /// Write the comparison report of results from the history, by id.
     Compare(crate::cmd::compare::CompareArgs),

@@ -859,6 +859,28 @@ fn the_dashboard_renders_in_headless_chromium_offline() {
             );
             assert_eq!(status, 201, "{body}");
         }
+        if name == "imx8-hmi" {
+            // Other kinds on one board: rows of their own.
+            for (n, file) in [
+                (12, "respond-pty.json"),
+                (13, "watch.json"),
+                (14, "lockbench.json"),
+            ] {
+                let mut doc = other_kind(file, name, n, 60 * n as u32);
+                doc["started_at"] = format!("2026-11-{:02}T10:00:00Z", n + 3).into();
+                doc["system"]["kernel_release"] = kernel.into();
+                doc["system"]["machine"] = arch.into();
+                doc["system"]["preemption_model"] = preemption.into();
+                let (status, body) = http(
+                    &serve.url,
+                    "POST",
+                    "/api/v1/results",
+                    Some(&token),
+                    &serde_json::to_vec(&doc).unwrap(),
+                );
+                assert_eq!(status, 201, "{body}");
+            }
+        }
     }
     let shots = if std::env::var("LATLAB_UPDATE_SCREENSHOTS").as_deref() == Ok("1") {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/images")
@@ -919,7 +941,7 @@ fn the_dashboard_renders_in_headless_chromium_offline() {
             &profile,
             &[
                 format!("--screenshot={}", shot.display()),
-                "--window-size=1500,900".into(),
+                "--window-size=1280,900".into(),
                 "--hide-scrollbars".into(),
                 format!("{}{path}", serve.url),
             ],
@@ -997,4 +1019,245 @@ fn the_lava_test_definition_reports_each_requirement() {
     );
     assert!(lines[1].ends_with("--units us"));
     assert!(dir.path().join("output/latlab-junit.xml").exists());
+}
+
+/// A fixture result of another kind (`respond-pty.json`, `watch.json`,
+/// `lockbench.json`) as board `board`'s number `n`, started `minute`
+/// minutes after 2026-11-27 09:00 on kernel 6.6.58-rt45.
+fn other_kind(file: &str, board: &str, n: usize, minute: u32) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/results")
+        .join(file);
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    doc["id"] = format!("{board}-{n}").into();
+    doc["started_at"] = format!("2026-11-27T{:02}:{:02}:00Z", 9 + minute / 60, minute % 60).into();
+    doc["system"]["hostname"] = board.into();
+    doc["system"]["kernel_release"] = "6.6.58-rt45".into();
+    doc
+}
+
+/// One board's day: six runs a quarter of an hour apart (the run baseline,
+/// 40-45 µs), two responses under load (580 µs), two watches (500 µs), a
+/// lockbench last; pushed over HTTP. Returns the ids by kind.
+fn push_a_mixed_day(serve: &Serve, token: &str, board: &str) -> Vec<(&'static str, i64)> {
+    let mut docs: Vec<(&'static str, Value)> = Vec::new();
+    for n in 0..6usize {
+        let mut doc = result(board, n, "6.6.58-rt45", 0, 40 + n as u64);
+        doc["started_at"] = format!("2026-11-27T{:02}:{:02}:00Z", 9 + n / 4, (n % 4) * 15).into();
+        docs.push(("run", doc));
+    }
+    for n in 6..8 {
+        let mut doc = other_kind("respond-pty.json", board, n, 100 + n as u32);
+        doc["one_way"]["latency"]["max"] = 580_000.into();
+        doc["load"] = other_kind("run-load.json", board, n, 0)["load"].clone();
+        docs.push(("respond", doc));
+    }
+    for n in 8..10 {
+        let mut doc = other_kind("watch.json", board, n, 120 + n as u32);
+        doc["overall"]["latency"]["max"] = 500_000.into();
+        docs.push(("watch", doc));
+    }
+    docs.push(("lockbench", other_kind("lockbench.json", board, 10, 180)));
+    docs.into_iter()
+        .map(|(kind, doc)| {
+            let (status, body) = http(
+                &serve.url,
+                "POST",
+                "/api/v1/results",
+                Some(token),
+                &serde_json::to_vec(&doc).unwrap(),
+            );
+            assert_eq!(status, 201, "{kind}: {body}");
+            let id = serde_json::from_str::<Value>(&body).unwrap()["id"]
+                .as_i64()
+                .unwrap();
+            (kind, id)
+        })
+        .collect()
+}
+
+/// The fleet row of `kind` on the fleet page (one row per series).
+fn fleet_row<'a>(fleet: &'a str, kind: &str) -> &'a str {
+    fleet
+        .split("<tr>")
+        .find(|row| row.contains(&format!("<td class=\"l\">{kind}<")))
+        .unwrap_or_else(|| panic!("no {kind} row on the fleet page: {fleet}"))
+}
+
+/// Regression guard: the dashboard judged a respond result under load
+/// (`14.5x baseline`) and watch results against a board's run baseline,
+/// showed a lockbench as the board's "latest" run (worst and p99.9 `-`),
+/// and put a day's runs into the first 1 % of a days-long axis. Now every
+/// figure is per series (kind and setup, kernel, preemption, load), on
+/// SQLite and on PostgreSQL.
+#[test]
+fn the_dashboard_never_judges_one_kind_against_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = dir.path().join("h.sqlite");
+    let pg = PgServer::start_or_skip("the_dashboard_never_judges_one_kind_against_another");
+    let mut stores = vec![sqlite.to_str().unwrap().to_string()];
+    stores.extend(pg.as_ref().map(|pg| pg.fresh_database()));
+    for db in &stores {
+        let token = add_board(db, "rpi4");
+        let serve = Serve::start(db, free_port(), &[]);
+        let ids = push_a_mixed_day(&serve, &token, "rpi4");
+        let id_of = |kind: &str| -> Vec<i64> {
+            ids.iter()
+                .filter(|(k, _)| *k == kind)
+                .map(|(_, id)| *id)
+                .collect()
+        };
+        let (status, fleet) = http(&serve.url, "GET", "/", None, b"");
+        assert_eq!(status, 200);
+        assert!(fleet.contains("11 results, 0 regressions"), "{db}: {fleet}");
+        // "Latest" per kind: the run row shows the last run, the lockbench its own row.
+        let run = fleet_row(&fleet, "run");
+        assert!(
+            run.contains("<td>45.0</td>") && run.contains("2026-11-27 10:15"),
+            "{db}: {run}"
+        );
+        assert!(
+            fleet_row(&fleet, "respond").contains("<td>580.0</td>"),
+            "{db}"
+        );
+        assert!(
+            fleet_row(&fleet, "watch").contains("<td>500.0</td>"),
+            "{db}"
+        );
+        assert!(
+            fleet_row(&fleet, "lockbench").contains("2026-11-27 12:00"),
+            "{db}"
+        );
+        let (status, board) = http(&serve.url, "GET", "/board/rpi4", None, b"");
+        assert_eq!(status, 200);
+        assert!(
+            !board.contains("× baseline"),
+            "{db}: a cross-kind regression: {board}"
+        );
+        assert!(
+            board.contains("11 results in 4 series; 0 regressions"),
+            "{db}: {board}"
+        );
+        // "vs previous" links stay within a series: the second response
+        // is compared with the first, never with a run.
+        let [first, second] = id_of("respond")[..] else {
+            panic!("two responses")
+        };
+        assert!(
+            board.contains(&format!("/compare?a={first}&amp;b={second}\"")),
+            "{db}"
+        );
+        let first_watch = id_of("watch")[0];
+        assert!(
+            !board.contains(&format!("b={first_watch}\"")),
+            "{db}: {board}"
+        );
+        // A day's results: the time axis is in hours and spans them.
+        assert!(
+            board.contains("hours since 2026-11-27 09:00 UTC"),
+            "{db}: the long-term axis: {board}"
+        );
+        // The kind filter: only the runs, and their plot with the p99.9.
+        let (_, runs) = http(&serve.url, "GET", "/board/rpi4?kind=run", None, b"");
+        assert!(runs.contains("6 results in 1 series"), "{db}: {runs}");
+        assert!(runs.contains("minutes since 2026-11-27 09:00 UTC"), "{db}");
+        // A run that is a regression against the runs is still flagged.
+        let mut worse = result("rpi4", 11, "6.6.58-rt45", 0, 100);
+        worse["started_at"] = "2026-11-27T13:00:00Z".into();
+        let (status, _) = http(
+            &serve.url,
+            "POST",
+            "/api/v1/results",
+            Some(&token),
+            &serde_json::to_vec(&worse).unwrap(),
+        );
+        assert_eq!(status, 201);
+        let (_, fleet) = http(&serve.url, "GET", "/", None, b"");
+        assert!(fleet.contains("12 results, 1 regression "), "{db}: {fleet}");
+        assert!(
+            fleet_row(&fleet, "run").contains("<span class=\"worse\">1</span>"),
+            "{db}"
+        );
+        let (_, board) = http(&serve.url, "GET", "/board/rpi4", None, b"");
+        assert!(board.contains("2.4× baseline 42.0 µs"), "{db}: {board}");
+    }
+}
+
+/// The page's width and each table's right edge (CSS px) in headless
+/// Chromium with a `width`x900 window: the page as served, with one
+/// measuring script added, opened from a file.
+fn rendered_widths(browser: &Path, dir: &Path, page: &str, width: u32) -> (u32, Vec<u32>) {
+    let script = "<script>document.body.setAttribute('data-widths', \
+        [document.documentElement.scrollWidth].concat(Array.from(document.querySelectorAll('table'))\
+        .map(function(t){return Math.ceil(t.getBoundingClientRect().right);})).join(' '));</script>";
+    let file = dir.join("measured.html");
+    std::fs::write(&file, page.replace("</body>", &format!("{script}</body>"))).unwrap();
+    let profile = dir.join("measure-profile");
+    let _ = std::fs::remove_dir_all(&profile);
+    let out = headless(
+        browser,
+        &profile,
+        &[
+            format!("--window-size={width},900"),
+            "--dump-dom".into(),
+            format!("file://{}", file.display()),
+        ],
+    );
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let widths: Vec<u32> = dom
+        .split_once("data-widths=\"")
+        .and_then(|(_, rest)| rest.split_once('"'))
+        .unwrap_or_else(|| panic!("no measurement in {dom}"))
+        .0
+        .split(' ')
+        .map(|w| w.parse().unwrap())
+        .collect();
+    (widths[0], widths[1..].to_vec())
+}
+
+/// Regression guard: the fleet table was 2,101 px wide in a 1280 px window
+/// with four boards of long names. Measured in headless Chromium: the
+/// fleet and a board page fit 1280 px.
+#[test]
+fn the_dashboard_tables_fit_1280_px() {
+    let found = chromium();
+    if !require(
+        "dashboard width test: chromium",
+        found.is_some(),
+        "apt-get install -y chromium",
+    ) {
+        return;
+    }
+    let browser = found.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.sqlite");
+    let db = db.to_str().unwrap();
+    let serve = Serve::start(db, free_port(), &[]);
+    let boards = [
+        "imx8mp-hmi-controller-long-name-board-07",
+        "stm32mp157-field-unit-with-a-long-hostname",
+        "rpi4-lab1",
+        "apu2-gateway-x86-64-lab-rack-3-slot-12",
+    ];
+    for board in boards {
+        let token = add_board(db, board);
+        push_a_mixed_day(&serve, &token, board);
+    }
+    for path in [
+        "/".to_string(),
+        format!("/board/{}", boards[0]),
+        format!("/board/{}?kind=watch", boards[3]),
+    ] {
+        let (status, page) = http(&serve.url, "GET", &path, None, b"");
+        assert_eq!(status, 200, "{path}");
+        let (page_width, tables) = rendered_widths(&browser, dir.path(), &page, 1280);
+        assert!(!tables.is_empty(), "{path}: no table measured");
+        assert!(
+            page_width <= 1280,
+            "{path}: the page is {page_width} px wide"
+        );
+        for right in tables {
+            assert!(right <= 1280, "{path}: a table ends at {right} px");
+        }
+    }
 }

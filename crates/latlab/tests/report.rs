@@ -732,6 +732,11 @@ fn history_stores_a_cyclictest_file_as_its_kind_and_an_unknown_file_is_an_error(
     let first = listing.lines().nth(1).unwrap();
     assert!(!listing.contains("unknown"), "{listing}");
     assert!(first.contains("peer") && first.contains("vm"), "{listing}");
+    // The tool in its setup: its own series, never one with another tool's.
+    assert!(
+        first.contains(" peer  cyclictest every 1.00 ms, fifo 95 "),
+        "{listing}"
+    );
     assert!(first.contains("4.45 ms"), "cyclictest's max: {listing}");
     let stored = latlab_history::History::open(&db).unwrap().get(1).unwrap();
     assert_eq!(stored["schema"], "latlab.peer");

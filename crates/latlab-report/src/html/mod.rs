@@ -13,6 +13,7 @@
 //! assert!(html.contains("latlab.example"));
 //! ```
 
+pub mod comparison;
 pub mod lockbench;
 pub mod peer;
 pub mod plots;
@@ -20,20 +21,17 @@ pub mod respond;
 pub mod simulation;
 pub mod svg;
 
-use std::borrow::Cow;
 use std::fmt::Write;
 
 pub use latlab_document::Document;
 use latlab_document::{PeerDocument, RunDocument};
 use latlab_explain::{CauseRow, Report as Explanation};
-use latlab_measure::histogram::Histogram;
 use latlab_measure::result::Verdict;
 use latlab_measure::stats::Summary;
 use latlab_measure::units::format_ns;
-use latlab_peers::{Column, Measurement, Quantity};
 
 use crate::formats::HtmlSection;
-use plots::{color, load_kinds, percentile_markers};
+use plots::{load_kinds, percentile_markers};
 use svg::{escape, Plot};
 
 /// One result with the name it has in the report.
@@ -111,147 +109,13 @@ pub fn load_name(run: &RunDocument) -> String {
 
 /// Every plot of the report, in page order (comparison first), with unique ids.
 pub fn plots(entries: &[Entry]) -> Vec<Plot> {
-    let mut out = compare_plots(entries);
+    let mut out = comparison::plots(entries);
     for (i, entry) in entries.iter().enumerate() {
         if let Some(section) = section_of(&entry.document) {
             out.extend(section.html_plots(&section_id(&entry.document, i)));
         }
     }
     out
-}
-
-/// One result's latency distribution in the comparison: a run's, or a
-/// peer tool's measurement of the same quantity as the baseline's.
-struct Compared<'a> {
-    label: &'a str,
-    what: Measured<'a>,
-    /// For the overlaid plots (`None`: a peer file without a histogram):
-    /// the histogram plot's (a peer's overflows left out, their values are
-    /// not known) and the tail plot's (a peer's overflows at its max).
-    histogram: Option<Cow<'a, Histogram>>,
-    tail: Option<Cow<'a, Histogram>>,
-}
-
-enum Measured<'a> {
-    Run(&'a RunDocument),
-    Peer {
-        doc: &'a PeerDocument,
-        measurement: &'a Measurement,
-        pooled: Box<Column>,
-    },
-}
-
-/// The results the comparison compares (the baseline first: the first
-/// run or peer result), and the ones it cannot, each with the reason.
-fn compared(entries: &[Entry]) -> (Vec<Compared<'_>>, Vec<(&str, String)>) {
-    let quantity_of = |d: &Document| match d {
-        Document::Run(_) => Some(Quantity::WakeUpLatency),
-        Document::Peer(p) => p.measurements.first().map(|m| m.quantity),
-        _ => None,
-    };
-    let Some(quantity) = entries.iter().find_map(|e| quantity_of(&e.document)) else {
-        return (Vec::new(), Vec::new());
-    };
-    let mut out = Vec::new();
-    let mut not = Vec::new();
-    for e in entries {
-        let label = e.label.as_str();
-        match &e.document {
-            Document::Run(run) if quantity == Quantity::WakeUpLatency => out.push(Compared {
-                label,
-                what: Measured::Run(run),
-                histogram: Some(Cow::Borrowed(&run.overall.histogram)),
-                tail: Some(Cow::Borrowed(&run.overall.histogram)),
-            }),
-            Document::Run(_) => not.push((
-                label,
-                format!(
-                    "a latlab run measures wake-up latency, the baseline {}",
-                    quantity.name()
-                ),
-            )),
-            Document::Peer(doc) => match doc.measurement(quantity) {
-                Some(measurement) => out.push(Compared {
-                    label,
-                    histogram: peer::pooled_histogram(measurement, false).map(Cow::Owned),
-                    tail: peer::pooled_histogram(measurement, true).map(Cow::Owned),
-                    what: Measured::Peer {
-                        doc,
-                        measurement,
-                        pooled: Box::new(measurement.pooled()),
-                    },
-                }),
-                None => not.push((
-                    label,
-                    format!(
-                        "{} measures {}, the baseline {}",
-                        doc.source.tool,
-                        if doc.measurements.is_empty() {
-                            "nothing latlab reads".to_string()
-                        } else {
-                            doc.measurements
-                                .iter()
-                                .map(|m| m.quantity.name())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        },
-                        quantity.name()
-                    ),
-                )),
-            },
-            _ => {}
-        }
-    }
-    (out, not)
-}
-
-fn compare_plots(entries: &[Entry]) -> Vec<Plot> {
-    let (compared, _) = compared(entries);
-    if compared.len() < 2 {
-        return Vec::new();
-    }
-    let drawn: Vec<&Compared> = compared.iter().filter(|c| c.histogram.is_some()).collect();
-    let series = |tail: bool| -> Vec<(String, &Histogram)> {
-        drawn
-            .iter()
-            .filter_map(|c| {
-                let h = if tail { &c.tail } else { &c.histogram };
-                Some((c.label.to_string(), h.as_deref()?))
-            })
-            .collect()
-    };
-    let markers = drawn
-        .iter()
-        .enumerate()
-        .flat_map(|(i, c)| {
-            let mut m = match &c.what {
-                Measured::Run(run) => percentile_markers(run, &color(i), ""),
-                Measured::Peer { pooled, .. } => peer::markers(pooled, &color(i), ""),
-            };
-            m.retain(|m| m.label.starts_with("max"));
-            m
-        })
-        .collect();
-    let title = match &compared[0].what {
-        Measured::Run(_) => "Latency histograms, all CPUs".to_string(),
-        Measured::Peer { measurement, .. } => {
-            let name = measurement.quantity.name();
-            format!(
-                "{}{} histograms, all CPUs",
-                name[..1].to_uppercase(),
-                &name[1..]
-            )
-        }
-    };
-    vec![
-        plots::histogram_plot("compare-histogram", &title, &series(false)),
-        plots::tail_plot(
-            "compare-tail",
-            "Cumulative distribution: share of samples above each latency",
-            &series(true),
-            markers,
-        ),
-    ]
 }
 
 fn run_plots(prefix: &str, run: &RunDocument) -> Vec<Plot> {
@@ -431,8 +295,6 @@ pub fn render_with_opening(entries: &[Entry], title: &str, opening: &Opening) ->
          <title>{}</title>\n<style>{STYLE}figure.wide{{grid-column:1/-1}}</style>\n</head>\n<body>\n",
         escape(title)
     );
-    let (compared_now, not_compared) = compared(entries);
-    let comparison = compared_now.len() >= 2 || !not_compared.is_empty();
     let _ = writeln!(
         h,
         "<header><h1>{}</h1><p>{} result{}: {}</p></header>\n<main>",
@@ -446,9 +308,7 @@ pub fn render_with_opening(entries: &[Entry], title: &str, opening: &Opening) ->
             .join(" · ")
     );
     opening.render(&mut h);
-    if comparison {
-        render_comparison(&mut h, entries);
-    }
+    comparison::render(&mut h, entries);
     for (i, entry) in entries.iter().enumerate() {
         if let Some(section) = section_of(&entry.document) {
             section.html_section(&mut h, &section_id(&entry.document, i), &entry.label);
@@ -646,155 +506,6 @@ fn delta_cell(base: f64, value: f64, lower_is_better: bool) -> String {
             format!("<td{class}>{pct:+.1} %</td>")
         }
     }
-}
-
-/// p50, p99, p99.9 and max of a compared result (`None`: not known).
-fn compared_figures(c: &Compared<'_>) -> [Option<u64>; 4] {
-    match &c.what {
-        Measured::Run(run) => {
-            let s = &run.overall.latency;
-            [Some(s.p50), Some(s.p99), Some(s.p99_9), Some(s.max)]
-        }
-        Measured::Peer { pooled, .. } => {
-            let l = &pooled.latency;
-            [l.p50, l.p99, l.p99_9, l.max]
-        }
-    }
-}
-
-fn render_comparison(h: &mut String, entries: &[Entry]) {
-    let (compared, not_compared) = compared(entries);
-    let base = &compared[0];
-    let _ = writeln!(
-        h,
-        "<section class=\"compare\" id=\"compare\"><h2>Comparison</h2>\
-         <p>Baseline: <b>{}</b> (the first result). Changes are relative to it; \
-         for latency lower is better, for background throughput higher is.</p>",
-        escape(base.label)
-    );
-    let peers: Vec<String> = compared
-        .iter()
-        .filter_map(|c| match &c.what {
-            Measured::Peer { doc, .. } => Some(escape(&doc.tool_name())),
-            Measured::Run(_) => None,
-        })
-        .collect();
-    if !peers.is_empty() {
-        let _ = writeln!(
-            h,
-            "<p>Read from another tool's file: {}. What such a file does not give is shown as \
-             <i>unknown</i>; its latencies are whole microseconds as the tool rounds them (latlab's \
-             percentiles are the upper bounds of buckets at most 0.2 % wide), and a percentile among \
-             its histogram's overflows is shown as <i>≥</i> the histogram's end. Its overflows are \
-             left out of the histogram plot and drawn at its max in the cumulative distribution \
-             (an upper bound).</p>",
-            peers.join(", ")
-        );
-    }
-    for (label, reason) in &not_compared {
-        let _ = writeln!(
-            h,
-            "<p class=\"warn\">Not compared: <b>{}</b>: {}.</p>",
-            escape(label),
-            escape(reason)
-        );
-    }
-    h.push_str(
-        "<table class=\"deltas\"><tr><th class=\"l\">result</th><th>verdict</th><th>samples</th>\
-         <th>missed</th><th>p50</th><th>Δ</th><th>p99</th><th>Δ</th><th>p99.9</th><th>Δ</th><th>max</th><th>Δ</th>\
-         <th class=\"l\">background throughput (Δ)</th></tr>\n",
-    );
-    let base_load = match &base.what {
-        Measured::Run(run) => run.load.as_ref().map(load_kinds).unwrap_or_default().0,
-        Measured::Peer { .. } => Vec::new(),
-    };
-    let base_figures = compared_figures(base);
-    for c in &compared {
-        let figures_now = compared_figures(c);
-        let run = match &c.what {
-            Measured::Run(run) => run,
-            Measured::Peer {
-                doc,
-                measurement,
-                pooled,
-            } => {
-                let _ = write!(
-                    h,
-                    "<tr><td class=\"l\">{}</td><td>–</td><td>{}</td><td class=\"unknown\">unknown</td>",
-                    escape(c.label),
-                    escape(&crate::peer::count(pooled.latency.count)),
-                );
-                for (value, base_value) in figures_now.iter().zip(&base_figures) {
-                    let delta = match (value, base_value) {
-                        (Some(v), Some(b)) => delta_cell(*b as f64, *v as f64, true),
-                        _ => "<td>–</td>".into(),
-                    };
-                    let _ = write!(
-                        h,
-                        "<td>{}</td>{delta}",
-                        escape(&crate::peer::figure(*value, pooled, measurement))
-                    );
-                }
-                let _ = writeln!(
-                    h,
-                    "<td class=\"l unknown\" title=\"not in a {} file\">unknown</td></tr>",
-                    escape(&doc.source.tool)
-                );
-                continue;
-            }
-        };
-        let s = &run.overall.latency;
-        let _ = write!(
-            h,
-            "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td{}>{}</td>",
-            escape(c.label),
-            verdict_badge(run.verdict),
-            s.count,
-            // Missed periods hide behind a short sample count (an
-            // overloaded run has fewer samples, not worse ones).
-            if run.overall.missed_periods > 0 {
-                " class=\"worse\""
-            } else {
-                ""
-            },
-            run.overall.missed_periods
-        );
-        for (value, base_value) in figures_now.iter().zip(&base_figures) {
-            let value = value.unwrap_or(0);
-            let delta = match base_value {
-                Some(b) => delta_cell(*b as f64, value as f64, true),
-                None => "<td>–</td>".into(),
-            };
-            let _ = write!(h, "<td>{}</td>{delta}", format_ns(value));
-        }
-        let kinds = run.load.as_ref().map(load_kinds).unwrap_or_default().0;
-        let load = if kinds.is_empty() {
-            "none".to_string()
-        } else {
-            kinds
-                .iter()
-                .map(|k| {
-                    let delta = base_load
-                        .iter()
-                        .find(|b| b.kind == k.kind)
-                        .and_then(|b| change(b.per_second, k.per_second))
-                        .map(|pct| format!(" ({pct:+.1} %)"))
-                        .unwrap_or_default();
-                    format!(
-                        "{} {}{}",
-                        escape(&k.kind),
-                        escape(&rate(k.per_second, &k.unit)),
-                        delta
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let _ = writeln!(h, "<td class=\"l wrap\">{load}</td></tr>");
-    }
-    h.push_str("</table>\n");
-    figures(h, &compare_plots(entries));
-    h.push_str("</section>\n");
 }
 
 /// A rate with an SI prefix: `210 Mops/s`, `285 MB/s` (bytes as B).

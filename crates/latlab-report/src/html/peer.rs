@@ -273,10 +273,20 @@ mod tests {
         let oslat = Document::read(oslat).unwrap();
         let run = Document::Run(Box::new(sample_result().into()));
         let html = render(&entries(vec![run, oslat]), "t");
+        // Each named with what it holds, nothing compared.
         assert!(
-            html.contains("Not compared: <b>oslat 2.40</b>: oslat measures busy-loop latency, the baseline wake-up latency."),
+            html.contains(
+                "Not compared: <b>oslat 2.40</b>: no other result holds its busy-loop latency."
+            ),
             "{html}"
         );
+        assert!(
+            html.contains(
+                "Not compared: <b>latlab run</b>: no other result holds its timer wake-up latency."
+            ),
+            "{html}"
+        );
+        assert!(html.contains("nothing is compared"), "{html}");
         // Its own section still shows it, its overflow bucket a bound.
         assert!(html.contains("Busy-loop latency"));
         assert!(

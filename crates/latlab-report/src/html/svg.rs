@@ -203,6 +203,9 @@ fn format_tick(v: f64, format: Format) -> String {
 pub enum Shape {
     /// Points joined by straight lines.
     Line(Vec<(f64, f64)>),
+    /// Points joined by straight lines, each point also a dot (one result
+    /// each, so a single one shows).
+    LineWithPoints(Vec<(f64, f64)>),
     /// A staircase: each y holds until the next x.
     Steps(Vec<(f64, f64)>),
     /// Bins `(x_low, x_high, y)` drawn as a filled outline down to the axis.
@@ -527,6 +530,24 @@ impl Plot {
                     let _ = writeln!(
                         s,
                         "<path d=\"{d}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.6\"{dash}/>",
+                        series.color
+                    );
+                }
+            }
+            Shape::LineWithPoints(points) => {
+                self.draw_series(
+                    s,
+                    &Series {
+                        shape: Shape::Line(points.clone()),
+                        ..series.clone()
+                    },
+                );
+                for (x, y) in points {
+                    let _ = writeln!(
+                        s,
+                        "<circle cx=\"{}\" cy=\"{}\" r=\"2.6\" fill=\"{}\"/>",
+                        c(self.px(*x)),
+                        c(self.py(*y)),
                         series.color
                     );
                 }

@@ -1,10 +1,11 @@
-//! `latlab history`: the results kept in the SQLite history, and the hook
-//! `latlab run` uses to store each result there.
+//! `latlab history`: the results kept in the history (SQLite or
+//! PostgreSQL), listed with filters or deleted, and the hook `latlab run`
+//! uses to store each result there.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use latlab_history::{History, Location};
+use latlab_history::{Filter, History, Location};
 use latlab_measure::units::format_ns;
 
 /// Arguments of `latlab history`.
@@ -12,14 +13,98 @@ use latlab_measure::units::format_ns;
 pub struct HistoryArgs {
     #[command(flatten)]
     pub db: DbArgs,
-    /// Show only the newest N results.
-    #[arg(long, value_name = "N")]
-    pub limit: Option<usize>,
+    #[command(flatten)]
+    pub filters: HistoryFilters,
     /// First store these result files (e.g. from another machine, or from
     /// before the history existed; a cyclictest, rt-tests or rtla file as
     /// read by `latlab report`), then list.
-    #[arg(long, value_name = "RESULT")]
+    #[arg(long, value_name = "RESULT", conflicts_with = "delete_listed")]
     pub add: Vec<PathBuf>,
+    /// Delete these results (ids as listed), all or none: when one is not
+    /// stored, nothing is deleted. A SQLite file shrinks accordingly.
+    #[arg(long, value_name = "ID", num_args = 1.., value_delimiter = ',',
+          conflicts_with_all = ["add", "delete_listed", "limit", "kind", "board", "host", "kernel", "load", "since", "until"])]
+    pub delete: Vec<i64>,
+    /// Delete every result the filters select (give at least one filter;
+    /// the deleted results are listed).
+    #[arg(long)]
+    pub delete_listed: bool,
+}
+
+/// Which results `latlab history` lists (or deletes with --delete-listed).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct HistoryFilters {
+    /// Only the newest N results (of those the other filters select).
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// Only results of this kind: run, respond, watch, watch-snapshot,
+    /// lockbench, peer (a cyclictest, rt-tests or rtla file), ... (as
+    /// listed), or a whole schema.
+    #[arg(long, value_name = "KIND")]
+    pub kind: Option<String>,
+    /// Only results pushed by this board (to `latlab serve`).
+    #[arg(long, value_name = "NAME")]
+    pub board: Option<String>,
+    /// Only results measured on this host.
+    #[arg(long, value_name = "NAME")]
+    pub host: Option<String>,
+    /// Only results from this kernel release.
+    #[arg(long, value_name = "RELEASE")]
+    pub kernel: Option<String>,
+    /// Only results under this load, as listed (`none`: without load).
+    #[arg(long, value_name = "LOAD")]
+    pub load: Option<String>,
+    /// Only results started on or after this UTC date or time
+    /// (YYYY-MM-DD, YYYY-MM-DDTHH:MM or YYYY-MM-DDTHH:MM:SS).
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// Only results started on or before this UTC date or time (a day
+    /// given includes the whole day).
+    #[arg(long, value_name = "WHEN")]
+    pub until: Option<String>,
+}
+
+impl HistoryFilters {
+    /// The store's filter; a time that is not a UTC date or time is an
+    /// error naming the forms.
+    pub fn filter(&self) -> anyhow::Result<Filter> {
+        let time = |t: &Option<String>| -> anyhow::Result<Option<String>> {
+            Ok(t.as_deref().map(latlab_history::check_time).transpose()?)
+        };
+        Ok(Filter {
+            kind: self.kind.clone(),
+            board: self.board.clone(),
+            host: self.host.clone(),
+            kernel: self.kernel.clone(),
+            load: self
+                .load
+                .clone()
+                .map(|l| if l == "none" { String::new() } else { l }),
+            since: time(&self.since)?,
+            until: time(&self.until)?,
+            limit: self.limit,
+            ..Filter::default()
+        })
+    }
+
+    /// The filters as given on the command line, for messages.
+    fn words(&self) -> String {
+        let mut words = Vec::new();
+        for (flag, value) in [
+            ("--kind", &self.kind),
+            ("--board", &self.board),
+            ("--host", &self.host),
+            ("--kernel", &self.kernel),
+            ("--load", &self.load),
+            ("--since", &self.since),
+            ("--until", &self.until),
+        ] {
+            if let Some(value) = value {
+                words.push(format!("{flag} {value}"));
+            }
+        }
+        words.join(" ")
+    }
 }
 
 /// Which history database (shared by `history`, `compare`, `serve` and the
@@ -65,7 +150,7 @@ impl DbArgs {
     }
 }
 
-/// Stores a latlab result document (run, respond, lockbench) in the history.
+/// Stores a result document (run, respond, lockbench, ...) in the history.
 /// A failure is a warning, not an error: the result itself is already written.
 pub fn record_document(document: &serde_json::Value, db: &DbArgs) -> Option<i64> {
     let stored = db
@@ -80,8 +165,13 @@ pub fn record_document(document: &serde_json::Value, db: &DbArgs) -> Option<i64>
     }
 }
 
-/// Lists the history (after storing `--add` files).
+/// Lists the history (after storing `--add` files), or deletes results.
 pub fn execute(args: HistoryArgs) -> anyhow::Result<ExitCode> {
+    let filter = args.filters.filter()?;
+    if !args.delete.is_empty() {
+        let mut history = args.db.open_existing()?;
+        return delete(&mut history, &args.delete);
+    }
     let history = if args.add.is_empty() {
         args.db.open_existing()?
     } else {
@@ -99,49 +189,130 @@ pub fn execute(args: HistoryArgs) -> anyhow::Result<ExitCode> {
         }
         history
     };
-    let entries = history.list(args.limit)?;
+    if args.delete_listed && !filter.narrows() && filter.limit.is_none() {
+        anyhow::bail!(
+            "--delete-listed deletes what the filters select, and none was given: \
+             give --kind, --board, --host, --kernel, --load, --since, --until or --limit \
+             (or --delete ID... for single results)"
+        );
+    }
+    let entries = history.query(&filter)?;
     if entries.is_empty() {
-        eprintln!("the history at {} is empty", history.display());
+        if filter.narrows() {
+            eprintln!(
+                "no result in {} matches {} (it holds {} results: `latlab history` lists them all)",
+                history.display(),
+                args.filters.words(),
+                history.count()?
+            );
+        } else {
+            eprintln!("the history at {} is empty", history.display());
+        }
         return Ok(ExitCode::SUCCESS);
     }
     print!("{}", table(&entries));
+    if args.delete_listed {
+        let ids: Vec<i64> = entries.iter().map(|e| e.id).collect();
+        let mut history = history;
+        return delete(&mut history, &ids);
+    }
     Ok(ExitCode::SUCCESS)
 }
 
-/// The listing, one result per line.
+/// Deletes results by id (all or none) and says what it freed.
+fn delete(history: &mut History, ids: &[i64]) -> anyhow::Result<ExitCode> {
+    let file = match history.location() {
+        Location::Sqlite(path) => Some(path.clone()),
+        Location::Postgres(_) => None,
+    };
+    let size = |path: &Path| {
+        // The database and its write-ahead log.
+        let wal = path.with_extension(format!(
+            "{}-wal",
+            path.extension().and_then(|e| e.to_str()).unwrap_or("")
+        ));
+        [path, wal.as_path()]
+            .iter()
+            .filter_map(|p| std::fs::metadata(p).ok())
+            .map(|m| m.len())
+            .sum::<u64>()
+    };
+    let before = file.as_deref().map(size);
+    let deleted = history.delete(ids)?;
+    history.reclaim()?;
+    let mut unique = ids.to_vec();
+    unique.sort_unstable();
+    unique.dedup();
+    let ids: Vec<String> = unique.iter().map(i64::to_string).collect();
+    eprint!(
+        "deleted {deleted} result{} (id{} {}) from {}",
+        if deleted == 1 { "" } else { "s" },
+        if deleted == 1 { "" } else { "s" },
+        ids.join(", "),
+        history.display()
+    );
+    match (file.as_deref().map(size), before) {
+        (Some(after), Some(before)) => {
+            eprintln!("; the file is now {} (was {})", mib(after), mib(before))
+        }
+        _ => eprintln!(),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Bytes in MiB as shown: `1.25 MiB`.
+fn mib(bytes: u64) -> String {
+    format!("{:.2} MiB", bytes as f64 / (1u64 << 20) as f64)
+}
+
+/// One column of the listing.
+struct Column {
+    header: &'static str,
+    /// Numbers right-aligned, words left.
+    right: bool,
+    cell: fn(&latlab_history::Entry) -> String,
+}
+
+/// The listing, one result per line: the setup (what the kind measured)
+/// when a result has one, the board when a result came from a board.
 fn table(entries: &[latlab_history::Entry]) -> String {
-    let rows: Vec<[String; 9]> = entries
-        .iter()
-        .map(|e| {
-            let or = |v: &Option<String>, none: &str| v.clone().unwrap_or_else(|| none.into());
-            [
-                e.id.to_string(),
-                e.started_at
-                    .replace('T', " ")
-                    .trim_end_matches('Z')
-                    .to_string(),
-                e.schema.trim_start_matches("latlab.").to_string(),
-                or(&e.host, "?"),
-                or(&e.kernel, "?"),
-                or(&e.preemption, "?"),
-                or(&e.load, "none"),
-                e.max_ns.map_or("-".into(), format_ns),
-                or(&e.verdict, "-"),
-            ]
-        })
-        .collect();
-    let header = [
-        "id",
-        "when (UTC)",
-        "kind",
-        "host",
-        "kernel",
-        "preempt",
-        "load",
-        "max",
-        "verdict",
+    fn or(v: &Option<String>, none: &str) -> String {
+        v.clone().unwrap_or_else(|| none.into())
+    }
+    let column = |header, right, cell| Column {
+        header,
+        right,
+        cell,
+    };
+    let mut columns = vec![
+        column("id", true, |e| e.id.to_string()),
+        column("when (UTC)", false, |e| {
+            e.started_at
+                .replace('T', " ")
+                .trim_end_matches('Z')
+                .to_string()
+        }),
+        column("kind", false, |e| e.kind().to_string()),
     ];
-    let mut widths = header.map(str::len);
+    if entries.iter().any(|e| e.variant.is_some()) {
+        columns.push(column("setup", false, |e| or(&e.variant, "-")));
+    }
+    if entries.iter().any(|e| e.board.is_some()) {
+        columns.push(column("board", false, |e| or(&e.board, "-")));
+    }
+    columns.extend([
+        column("host", false, |e| or(&e.host, "?")),
+        column("kernel", false, |e| or(&e.kernel, "?")),
+        column("preempt", false, |e| or(&e.preemption, "?")),
+        column("load", false, |e| or(&e.load, "none")),
+        column("max", true, |e| e.max_ns.map_or("-".into(), format_ns)),
+        column("verdict", false, |e| or(&e.verdict, "-")),
+    ]);
+    let rows: Vec<Vec<String>> = entries
+        .iter()
+        .map(|e| columns.iter().map(|c| (c.cell)(e)).collect())
+        .collect();
+    let mut widths: Vec<usize> = columns.iter().map(|c| c.header.len()).collect();
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
@@ -150,9 +321,8 @@ fn table(entries: &[latlab_history::Entry]) -> String {
     let mut out = String::new();
     let mut line = |cells: Vec<&str>| {
         let mut text = String::new();
-        for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
-            // Numbers right-aligned, words left.
-            if i == 0 || i == 7 {
+        for ((cell, w), c) in cells.iter().zip(&widths).zip(&columns) {
+            if c.right {
                 text.push_str(&format!("{cell:>w$}  "));
             } else {
                 text.push_str(&format!("{cell:<w$}  "));
@@ -161,7 +331,7 @@ fn table(entries: &[latlab_history::Entry]) -> String {
         out.push_str(text.trim_end());
         out.push('\n');
     };
-    line(header.to_vec());
+    line(columns.iter().map(|c| c.header).collect());
     for row in &rows {
         line(row.iter().map(String::as_str).collect());
     }

@@ -22,9 +22,9 @@ use serde_json::Value;
 /// Arguments of `latlab push`.
 #[derive(Debug, clap::Args)]
 pub struct PushArgs {
-    /// Result files (run, respond, lockbench JSON; a cyclictest, rt-tests
-    /// or rtla file as read by `latlab report`) to send; none: only resend
-    /// what waits in the spool.
+    /// Result files (run, respond, watch, lockbench JSON; a cyclictest,
+    /// rt-tests or rtla file as read by `latlab report`) to send; none:
+    /// only resend what waits in the spool.
     #[arg(value_name = "RESULT")]
     pub files: Vec<PathBuf>,
     /// The server: the URL `latlab serve` listens on (http://HOST:PORT).

@@ -7,7 +7,7 @@
 //!   document of an unknown schema, or one that is not what its schema
 //!   says, 422. Nothing is stored in any of these cases. The store down: 503
 //!   (the board keeps the result in its spool).
-//! - `GET /`: the fleet; `GET /board/NAME?kernel=K&load=L`: a board;
+//! - `GET /`: the fleet; `GET /board/NAME?kind=K&kernel=K&load=L`: a board;
 //!   `GET /compare?a=ID&b=ID`: two runs compared (the report's comparison);
 //!   `GET /api/v1/results/ID`: a stored document. Reading needs no token
 //!   unless `--read-token` is given.
@@ -27,7 +27,7 @@ use axum::routing::{get, post};
 use axum::Router;
 use http_body_util::BodyExt;
 use latlab_history::{Filter, History, HistoryError, Location};
-use latlab_report::dashboard::{self, RunRow};
+use latlab_report::dashboard::{self, BoardFilters};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
@@ -53,8 +53,9 @@ pub struct ServeArgs {
     /// Largest result accepted, MiB.
     #[arg(long, default_value_t = 16, value_name = "MIB")]
     pub max_body_mib: usize,
-    /// A run is a regression when its worst latency is this many percent
-    /// above its board's baseline on the same kernel.
+    /// A result is a regression when its worst latency is this many
+    /// percent above the baseline of its series (the same board, kind and
+    /// setup, kernel, preemption model and load).
     #[arg(long, default_value_t = 50.0, value_name = "PERCENT")]
     pub regression_threshold: f64,
     /// Database connections at most (requests beyond wait for one).
@@ -371,23 +372,6 @@ async fn ingest(State(app): State<Arc<App>>, request: Request) -> Response {
     }
 }
 
-fn row(e: latlab_history::Entry) -> RunRow {
-    RunRow {
-        id: e.id,
-        board: e.board.unwrap_or_default(),
-        schema: e.schema,
-        started_at: e.started_at,
-        host: e.host,
-        arch: e.arch,
-        kernel: e.kernel,
-        preemption: e.preemption,
-        load: e.load,
-        verdict: e.verdict,
-        max_ns: e.max_ns,
-        p999_ns: e.p999_ns,
-    }
-}
-
 type Params = Query<std::collections::HashMap<String, String>>;
 
 async fn fleet(State(app): State<Arc<App>>, headers: HeaderMap, Query(q): Params) -> Response {
@@ -402,7 +386,7 @@ async fn fleet(State(app): State<Arc<App>>, headers: HeaderMap, Query(q): Params
                 limit: Some(500),
                 ..Filter::default()
             })?;
-            boards.push((name, runs.into_iter().map(row).collect::<Vec<_>>()));
+            boards.push((name, runs));
         }
         Ok(boards)
     })
@@ -434,7 +418,7 @@ async fn board(
             board: Some(wanted),
             ..Filter::default()
         })?;
-        Ok(Some(all.into_iter().map(row).collect::<Vec<_>>()))
+        Ok(Some(all))
     })
     .await;
     let all = match runs {
@@ -447,33 +431,12 @@ async fn board(
         }
         Err(e) => return store_down(&e),
     };
-    let mut kernels: Vec<String> = all.iter().filter_map(|r| r.kernel.clone()).collect();
-    kernels.sort();
-    kernels.dedup();
-    let mut loads: Vec<String> = all
-        .iter()
-        .map(|r| r.load.clone().unwrap_or_else(|| "none".into()))
-        .collect();
-    loads.sort();
-    loads.dedup();
-    let kernel = q.get("kernel").filter(|k| !k.is_empty());
-    // `none`: the runs without load.
-    let load = q.get("load").filter(|l| !l.is_empty());
-    let runs: Vec<RunRow> = all
-        .into_iter()
-        .filter(|r| kernel.is_none_or(|k| r.kernel.as_deref() == Some(k.as_str())))
-        .filter(|r| load.is_none_or(|l| r.load.as_deref().unwrap_or("none") == l))
-        .collect();
+    let chosen = |key: &str| q.get(key).map(String::as_str);
+    let filters = BoardFilters::new(&all, chosen("kind"), chosen("kernel"), chosen("load"));
+    let shown: Vec<_> = all.into_iter().filter(|r| filters.keeps(r)).collect();
     html(
         StatusCode::OK,
-        dashboard::board_page(
-            &name,
-            &runs,
-            &kernels,
-            &loads,
-            (kernel.map(String::as_str), load.map(String::as_str)),
-            app.threshold,
-        ),
+        dashboard::board_page(&name, &shown, &filters, app.threshold),
     )
 }
 
