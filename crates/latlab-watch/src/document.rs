@@ -8,8 +8,9 @@ use latlab_measure::stats::Summary;
 use latlab_rt::sysinfo::SystemInfo;
 use serde::{Deserialize, Serialize};
 
-/// Version of the `latlab.watch` layout.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version of the `latlab.watch` layout: 2 since histograms are runs of
+/// buckets (see [`Histogram`]); latlab reads 1 too.
+pub const SCHEMA_VERSION: u32 = 2;
 /// The `schema` of a watch result.
 pub const SCHEMA: &str = "latlab.watch";
 /// The `schema` of a snapshot in the history.
@@ -22,13 +23,20 @@ fn snapshot_schema() -> String {
     SNAPSHOT_SCHEMA.into()
 }
 
+/// Writes [`SCHEMA_VERSION`] whatever version the result was read from.
+fn current_version<S: serde::Serializer>(_read: &u32, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_u32(SCHEMA_VERSION)
+}
+
 /// What `latlab watch` saw.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WatchDocument {
     /// Always `latlab.watch`.
     #[serde(default = "watch_schema")]
     pub schema: String,
-    /// Layout version ([`SCHEMA_VERSION`]).
+    /// Layout version ([`SCHEMA_VERSION`]; a result read from an older file
+    /// is written in this layout, with this version).
+    #[serde(serialize_with = "current_version")]
     pub schema_version: u32,
     /// The result's unique id (a random UUID given when it is written), by
     /// which a store keeps it once; absent in files written before the field

@@ -275,7 +275,7 @@ fn every_output_format_is_written_and_consistent() {
     let result: Value =
         serde_json::from_str(&std::fs::read_to_string(result_path).unwrap()).unwrap();
     assert_eq!(result["schema"], "latlab.run");
-    assert_eq!(result["schema_version"], 1);
+    assert_eq!(result["schema_version"], 2);
     assert!(result["command_line"].as_array().unwrap().len() > 3);
     assert!(result["system"]["kernel_release"].as_str().unwrap().len() > 1);
     assert_eq!(result["settings"]["mlocked"], true);
