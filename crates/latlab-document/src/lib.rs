@@ -24,6 +24,7 @@
 
 pub mod id;
 pub mod run;
+pub mod text;
 
 use serde::Serialize;
 use serde_json::Value;
