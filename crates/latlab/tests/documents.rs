@@ -139,7 +139,7 @@ fn rewrite_histograms(value: &mut Value) {
                     let histogram: latlab_measure::histogram::Histogram =
                         serde_json::from_value(child.clone()).unwrap();
                     let skipped_when_empty = key != "histogram" || part_of_split;
-                    if histogram.is_empty() && skipped_when_empty {
+                    if histogram.count() == 0 && skipped_when_empty {
                         map.remove(&key);
                     } else {
                         *child = serde_json::to_value(&histogram).unwrap();
