@@ -329,7 +329,7 @@ pub fn execute(args: WatchArgs) -> anyhow::Result<ExitCode> {
     }
     let value = serde_json::to_value(&document)?;
     if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&document)?;
+        let text = latlab_document::text::to_text(&document)?;
         super::measuring::write_file(path, text.as_bytes())?;
         println!("Result written to {}", path.display());
     }
