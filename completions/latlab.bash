@@ -729,7 +729,7 @@ _latlab() {
             return 0
             ;;
         latlab__subcmd__record)
-            opts="-o -e -d -h -V --output --events --buffer-size --duration --flight-recorder --no-kallsyms --json --list-events --help --version"
+            opts="-o -e -d -h -V --output --events --buffer-size --duration --flight-recorder --no-kallsyms --rt-cpus --json --list-events --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -760,6 +760,10 @@ _latlab() {
                     return 0
                     ;;
                 -d)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rt-cpus)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

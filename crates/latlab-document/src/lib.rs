@@ -28,6 +28,7 @@
 pub mod comparable;
 pub mod id;
 pub mod run;
+pub mod text;
 
 use serde::Serialize;
 use serde_json::Value;

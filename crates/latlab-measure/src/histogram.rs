@@ -189,7 +189,8 @@ impl Histogram {
             })
     }
 
-    /// A histogram rebuilt from buckets (as stored in a result file).
+    /// A histogram rebuilt from buckets (counted elsewhere with the same
+    /// scheme, or read from a file of schema version 1).
     pub fn from_buckets(buckets: &[Bucket]) -> Self {
         let mut histogram = Histogram::new();
         for bucket in buckets {
@@ -204,7 +205,8 @@ impl Histogram {
     }
 }
 
-/// One non-empty bucket: `count` values in `low..=high` nanoseconds.
+/// One non-empty bucket: `count` values in `low..=high` nanoseconds (the
+/// form histograms had in result files of schema version 1, still read).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Bucket {
     /// Smallest value the bucket holds, ns.
@@ -215,32 +217,154 @@ pub struct Bucket {
     pub count: u64,
 }
 
-/// In JSON a histogram is its non-empty buckets, lowest first.
+/// Empty buckets a run bridges with zeros rather than starting a new run:
+/// a zero costs two bytes of JSON (`0,`), a new run about nine (`],[45312,`).
+const MAX_ZEROS_IN_RUN: usize = 3;
+
+impl Histogram {
+    /// True when nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.total == 0
+    }
+
+    /// The non-empty buckets as runs of neighbouring buckets, lowest first:
+    /// each the lowest value of its first bucket (ns) and the counts of that
+    /// bucket and the ones after it, with up to [`MAX_ZEROS_IN_RUN`] empty
+    /// buckets inside a run as zeros. The bucket scheme is fixed, so a
+    /// bucket's index (and so its `high`) follows from `low`.
+    pub fn runs(&self) -> Vec<Vec<u64>> {
+        let mut runs: Vec<Vec<u64>> = Vec::new();
+        let mut previous: Option<usize> = None;
+        for (index, &count) in self.counts.iter().enumerate() {
+            if count == 0 {
+                continue;
+            }
+            match (previous, runs.last_mut()) {
+                (Some(p), Some(run)) if index - p - 1 <= MAX_ZEROS_IN_RUN => {
+                    run.extend(std::iter::repeat_n(0, index - p - 1));
+                    run.push(count);
+                }
+                _ => runs.push(vec![bucket_range(index).0, count]),
+            }
+            previous = Some(index);
+        }
+        runs
+    }
+
+    /// Adds `count` values to the bucket at `index` (a stored histogram).
+    fn add_stored(&mut self, index: usize, count: u64) -> Result<(), String> {
+        if count == 0 {
+            return Ok(());
+        }
+        let Some(slot) = self.counts.get_mut(index) else {
+            return Err(format!("a run goes past the last bucket ({BUCKETS})"));
+        };
+        *slot = slot
+            .checked_add(count)
+            .ok_or("a bucket's count overflows")?;
+        self.total = self
+            .total
+            .checked_add(count)
+            .ok_or("the total count overflows")?;
+        let (low, high) = bucket_range(index);
+        self.min = self.min.min(low);
+        self.max = self.max.max(high);
+        Ok(())
+    }
+}
+
+/// In JSON a histogram is its runs of non-empty buckets (see
+/// [`Histogram::runs`]); the `{low, high, count}` buckets of earlier files
+/// read too.
 impl schemars::JsonSchema for Histogram {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "Histogram".into()
     }
 
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        let mut schema = Vec::<Bucket>::json_schema(generator);
-        schema.insert(
-            "description".into(),
-            "The non-empty buckets, lowest first: `count` values in `low..=high` ns each.".into(),
-        );
-        schema
+        let bucket = generator.subschema_for::<Bucket>();
+        schemars::json_schema!({
+            "description": "The non-empty buckets in runs of neighbours, lowest first: `[low, count, count, ...]` is the bucket holding `low` ns (its lowest value) and the ones after it, each with its count (0 for an empty bucket inside a run). Buckets are 1 ns wide below 1024 ns; above, a power-of-two range [2^e, 2^(e+1)) ns has 512 buckets 2^(e-9) ns wide. Files of schema version 1 hold `{low, high, count}` buckets instead; both read.",
+            "type": "array",
+            "items": {
+                "anyOf": [
+                    {
+                        "description": "A run: the lowest value (ns) of its first bucket, then the count of each bucket from there.",
+                        "type": "array",
+                        "items": {"type": "integer", "minimum": 0},
+                        "minItems": 2
+                    },
+                    bucket
+                ]
+            }
+        })
     }
 }
 
 impl Serialize for Histogram {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.buckets())
+        serializer.collect_seq(self.runs())
+    }
+}
+
+/// One element of a stored histogram: a run (`[low, count, ...]`) or, in
+/// files of schema version 1, a bucket (`{low, high, count}`).
+enum Stored {
+    Run(Vec<u64>),
+    Bucket(Bucket),
+}
+
+impl<'de> Deserialize<'de> for Stored {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Element;
+        impl<'de> serde::de::Visitor<'de> for Element {
+            type Value = Stored;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a histogram run `[low, count, ...]` or a bucket `{low, high, count}`")
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Stored, A::Error> {
+                let mut run = Vec::with_capacity(seq.size_hint().unwrap_or(2));
+                while let Some(n) = seq.next_element::<u64>()? {
+                    run.push(n);
+                }
+                if run.len() < 2 {
+                    return Err(serde::de::Error::invalid_length(run.len(), &self));
+                }
+                Ok(Stored::Run(run))
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Stored, A::Error> {
+                Bucket::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(Stored::Bucket)
+            }
+        }
+        deserializer.deserialize_any(Element)
     }
 }
 
 impl<'de> Deserialize<'de> for Histogram {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let buckets = Vec::<Bucket>::deserialize(deserializer)?;
-        Ok(Histogram::from_buckets(&buckets))
+        let stored = Vec::<Stored>::deserialize(deserializer)?;
+        let mut histogram = Histogram::new();
+        for element in stored {
+            let added = match element {
+                Stored::Bucket(b) => histogram.add_stored(bucket_of(b.low), b.count),
+                Stored::Run(run) => {
+                    let first = bucket_of(run[0]);
+                    run[1..]
+                        .iter()
+                        .enumerate()
+                        .try_for_each(|(i, &count)| histogram.add_stored(first + i, count))
+                }
+            };
+            added.map_err(serde::de::Error::custom)?;
+        }
+        Ok(histogram)
     }
 }
 
@@ -296,7 +420,7 @@ mod tests {
         let mut h = Histogram::new();
         h.record(5_000);
         h.record(3_420_000);
-        // 5000 lies in a bucket 8 ns wide: [4992, 5007].
+        // 5000 lies in a bucket 8 ns wide: [5000, 5007].
         assert_eq!(h.value_at_percentile(50.0), Some(5_007));
         assert_eq!(h.value_at_percentile(100.0), Some(3_420_000));
         assert_eq!(h.min(), Some(5_000));
@@ -326,5 +450,96 @@ mod tests {
         let back: Histogram = serde_json::from_str(&json).unwrap();
         assert_eq!(back, a);
         assert_eq!(back.value_at_percentile(99.0), a.value_at_percentile(99.0));
+    }
+
+    #[test]
+    fn runs_bridge_short_gaps_and_start_anew_after_long_ones() {
+        let mut h = Histogram::new();
+        // Exact buckets 5, 6, 9 (two empty between), then 20 (ten empty).
+        for (value, times) in [(5, 2), (6, 1), (9, 4), (20, 1)] {
+            h.record_n(value, times);
+        }
+        // 5000 lies in [5000, 5007]; the next bucket is [5008, 5015].
+        h.record_n(5_000, 3);
+        h.record_n(5_010, 1);
+        let json = serde_json::to_string(&h).unwrap();
+        assert_eq!(json, "[[5,2,1,0,0,4],[20,1],[5000,3,1]]");
+        let back: Histogram = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, h);
+        assert_eq!(back.count(), 12);
+        assert_eq!(serde_json::to_string(&Histogram::new()).unwrap(), "[]");
+    }
+
+    #[test]
+    fn old_bucket_form_reads_to_the_same_histogram() {
+        let mut h = Histogram::new();
+        for v in (0..40_000u64).map(|i| 2_000 + i * 7919 % 98_000) {
+            h.record(v);
+        }
+        let old: Vec<Bucket> = h.buckets().collect();
+        let old_json = serde_json::to_string(&old).unwrap();
+        assert!(old_json.starts_with("[{\"low\":"), "{old_json}");
+        let back: Histogram = serde_json::from_str(&old_json).unwrap();
+        assert_eq!(back, h);
+        for p in [50.0, 99.0, 99.9] {
+            assert_eq!(back.value_at_percentile(p), h.value_at_percentile(p));
+        }
+        // A mixed list (a hand-edited file) reads as well.
+        let mixed = r#"[{"low":5,"high":5,"count":2},[5000,3,1]]"#;
+        let mixed: Histogram = serde_json::from_str(mixed).unwrap();
+        assert_eq!(
+            (mixed.count(), mixed.min(), mixed.max()),
+            (6, Some(5), Some(5_015))
+        );
+    }
+
+    #[test]
+    fn the_json_grows_with_the_buckets_not_the_samples() {
+        // Every bucket from 10 to 100 us holds values: the dense middle of a
+        // long run. Each costs at most its count's digits and a comma.
+        let mut h = Histogram::new();
+        let (first, last) = (bucket_of(10_000), bucket_of(100_000));
+        for index in first..=last {
+            h.record_n(bucket_range(index).0, 1 + index as u64 % 997);
+        }
+        let buckets = last - first + 1;
+        let json = serde_json::to_string(&h).unwrap();
+        assert!(
+            json.len() <= 4 * buckets + 16,
+            "{} bytes for {buckets} buckets",
+            json.len()
+        );
+        // Isolated buckets: a run each, `[low,count],`.
+        let mut sparse = Histogram::new();
+        for index in (first..=last).step_by(MAX_ZEROS_IN_RUN + 2) {
+            sparse.record(bucket_range(index).0);
+        }
+        let n = sparse.buckets().count();
+        let json = serde_json::to_string(&sparse).unwrap();
+        assert!(json.len() <= 12 * n, "{} bytes for {n} buckets", json.len());
+        assert_eq!(serde_json::from_str::<Histogram>(&json).unwrap(), sparse);
+    }
+
+    #[test]
+    fn bad_stored_histograms_are_errors_that_say_what_is_wrong() {
+        let err = |text: &str| {
+            serde_json::from_str::<Histogram>(text)
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(
+            err("[[5]]").contains("[low, count, ...]"),
+            "{}",
+            err("[[5]]")
+        );
+        assert!(err("[7]").contains("[low, count, ...]"));
+        let past_end = format!("[[{},1,1]]", u64::MAX);
+        assert!(
+            err(&past_end).contains("past the last bucket"),
+            "{}",
+            err(&past_end)
+        );
+        let overflow = format!("[[5,{}],[5,1]]", u64::MAX);
+        assert!(err(&overflow).contains("overflows"), "{}", err(&overflow));
     }
 }

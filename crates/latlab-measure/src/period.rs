@@ -120,10 +120,25 @@ pub struct PeriodSummary {
     pub mean_deviation_ns: f64,
     /// Statistics of |deviation|.
     pub abs_deviation: Summary,
-    /// Histogram of |deviation| of periods shorter than the reference.
+    /// Histogram of |deviation| of periods shorter than the reference; not
+    /// written when empty, nor in a run's `overall` (the threads' merged).
+    #[serde(default, skip_serializing_if = "Histogram::is_empty")]
     pub early_histogram: Histogram,
-    /// Histogram of deviation of periods at or above the reference.
+    /// Histogram of deviation of periods at or above the reference; not
+    /// written when empty, nor in a run's `overall`.
+    #[serde(default, skip_serializing_if = "Histogram::is_empty")]
     pub late_histogram: Histogram,
+}
+
+impl PeriodSummary {
+    /// The figures alone: the histograms left empty.
+    pub fn without_histograms(&self) -> PeriodSummary {
+        PeriodSummary {
+            early_histogram: Histogram::new(),
+            late_histogram: Histogram::new(),
+            ..*self
+        }
+    }
 }
 
 #[cfg(test)]

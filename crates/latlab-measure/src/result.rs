@@ -6,6 +6,11 @@
 //!
 //! Schema name `latlab.run`, version [`SCHEMA_VERSION`]; a field is only ever
 //! added in a minor change, and renaming or removing one bumps the version.
+//!
+//! Histograms are stored once, per thread: `overall` holds the figures of
+//! all threads together but not their histograms, which are the merge of
+//! the threads' and are merged again when a result is read (files of
+//! version 1 hold them; they read the same).
 
 use serde::{Deserialize, Serialize};
 
@@ -21,15 +26,22 @@ use crate::stats::{Stats, Summary};
 use crate::timer::TimerKind;
 use crate::worst::{WorstSample, WorstSamples};
 
-/// Version of the `latlab.run` JSON schema.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version of the `latlab.run` JSON schema: 2 since histograms are runs of
+/// buckets and `overall` holds none (see [`Histogram`]); latlab reads 1 too.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// A complete measurement result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+// The derived (de)serializers are inherent functions, wrapped below: reading
+// merges the overall histograms from the threads'.
+#[serde(remote = "Self")]
+#[schemars(rename = "RunResult")]
 pub struct RunResult {
     /// Always `"latlab.run"`.
     pub schema: String,
-    /// [`SCHEMA_VERSION`] of the writer.
+    /// [`SCHEMA_VERSION`] of the writer (a result read from an older file
+    /// is written in this layout, with this version).
+    #[serde(serialize_with = "current_version")]
     pub schema_version: u32,
     /// The result's unique id (a random UUID given when it is written), by
     /// which a store keeps it once; absent in files written before the field
@@ -134,7 +146,7 @@ pub struct ThreadResult {
     /// Wake-up latency (actual minus intended), ns, of the activations that
     /// were not early.
     pub latency: Summary,
-    /// Latency histogram: non-empty buckets `{low, high, count}` in ns.
+    /// Latency histogram, ns (see [`Histogram`]).
     pub histogram: Histogram,
     /// The worst samples, largest first.
     pub worst: Vec<WorstSample>,
@@ -192,11 +204,21 @@ pub struct LatencySplit {
 pub struct LatencyPart {
     /// Statistics, ns.
     pub summary: Summary,
-    /// Histogram: non-empty buckets `{low, high, count}` in ns.
+    /// Histogram, ns (see [`Histogram`]); not written when empty, nor in
+    /// `overall` (the threads' merged).
+    #[serde(default, skip_serializing_if = "Histogram::is_empty")]
     pub histogram: Histogram,
 }
 
-/// All threads together.
+impl LatencyPart {
+    /// Adds the histogram of `other` (another thread's same part) to this one.
+    fn merge_histogram(&mut self, other: &LatencyPart) {
+        self.histogram.merge(&other.histogram);
+    }
+}
+
+/// All threads together: the figures, without the histograms, which are
+/// the merge of the threads' (not stored, merged again when read).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Totals {
     /// Activations.
@@ -208,16 +230,57 @@ pub struct Totals {
     pub early_wakeups: u64,
     /// Wake-up latency, ns.
     pub latency: Summary,
-    /// Latency histogram.
+    /// Latency histogram: the threads' merged. Not written (files of schema
+    /// version 1 have it).
+    #[serde(default, skip_serializing)]
     pub histogram: Histogram,
     /// The worst samples of any thread.
     pub worst: Vec<WorstSample>,
-    /// Period accuracy over all threads (deviation from each thread's own period).
+    /// Period accuracy over all threads (deviation from each thread's own
+    /// period); its histograms are the threads' merged, not written.
+    #[serde(serialize_with = "figures_of_period")]
     pub period: PeriodSummary,
     /// Every thread's [`LatencySplit`] together (`--split`); absent without
-    /// one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// one. Its histograms are the threads' merged, not written.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "figures_of_split"
+    )]
     pub split: Option<LatencySplit>,
+}
+
+/// Writes [`SCHEMA_VERSION`] whatever version the result was read from.
+fn current_version<S: serde::Serializer>(_read: &u32, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_u32(SCHEMA_VERSION)
+}
+
+/// `period` without its histograms.
+fn figures_of_period<S: serde::Serializer>(
+    period: &PeriodSummary,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    period.without_histograms().serialize(serializer)
+}
+
+/// `split` without its histograms.
+fn figures_of_split<S: serde::Serializer>(
+    split: &Option<LatencySplit>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    let figures = split.as_ref().map(|s| {
+        let part = |p: &LatencyPart| LatencyPart {
+            summary: p.summary,
+            histogram: Histogram::new(),
+        };
+        LatencySplit {
+            interrupt_latency: part(&s.interrupt_latency),
+            preemption_latency: part(&s.preemption_latency),
+            thread_latency: part(&s.thread_latency),
+            ..*s
+        }
+    });
+    figures.serialize(serializer)
 }
 
 /// The overall verdict.
@@ -252,7 +315,61 @@ pub struct RunContext {
     pub warnings: Vec<String>,
 }
 
+impl Serialize for RunResult {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        RunResult::serialize(self, serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for RunResult {
+    /// Reads a result and merges the overall histograms from the threads'
+    /// where the file has none (every file since schema version 2).
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let mut result = RunResult::deserialize(deserializer)?;
+        result.merge_overall_histograms();
+        Ok(result)
+    }
+}
+
 impl RunResult {
+    /// Fills the overall histograms (latency, period, split) with the merge
+    /// of the threads' where they are empty: as written they are left out.
+    fn merge_overall_histograms(&mut self) {
+        let overall = &mut self.overall;
+        if overall.histogram.is_empty() {
+            for t in &self.threads {
+                overall.histogram.merge(&t.histogram);
+            }
+        }
+        let period = &mut overall.period;
+        if period.early_histogram.is_empty() && period.late_histogram.is_empty() {
+            for t in &self.threads {
+                period.early_histogram.merge(&t.period.early_histogram);
+                period.late_histogram.merge(&t.period.late_histogram);
+            }
+        }
+        if let Some(split) = &mut overall.split {
+            let stored = [
+                &split.interrupt_latency,
+                &split.preemption_latency,
+                &split.thread_latency,
+            ]
+            .iter()
+            .any(|p| !p.histogram.is_empty());
+            if !stored {
+                for t in self.threads.iter().filter_map(|t| t.split.as_ref()) {
+                    split
+                        .interrupt_latency
+                        .merge_histogram(&t.interrupt_latency);
+                    split
+                        .preemption_latency
+                        .merge_histogram(&t.preemption_latency);
+                    split.thread_latency.merge_histogram(&t.thread_latency);
+                }
+            }
+        }
+    }
+
     /// Builds the result of a measurement and checks the requirements.
     pub fn assemble(
         output: &MeasureOutput,

@@ -17,15 +17,23 @@ use latlab_rt::sysinfo::SystemInfo;
 
 use crate::measure::{Gap, GpioEdges, LatencyOutput, Placement, RespondOutput};
 
-/// Version of the `latlab.respond` JSON schema.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version of the `latlab.respond` JSON schema: 2 since histograms are runs
+/// of buckets (see [`Histogram`]); latlab reads 1 too.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// Writes [`SCHEMA_VERSION`] whatever version the result was read from.
+fn current_version<S: serde::Serializer>(_read: &u32, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_u32(SCHEMA_VERSION)
+}
 
 /// A complete response-latency result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RespondResult {
     /// Always `"latlab.respond"`.
     pub schema: String,
-    /// [`SCHEMA_VERSION`] of the writer.
+    /// [`SCHEMA_VERSION`] of the writer (a result read from an older file
+    /// is written in this layout, with this version).
+    #[serde(serialize_with = "current_version")]
     pub schema_version: u32,
     /// The result's unique id (a random UUID given when it is written), by
     /// which a store keeps it once; absent in files written before the field
@@ -120,7 +128,7 @@ pub struct RespondSettings {
 pub struct LatencyResult {
     /// Summary figures, ns.
     pub latency: Summary,
-    /// Histogram: non-empty buckets `{low, high, count}` in ns.
+    /// Histogram, ns (see [`Histogram`]).
     pub histogram: Histogram,
     /// The worst samples, largest first (`cycle` is the event number,
     /// `intended_ns` the send time, `cpu` the responder's CPU).

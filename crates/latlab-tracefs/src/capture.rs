@@ -45,6 +45,11 @@ pub struct CaptureOptions {
     /// Store `/proc/kallsyms` in the file so function addresses (timer
     /// callbacks, work functions) resolve to names. Adds a few MiB.
     pub kallsyms: bool,
+    /// The CPUs being measured (the real-time tasks' CPUs). When given, and
+    /// not every CPU, the page allocator's events (`kmem`, see
+    /// [`crate::events::MEASURED_CPUS_ONLY_SYSTEM`]) are recorded only on
+    /// them; every other event on every CPU. Empty: every event everywhere.
+    pub measured_cpus: Vec<usize>,
 }
 
 impl Default for CaptureOptions {
@@ -56,6 +61,7 @@ impl Default for CaptureOptions {
             flight_recorder: false,
             temp_dir: None,
             kallsyms: true,
+            measured_cpus: Vec::new(),
         }
     }
 }
@@ -102,6 +108,10 @@ pub struct CaptureReport {
     pub events_enabled: Vec<String>,
     /// Requested events this kernel does not have.
     pub events_missing: Vec<String>,
+    /// The CPUs the page allocator's (`kmem`) events were recorded on, the
+    /// measured ones; absent when they were recorded on every CPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kmem_cpus: Option<Vec<usize>>,
     /// The trace clock used.
     pub trace_clock: String,
     /// Ring-buffer page size in bytes.
@@ -251,6 +261,7 @@ pub struct Capture {
     long_size: usize,
     events: Vec<EventId>,
     missing: Vec<String>,
+    kmem_cpus: Option<Vec<usize>>,
     notes: Vec<String>,
     trace_clock: String,
     kallsyms: bool,
@@ -335,8 +346,30 @@ impl Capture {
             current_clock(&clocks)
         };
 
+        let online = online_cpus();
+        let scope = (!opts.measured_cpus.is_empty()
+            && !online.iter().all(|c| opts.measured_cpus.contains(c)))
+        .then(|| crate::events::cpu_filter(&opts.measured_cpus))
+        .flatten();
+        let mut kmem_cpus = None;
         let mut events = Vec::new();
         for ev in &resolved.enabled {
+            if let Some(filter) = scope.as_deref().filter(|_| ev.measured_cpus_only()) {
+                // Before enabling, so no event of another CPU gets in.
+                let rel = format!("events/{}/{}/filter", ev.system, ev.name);
+                match instance.write(&rel, filter) {
+                    Ok(()) => {
+                        let mut cpus = opts.measured_cpus.clone();
+                        cpus.sort_unstable();
+                        cpus.dedup();
+                        kmem_cpus = Some(cpus);
+                    }
+                    Err(e) => notes.push(format!(
+                        "could not limit {ev} to the measured CPUs ({filter}): {e}; it is \
+                         recorded on every CPU"
+                    )),
+                }
+            }
             let rel = format!("events/{}/{}/enable", ev.system, ev.name);
             match instance.write(&rel, "1") {
                 Ok(()) => events.push(ev.clone()),
@@ -364,7 +397,7 @@ impl Capture {
         };
         let long_size =
             header_page_long_size(&tracefs).unwrap_or(std::mem::size_of::<libc::c_long>());
-        let cpus: Vec<usize> = online_cpus()
+        let cpus: Vec<usize> = online
             .into_iter()
             .filter(|c| instance.path(&format!("per_cpu/cpu{c}")).exists())
             .collect();
@@ -396,6 +429,7 @@ impl Capture {
             long_size,
             events,
             missing,
+            kmem_cpus,
             notes,
             trace_clock,
             kallsyms: opts.kallsyms,
@@ -622,6 +656,7 @@ impl Capture {
             flight_recorder: self.is_flight_recorder(),
             events_enabled: self.events.iter().map(|e| e.to_string()).collect(),
             events_missing: self.missing.clone(),
+            kmem_cpus: self.kmem_cpus.clone(),
             trace_clock: self.trace_clock.clone(),
             page_size: self.page_size,
             file_bytes,

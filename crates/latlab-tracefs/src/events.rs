@@ -122,8 +122,9 @@ pub const EVENT_SETS: &[EventSet] = &[
     EventSet {
         name: "kmem",
         default: true,
-        about: "page allocation and freeing",
-        events: &["kmem:mm_page_alloc", "kmem:mm_page_free"],
+        about:
+            "page allocation, on the measured CPUs only when known (run --cpus, record --rt-cpus)",
+        events: &["kmem:mm_page_alloc"],
     },
     EventSet {
         name: "syscalls",
@@ -161,6 +162,45 @@ pub const EVENT_SETS: &[EventSet] = &[
         events: &["lock:contention_begin", "lock:contention_end"],
     },
 ];
+
+/// The subsystem whose events are recorded only on the measured CPUs when a
+/// capture knows them (`CaptureOptions::measured_cpus`): the page allocator's
+/// events are the busiest on a loaded machine (most of a trace under a
+/// network load), and `latlab explain` reads them only on a late task's own
+/// CPU, as what that task waited for there.
+pub const MEASURED_CPUS_ONLY_SYSTEM: &str = "kmem";
+
+impl EventId {
+    /// True for an event recorded only on the measured CPUs
+    /// ([`MEASURED_CPUS_ONLY_SYSTEM`]).
+    pub fn measured_cpus_only(&self) -> bool {
+        self.system == MEASURED_CPUS_ONLY_SYSTEM
+    }
+}
+
+/// The tracefs event filter that keeps only events on `cpus` (sorted or
+/// not), ranges folded: `CPU == 0`, `(CPU >= 2 && CPU <= 5) || CPU == 7`.
+/// `None` for no CPU.
+pub fn cpu_filter(cpus: &[usize]) -> Option<String> {
+    let mut cpus = cpus.to_vec();
+    cpus.sort_unstable();
+    cpus.dedup();
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        parts.push(match j - i {
+            0 => format!("CPU == {}", cpus[i]),
+            1 => format!("CPU == {} || CPU == {}", cpus[i], cpus[j]),
+            _ => format!("(CPU >= {} && CPU <= {})", cpus[i], cpus[j]),
+        });
+        i = j + 1;
+    }
+    (!parts.is_empty()).then(|| parts.join(" || "))
+}
 
 fn parse_event(s: &str) -> Option<EventId> {
     let (sys, name) = s.split_once(':')?;
@@ -376,6 +416,35 @@ mod tests {
         let req = parse_event_spec(&["power:*"]).unwrap();
         assert!(req.events.is_empty());
         assert!(req.systems.contains("power"));
+    }
+
+    #[test]
+    fn the_defaults_keep_page_allocation_and_nothing_else_of_kmem() {
+        // explain reads mm_page_alloc; mm_page_free was recorded as often
+        // and read by nothing.
+        let req = parse_event_spec::<&str>(&[]).unwrap();
+        let kmem: Vec<String> = names(&req)
+            .into_iter()
+            .filter(|e| e.starts_with("kmem:"))
+            .collect();
+        assert_eq!(kmem, ["kmem:mm_page_alloc"]);
+        assert!(EventId::new("kmem", "mm_page_free").measured_cpus_only());
+        assert!(!EventId::new("sched", "sched_switch").measured_cpus_only());
+        // It can still be asked for.
+        let req = parse_event_spec(&["+kmem:mm_page_free"]).unwrap();
+        assert!(names(&req).contains(&"kmem:mm_page_free".to_string()));
+    }
+
+    #[test]
+    fn cpu_filters_fold_ranges() {
+        assert_eq!(cpu_filter(&[0]).unwrap(), "CPU == 0");
+        assert_eq!(cpu_filter(&[3, 1, 1]).unwrap(), "CPU == 1 || CPU == 3");
+        assert_eq!(cpu_filter(&[2, 3]).unwrap(), "CPU == 2 || CPU == 3");
+        assert_eq!(
+            cpu_filter(&[7, 2, 3, 4, 5]).unwrap(),
+            "(CPU >= 2 && CPU <= 5) || CPU == 7"
+        );
+        assert_eq!(cpu_filter(&[]), None);
     }
 
     #[test]

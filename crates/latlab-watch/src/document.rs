@@ -10,8 +10,9 @@ use serde::{Deserialize, Serialize};
 use crate::histograms::SparseHistogram;
 use crate::select::Policy;
 
-/// Version of the `latlab.watch` layout.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version of the `latlab.watch` layout: 2 since histograms are runs of
+/// buckets (see [`latlab_measure::histogram::Histogram`]); latlab reads 1 too.
+pub const SCHEMA_VERSION: u32 = 2;
 /// The `schema` of a watch result.
 pub const SCHEMA: &str = "latlab.watch";
 /// The `schema` of a snapshot in the history.
@@ -29,13 +30,20 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+/// Writes [`SCHEMA_VERSION`] whatever version the result was read from.
+fn current_version<S: serde::Serializer>(_read: &u32, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_u32(SCHEMA_VERSION)
+}
+
 /// What `latlab watch` saw.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WatchDocument {
     /// Always `latlab.watch`.
     #[serde(default = "watch_schema")]
     pub schema: String,
-    /// Layout version ([`SCHEMA_VERSION`]).
+    /// Layout version ([`SCHEMA_VERSION`]; a result read from an older file
+    /// is written in this layout, with this version).
+    #[serde(serialize_with = "current_version")]
     pub schema_version: u32,
     /// The result's unique id (a random UUID given when it is written), by
     /// which a store keeps it once; absent in files written before the field

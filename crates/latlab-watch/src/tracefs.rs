@@ -320,6 +320,7 @@ impl TracefsSide {
             flight_recorder: true,
             temp_dir: None,
             kallsyms: false,
+            measured_cpus: Vec::new(),
         };
         let capture = Capture::start(&opts).map_err(|e| WatchError::Tracefs(e.to_string()))?;
         let missing = capture.missing_events();

@@ -79,7 +79,7 @@ fn every_fixture_reads_as_its_kind_and_writes_back_the_same_json() {
         let document = Document::from_value(original.clone())
             .unwrap_or_else(|e| panic!("{name} does not read as a typed document: {e}"));
         assert_eq!(variant(&document), kind, "{name}");
-        let mut expected = original;
+        let mut expected = in_current_layout(kind, original);
         if original_lacks_schema(&expected) {
             // `latlab explain --json` and `latlab load --json` wrote no
             // schema fields before; the typed documents add them.
@@ -97,6 +97,63 @@ fn every_fixture_reads_as_its_kind_and_writes_back_the_same_json() {
 
 fn original_lacks_schema(value: &Value) -> bool {
     value.get("schema").is_none()
+}
+
+/// The kinds whose layout changed in version 2: histograms as runs of
+/// buckets (and, in a run, no histograms in `overall`).
+const VERSION_2: [&str; 3] = ["latlab.run", "latlab.respond", "latlab.watch"];
+
+/// `document` (of schema version 1) as latlab writes it now: what reading
+/// and writing it again must give.
+fn in_current_layout(kind: &str, mut document: Value) -> Value {
+    if !VERSION_2.contains(&kind) {
+        return document;
+    }
+    document["schema_version"] = 2.into();
+    if kind == "latlab.run" {
+        // `overall` holds no histograms: they are the threads' merged.
+        let overall = document["overall"].as_object_mut().unwrap();
+        overall.remove("histogram");
+        if let Some(split) = overall.get_mut("split").and_then(Value::as_object_mut) {
+            for part in ["interrupt_latency", "preemption_latency", "thread_latency"] {
+                split[part].as_object_mut().unwrap().remove("histogram");
+            }
+        }
+        let period = overall["period"].as_object_mut().unwrap();
+        period.remove("early_histogram");
+        period.remove("late_histogram");
+    }
+    rewrite_histograms(&mut document);
+    document
+}
+
+/// Rewrites every `{low, high, count}` bucket list under `value` as runs
+/// (through the reader), and drops the empty ones that are no longer
+/// written (a period's early/late histograms, a split part's histogram).
+fn rewrite_histograms(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            let part_of_split = map.contains_key("summary") && map.len() == 2;
+            let keys: Vec<String> = map.keys().cloned().collect();
+            for key in keys {
+                let child = map.get_mut(&key).unwrap();
+                if key.ends_with("histogram") && child.is_array() {
+                    let histogram: latlab_measure::histogram::Histogram =
+                        serde_json::from_value(child.clone()).unwrap();
+                    let skipped_when_empty = key != "histogram" || part_of_split;
+                    if histogram.count() == 0 && skipped_when_empty {
+                        map.remove(&key);
+                    } else {
+                        *child = serde_json::to_value(&histogram).unwrap();
+                    }
+                } else {
+                    rewrite_histograms(child);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(rewrite_histograms),
+        _ => {}
+    }
 }
 
 /// The JSON path of the first place `a` and `b` differ.
@@ -120,6 +177,52 @@ fn first_difference(a: &Value, b: &Value, path: String) -> String {
             .map(|(i, (p, q))| first_difference(p, q, format!("{path}[{i}]")))
             .unwrap_or(path),
         _ => format!("{path}: {a} vs {b}"),
+    }
+}
+
+#[test]
+fn results_of_schema_version_1_read_to_the_same_figures_as_their_rewrite() {
+    for (name, kind) in FIXTURES.iter().filter(|(_, k)| VERSION_2.contains(k)) {
+        let original = read_json(name);
+        assert!(
+            original.to_string().contains(r#""high":"#),
+            "{name} holds version 1's {{low, high, count}} buckets"
+        );
+        let old = Document::from_value(original).unwrap();
+        let rewritten = old.to_value().unwrap();
+        assert_eq!(rewritten["schema_version"], 2, "{name}");
+        assert!(!rewritten.to_string().contains(r#""high":"#), "{name}");
+        let new = Document::from_value(rewritten.clone()).unwrap();
+        assert_eq!(new.to_value().unwrap(), rewritten, "{name}");
+        match (&old, &new) {
+            (Document::Run(old), Document::Run(new)) => {
+                // The figures, and the overall histograms: stored in the old
+                // file, merged from the threads' when the new one is read.
+                assert_eq!(new.threads, old.threads, "{name}");
+                assert_eq!(new.overall, old.overall, "{name}");
+                assert!(new.overall.histogram.count() > 0, "{name}");
+                assert_eq!(new.overall.histogram.count(), new.overall.latency.count);
+                for p in [50.0, 99.0, 99.9] {
+                    assert_eq!(
+                        new.overall.histogram.value_at_percentile(p),
+                        old.overall.histogram.value_at_percentile(p),
+                        "{name} p{p}"
+                    );
+                }
+                if let (Some(a), Some(b)) = (&old.overall.split, &new.overall.split) {
+                    assert!(b.thread_latency.histogram.count() > 0, "{name}");
+                    assert_eq!(a, b, "{name}");
+                }
+            }
+            (Document::Respond(old), Document::Respond(new)) => {
+                assert_eq!(new.one_way, old.one_way, "{name}");
+                assert_eq!(new.round_trip, old.round_trip, "{name}");
+            }
+            (Document::Watch(old), Document::Watch(new)) => {
+                assert_eq!(new.tasks, old.tasks, "{name}");
+            }
+            _ => panic!("{name} does not read as {kind}"),
+        }
     }
 }
 
@@ -239,7 +342,12 @@ fn an_existing_history_database_loads_and_renders() {
         let stored = history.get(entry.id).unwrap();
         let document = Document::from_value(stored.clone()).unwrap();
         assert_eq!(variant(&document), entry.schema, "id {}", entry.id);
-        assert_eq!(document.to_value().unwrap(), stored, "id {}", entry.id);
+        assert_eq!(
+            document.to_value().unwrap(),
+            in_current_layout(&entry.schema, stored),
+            "id {}",
+            entry.id
+        );
         assert!(document.terminal_text().len() > 100);
         report.push(Entry {
             label: format!("id {}", entry.id),
@@ -373,6 +481,16 @@ fn every_fixture_validates_against_its_published_schema() {
         let schema = schema_dir.join(format!("{kind}.json"));
         let errors = validate(&schema, &read_json(name));
         assert!(errors.is_empty(), "{name} against {kind}.json:\n{errors}");
+        // And as this latlab writes it.
+        let written = Document::from_value(read_json(name))
+            .unwrap()
+            .to_value()
+            .unwrap();
+        let errors = validate(&schema, &written);
+        assert!(
+            errors.is_empty(),
+            "{name} rewritten, against {kind}.json:\n{errors}"
+        );
     }
     // The validator does reject what is wrong: a latency as text, a
     // missing measurement, an unknown verdict.

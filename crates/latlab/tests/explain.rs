@@ -35,11 +35,12 @@ fn explain_json(trace: &Path, extra: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).expect("explain --json - prints JSON")
 }
 
-/// Records `latlab run` on CPU 0 (1 ms period, 3 s) under `load` into `dir`.
+/// Records `latlab run` on CPU 0 (1 ms period, 3 s) under `load` into `dir`,
+/// the page allocator's events on CPU 0 only (`--rt-cpus`).
 fn record_run(dir: &Path, load: &[&str]) -> PathBuf {
     let trace = dir.join("t.dat");
     let out = latlab()
-        .args(["record", "-o"])
+        .args(["record", "--rt-cpus", "0", "-o"])
         .arg(&trace)
         .args(["--", env!("CARGO_BIN_EXE_latlab"), "run", "--cpus", "0"])
         .args(["--interval", "1ms", "--duration", "3s", "--no-save", "-q"])

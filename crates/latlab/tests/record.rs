@@ -535,3 +535,97 @@ fn leftovers_of_a_killed_recording_are_removed_by_the_next_one() {
     assert_eq!(names, vec!["next.dat".to_string()], "leftovers: {names:?}");
     before.assert_clean(dead);
 }
+
+/// Per CPU, the events named `name` in `trace-cmd report`'s text of `path`.
+fn events_per_cpu(path: &Path, name: &str) -> std::collections::BTreeMap<usize, u64> {
+    let needle = format!(" {name}:");
+    let mut per_cpu = std::collections::BTreeMap::new();
+    for line in report_events(path).iter().filter(|l| l.contains(&needle)) {
+        let cpu = line
+            .split_once('[')
+            .and_then(|(_, rest)| rest.split_once(']'))
+            .and_then(|(cpu, _)| cpu.trim().parse::<usize>().ok())
+            .unwrap_or_else(|| panic!("no [CPU] in {line:?}"));
+        *per_cpu.entry(cpu).or_default() += 1;
+    }
+    per_cpu
+}
+
+#[test]
+fn under_a_load_the_default_events_record_page_allocations_only_on_the_measured_cpu() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(tracefs) = require_tracefs("latlab run --trace under a load") else {
+        return;
+    };
+    if !have_tool("trace-cmd", "trace-cmd") {
+        return;
+    }
+    let online = latlab_rt::sched::online_cpus();
+    if !require(
+        "two online CPUs (one measured, one not)",
+        online.len() >= 2 && online.contains(&0),
+        "run on a machine with two CPUs or more",
+    ) {
+        return;
+    }
+    let before = TracefsState::now(&tracefs);
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.dat");
+    let json = dir.path().join("r.json");
+    // Page-allocator churn and a network load on every CPU; only CPU 0 is
+    // measured.
+    let child = latlab()
+        .args([
+            "run",
+            "--cpus",
+            "0",
+            "--interval",
+            "1ms",
+            "--duration",
+            "2s",
+        ])
+        .args(["--load", "mem:2,net:1", "--split", "off", "--no-save", "-q"])
+        .arg("--trace")
+        .arg(&trace)
+        .arg("--json")
+        .arg(&json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let report = &result["trace"];
+    let enabled: Vec<&str> = report["events_enabled"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e.as_str())
+        .collect();
+    // explain reads page allocations; page frees nobody read.
+    assert!(enabled.contains(&"kmem:mm_page_alloc"), "{enabled:?}");
+    assert!(!enabled.contains(&"kmem:mm_page_free"), "{enabled:?}");
+    assert_eq!(report["kmem_cpus"], serde_json::json!([0]), "{report}");
+    // trace-cmd's reading of the file: page allocations on the measured CPU
+    // only, every other event on every CPU.
+    let allocs = events_per_cpu(&trace, "mm_page_alloc");
+    let switches = events_per_cpu(&trace, "sched_switch");
+    eprintln!("mm_page_alloc per CPU {allocs:?}, sched_switch per CPU {switches:?}");
+    assert!(allocs.get(&0).is_some_and(|&n| n > 0), "{allocs:?}");
+    assert_eq!(allocs.keys().collect::<Vec<_>>(), [&0], "{allocs:?}");
+    for cpu in &online {
+        assert!(
+            switches.get(cpu).is_some_and(|&n| n > 0),
+            "CPU {cpu}: {switches:?}"
+        );
+    }
+    before.assert_clean(pid);
+}

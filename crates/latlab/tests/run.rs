@@ -275,7 +275,7 @@ fn every_output_format_is_written_and_consistent() {
     let result: Value =
         serde_json::from_str(&std::fs::read_to_string(result_path).unwrap()).unwrap();
     assert_eq!(result["schema"], "latlab.run");
-    assert_eq!(result["schema_version"], 1);
+    assert_eq!(result["schema_version"], 2);
     assert!(result["command_line"].as_array().unwrap().len() > 3);
     assert!(result["system"]["kernel_release"].as_str().unwrap().len() > 1);
     assert_eq!(result["settings"]["mlocked"], true);
@@ -1177,4 +1177,106 @@ fn run_explain_analyses_its_own_threads_only() {
         "the other run was traced too: {found:?}"
     );
     assert!(other.wait().unwrap().success());
+}
+
+/// Every histogram under `value` (a key ending in `histogram`), read.
+fn histograms(value: &Value, out: &mut Vec<latlab_measure::histogram::Histogram>) {
+    match value {
+        Value::Object(map) => {
+            for (key, child) in map {
+                if key.ends_with("histogram") && child.is_array() {
+                    out.push(serde_json::from_value(child.clone()).expect("a histogram"));
+                } else {
+                    histograms(child, out);
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|item| histograms(item, out)),
+        _ => {}
+    }
+}
+
+/// `value` with every histogram emptied.
+fn without_histograms(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(key, child)| {
+                    let child = if key.ends_with("histogram") && child.is_array() {
+                        Value::Array(Vec::new())
+                    } else {
+                        without_histograms(child)
+                    };
+                    (key.clone(), child)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(without_histograms).collect()),
+        other => other.clone(),
+    }
+}
+
+#[test]
+fn a_result_and_its_history_entry_grow_with_the_histograms_buckets_not_the_samples() {
+    if !root("a_result_and_its_history_entry_grow_with_the_histograms_buckets") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let output = latlab()
+        .current_dir(d)
+        .args(["run", "--quiet", "--cpus", "0", "--interval", "200us"])
+        .args([
+            "--duration",
+            "3s",
+            "--output-dir",
+            "results",
+            "--db",
+            "h.sqlite",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stamp = std::fs::read_dir(d.join("results"))
+        .unwrap()
+        .next()
+        .unwrap();
+    let file = stamp.unwrap().path().join("result.json");
+    let bytes = std::fs::metadata(&file).unwrap().len() as usize;
+    let result: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let mut all = Vec::new();
+    histograms(&result, &mut all);
+    let buckets: usize = all.iter().map(|h| h.buckets().count()).sum();
+    let samples: u64 = all.iter().map(|h| h.count()).sum();
+    let rest = without_histograms(&result).to_string().len();
+    // A bucket costs its count's digits and a comma, a run of buckets its
+    // lowest value and brackets: 12 bytes per bucket is the sparsest case.
+    // The rest (settings, series, worst samples) as written, indented.
+    let bound = 12 * buckets + 2 * rest + 4096;
+    eprintln!(
+        "result.json: {bytes} bytes; {} histograms, {buckets} buckets, {samples} values; \
+         the rest {rest} bytes compact; bound {bound}",
+        all.len()
+    );
+    assert!(samples > 10_000, "{samples} values");
+    assert!(
+        bytes <= bound,
+        "result.json is {bytes} bytes for {buckets} histogram buckets ({} per bucket beyond \
+         the rest's {rest} bytes)",
+        (bytes - rest) / buckets.max(1)
+    );
+    // The history stores the same document, compact.
+    let history = latlab_history::History::open(&d.join("h.sqlite")).unwrap();
+    let entries = history.list(None).unwrap();
+    assert_eq!(entries.len(), 1);
+    let stored = history.get(entries[0].id).unwrap().to_string().len();
+    eprintln!("history entry: {stored} bytes");
+    assert!(
+        stored <= bound,
+        "the history entry is {stored} bytes; bound {bound}"
+    );
 }

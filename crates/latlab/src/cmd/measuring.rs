@@ -143,7 +143,7 @@ impl OutputFiles {
         file_name: &'static str,
         json_path: Option<&Path>,
     ) -> anyhow::Result<OutputFiles> {
-        let json = serde_json::to_string_pretty(result).context("serializing the result")? + "\n";
+        let json = latlab_document::text::to_text(result).context("serializing the result")?;
         let mut files = OutputFiles {
             failures: Vec::new(),
             json,

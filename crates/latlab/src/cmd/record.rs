@@ -40,6 +40,12 @@ pub struct RecordArgs {
     /// Do not store /proc/kallsyms (smaller file; function addresses stay numbers).
     #[arg(long)]
     pub no_kallsyms: bool,
+    /// The CPUs the real-time tasks run on (e.g. `1-3`): the page allocator's
+    /// events (kmem, the busiest under load) are recorded only there, where
+    /// `latlab explain` reads them; every other event on every CPU
+    /// [default: every CPU].
+    #[arg(long, value_name = "LIST")]
+    pub rt_cpus: Option<String>,
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
@@ -49,6 +55,28 @@ pub struct RecordArgs {
     /// The command to trace (after `--`).
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
+}
+
+/// `--rt-cpus`: a list of online CPUs.
+fn parse_rt_cpus(text: &str) -> anyhow::Result<Vec<usize>> {
+    let cpus = latlab_rt::sched::parse_cpu_list(text).context("--rt-cpus")?;
+    let online = latlab_rt::sched::online_cpus();
+    match cpus.iter().find(|c| !online.contains(c)) {
+        Some(bad) => anyhow::bail!(
+            "--rt-cpus: CPU {bad} is not online (online: {}); name the CPUs the real-time \
+             tasks run on",
+            cpu_list(&online)
+        ),
+        None => Ok(cpus),
+    }
+}
+
+/// `0,2,3`.
+fn cpu_list(cpus: &[usize]) -> String {
+    cpus.iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 static SNAPSHOT: AtomicBool = AtomicBool::new(false);
@@ -104,6 +132,10 @@ pub fn execute(args: RecordArgs) -> anyhow::Result<ExitCode> {
         flight_recorder: args.flight_recorder,
         temp_dir: Some(temp_dir),
         kallsyms: !args.no_kallsyms,
+        measured_cpus: match &args.rt_cpus {
+            Some(list) => parse_rt_cpus(list)?,
+            None => Vec::new(),
+        },
     };
     check_writable(&args.output)?;
     // Every Ctrl-C only asks to stop: the capture's tracefs instance must
@@ -291,6 +323,12 @@ fn print_summary(r: &CaptureReport, interrupted: bool) {
         "{:>5} {:>12} {:>12} {:>8}",
         "all", r.total_events, r.lost_events, pages
     );
+    if let Some(cpus) = &r.kmem_cpus {
+        println!(
+            "page events (kmem) on CPUs {} only (--rt-cpus)",
+            cpu_list(cpus)
+        );
+    }
     println!("ring buffer: {}", r.ring_buffer.summary);
 }
 

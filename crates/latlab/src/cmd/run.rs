@@ -118,7 +118,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub trace_threshold: Option<u64>,
     /// Events to record with --trace (e.g. `sched`, `+syscalls`, `-kmem`) [default: latlab's
-    /// latency set: sched, irq, timer, irq_vectors, nmi, workqueue, kmem page alloc/free].
+    /// latency set: sched, irq, timer, irq_vectors, nmi, workqueue, kmem page allocation on the
+    /// measured CPUs].
     #[arg(long, value_name = "EVENTS", value_delimiter = ',')]
     pub trace_events: Vec<String>,
     /// With --trace: keep events only in the ring buffer and stop tracing at the first
@@ -473,6 +474,7 @@ impl TraceSession {
             events: args.trace_events.clone(),
             buffer_size_kb: args.trace_buffer_kb,
             flight_recorder: args.flight_recorder,
+            measured_cpus: measure.cpus.clone(),
             ..CaptureOptions::default()
         };
         let capture = Capture::start(&options).context("starting the kernel trace (--trace)")?;

@@ -402,7 +402,7 @@ pub fn execute(args: WatchArgs) -> anyhow::Result<ExitCode> {
         eprint!("\x1b[H\x1b[2J");
     }
     if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&document)?;
+        let text = latlab_document::text::to_text(&document)?;
         super::measuring::write_file(path, text.as_bytes())?;
         println!("Result written to {}", path.display());
     }
