@@ -227,28 +227,15 @@ impl Histogram {
         self.total == 0
     }
 
-    /// The non-empty buckets as runs of neighbouring buckets, lowest first:
-    /// each the lowest value of its first bucket (ns) and the counts of that
-    /// bucket and the ones after it, with up to [`MAX_ZEROS_IN_RUN`] empty
-    /// buckets inside a run as zeros. The bucket scheme is fixed, so a
-    /// bucket's index (and so its `high`) follows from `low`.
+    /// The non-empty buckets as runs of neighbouring buckets, lowest first
+    /// (see [`runs_of`]): what a histogram is in JSON.
     pub fn runs(&self) -> Vec<Vec<u64>> {
-        let mut runs: Vec<Vec<u64>> = Vec::new();
-        let mut previous: Option<usize> = None;
-        for (index, &count) in self.counts.iter().enumerate() {
-            if count == 0 {
-                continue;
-            }
-            match (previous, runs.last_mut()) {
-                (Some(p), Some(run)) if index - p - 1 <= MAX_ZEROS_IN_RUN => {
-                    run.extend(std::iter::repeat_n(0, index - p - 1));
-                    run.push(count);
-                }
-                _ => runs.push(vec![bucket_range(index).0, count]),
-            }
-            previous = Some(index);
-        }
-        runs
+        runs_of(
+            self.counts
+                .iter()
+                .enumerate()
+                .map(|(index, &count)| (index, count)),
+        )
     }
 
     /// Adds `count` values to the bucket at `index` (a stored histogram).
@@ -270,6 +257,62 @@ impl Histogram {
         self.min = self.min.min(low);
         self.max = self.max.max(high);
         Ok(())
+    }
+}
+
+/// Bucket counts (`(index, count)`, lowest index first; empty buckets may be
+/// left out) as runs of neighbouring buckets: each the lowest value of its
+/// first bucket (ns) and the counts of that bucket and the ones after it,
+/// with up to [`MAX_ZEROS_IN_RUN`] empty buckets inside a run as zeros. The
+/// bucket scheme is fixed, so a bucket's index (and so its `high`) follows
+/// from `low`. The JSON form of every histogram of this scheme, kept whole
+/// ([`Histogram`]) or only its buckets in use (`latlab watch`'s).
+pub fn runs_of(counts: impl IntoIterator<Item = (usize, u64)>) -> Vec<Vec<u64>> {
+    let mut runs: Vec<Vec<u64>> = Vec::new();
+    let mut previous: Option<usize> = None;
+    for (index, count) in counts {
+        if count == 0 {
+            continue;
+        }
+        match (previous, runs.last_mut()) {
+            (Some(p), Some(run)) if index > p && index - p - 1 <= MAX_ZEROS_IN_RUN => {
+                run.extend(std::iter::repeat_n(0, index - p - 1));
+                run.push(count);
+            }
+            _ => runs.push(vec![bucket_range(index).0, count]),
+        }
+        previous = Some(index);
+    }
+    runs
+}
+
+/// A stored histogram read as bucket counts (`(index, count)` in the order
+/// written, zeros left out): the runs of [`runs_of`] or, in files of schema
+/// version 1, `{low, high, count}` buckets. For histograms that keep only
+/// the buckets in use; [`Histogram`] reads itself.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StoredCounts(pub Vec<(usize, u64)>);
+
+impl<'de> Deserialize<'de> for StoredCounts {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let stored = Vec::<Stored>::deserialize(deserializer)?;
+        let mut counts = Vec::new();
+        for element in stored {
+            match element {
+                Stored::Bucket(b) => counts.push((bucket_of(b.low), b.count)),
+                Stored::Run(run) => {
+                    let first = bucket_of(run[0]);
+                    counts.extend(run[1..].iter().enumerate().map(|(i, &n)| (first + i, n)));
+                }
+            }
+        }
+        if let Some((index, _)) = counts.iter().find(|(index, _)| *index >= BUCKETS) {
+            return Err(serde::de::Error::custom(format!(
+                "a run goes past the last bucket ({BUCKETS}): bucket {index}"
+            )));
+        }
+        counts.retain(|&(_, n)| n > 0);
+        Ok(StoredCounts(counts))
     }
 }
 
@@ -349,20 +392,12 @@ impl<'de> Deserialize<'de> for Stored {
 
 impl<'de> Deserialize<'de> for Histogram {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let stored = Vec::<Stored>::deserialize(deserializer)?;
+        let StoredCounts(counts) = StoredCounts::deserialize(deserializer)?;
         let mut histogram = Histogram::new();
-        for element in stored {
-            let added = match element {
-                Stored::Bucket(b) => histogram.add_stored(bucket_of(b.low), b.count),
-                Stored::Run(run) => {
-                    let first = bucket_of(run[0]);
-                    run[1..]
-                        .iter()
-                        .enumerate()
-                        .try_for_each(|(i, &count)| histogram.add_stored(first + i, count))
-                }
-            };
-            added.map_err(serde::de::Error::custom)?;
+        for (index, count) in counts {
+            histogram
+                .add_stored(index, count)
+                .map_err(serde::de::Error::custom)?;
         }
         Ok(histogram)
     }

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use latlab_measure::histogram::{bucket_bounds, bucket_index, Bucket, Histogram};
+use latlab_measure::histogram::{bucket_bounds, Bucket, Histogram};
 use latlab_measure::result::{LatencyPart, LatencySplit};
 use latlab_measure::stats::Summary;
 
@@ -292,19 +292,23 @@ impl SparseHistogram {
     }
 }
 
-/// In JSON, as a [`Histogram`]: the buckets in use, lowest first.
+/// In JSON, as a [`Histogram`]: its runs of buckets
+/// ([`latlab_measure::histogram::runs_of`]); the `{low, high, count}`
+/// buckets of schema version 1 read too.
 impl serde::Serialize for SparseHistogram {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.buckets())
+        let counts = self.counts.iter().map(|(&b, &n)| (b as usize, n));
+        serializer.collect_seq(latlab_measure::histogram::runs_of(counts))
     }
 }
 
 impl<'de> serde::Deserialize<'de> for SparseHistogram {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let buckets = Vec::<Bucket>::deserialize(deserializer)?;
+        let latlab_measure::histogram::StoredCounts(stored) =
+            serde::Deserialize::deserialize(deserializer)?;
         let mut counts = BTreeMap::new();
-        for b in buckets.iter().filter(|b| b.count > 0) {
-            *counts.entry(bucket_index(b.low) as u32).or_default() += b.count;
+        for (index, count) in stored {
+            *counts.entry(index as u32).or_default() += count;
         }
         Ok(SparseHistogram { counts })
     }
@@ -388,6 +392,10 @@ mod tests {
         let json = serde_json::to_string(&sparse).unwrap();
         assert_eq!(json, serde_json::to_string(&dense).unwrap());
         let back: SparseHistogram = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, sparse);
+        // Results of schema version 1 hold `{low, high, count}` buckets.
+        let version_1 = serde_json::to_string(&dense.buckets().collect::<Vec<_>>()).unwrap();
+        let back: SparseHistogram = serde_json::from_str(&version_1).unwrap();
         assert_eq!(back, sparse);
         assert_eq!(SparseHistogram::default().summary(), Summary::default());
         assert_eq!(SparseHistogram::default().value_at_percentile(50.0), None);
