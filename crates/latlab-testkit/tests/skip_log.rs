@@ -88,5 +88,11 @@ fn under_require_privilege_the_skip_fails_and_is_not_logged() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(!out.status.success(), "{stdout}");
     assert!(stdout.contains("1 failed"), "{stdout}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let said = format!("{stdout}{stderr}");
+    assert!(
+        said.contains("a unicorn is required") && said.contains("breed one"),
+        "the failure names what is missing and the fix: {said}"
+    );
     assert!(!skip_log.exists(), "a failure is not a skip");
 }
