@@ -82,6 +82,9 @@ trap 'rm -f "$inner"' EXIT
 cat >"$inner" <<'INNER'
 set -euo pipefail
 root=$1 rustup_home=$2 cargo_bin=$3 registry=$4 runs=$5; shift 5
+# The chroot's / a mount point, as a machine's or a container's is (unshare
+# --propagation, which the debugfs-only tests use, needs one).
+mount --bind "$root" "$root"
 mount -t proc proc "$root/proc"
 mount --rbind /sys "$root/sys"
 mount --rbind /dev "$root/dev"

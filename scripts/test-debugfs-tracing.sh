@@ -48,7 +48,11 @@ tests=(
 )
 for t in "${tests[@]}"; do
   # shellcheck disable=SC2086 # $t is the cargo arguments
-  $CARGO test --locked $t --no-run -q 2>/dev/null
+  if ! built=$($CARGO test --locked $t --no-run -q 2>&1); then
+    echo "$built" >&2
+    echo "test-debugfs-tracing: building the tests failed: cargo test --locked $t --no-run" >&2
+    exit 1
+  fi
 done
 
 log=$(mktemp)
@@ -57,7 +61,8 @@ inner=$(mktemp)
 # current end, else a file of our own.
 own_skips=$(mktemp)
 skips=${LATLAB_SKIP_LOG:-$own_skips}
-skips_before=$(wc -l <"$skips" 2>/dev/null || echo 0)
+touch "$skips"
+skips_before=$(wc -l <"$skips")
 trap 'rm -f "$log" "$inner" "$own_skips"' EXIT
 cat >"$inner" <<'INNER'
 set -uo pipefail
@@ -116,13 +121,18 @@ status=$?
 awk '/panicked at/ { inpanic = 1 }
      inpanic { print; if (/^$/ || /^note: /) inpanic = 0; next }
      /^(tracefs:|== |test result|SKIP:|cleanup:|LEFT BEHIND|a test mounted|no \/sys|\/sys\/kernel\/tracing is)|FAILED|^error/' "$log"
+# Stopped before the first test (the namespace, a mount): all it said.
+if [ "$status" -ne 0 ] && ! grep -q '^== cargo test' "$log"; then
+  echo "test-debugfs-tracing: the private mount namespace could not be set up:" >&2
+  cat "$log" >&2
+fi
 set -e
 seconds=$(( $(date +%s) - start ))
 
 # Figures: per test binary passed/failed/ignored (cargo's "test result"
 # lines); skipped: the tests that wrote to the skip log in this run (cargo
 # counts them as passed: here they are not).
-sum() { grep -E '^test result:' "$log" | grep -Eo "[0-9]+ $1" | awk '{s+=$1} END {print s+0}'; }
+sum() { grep -E '^test result:' "$log" | grep -Eo "[0-9]+ $1" | awk '{s+=$1} END {print s+0}' || true; }
 passed=$(sum passed) failed=$(sum failed) ignored=$(sum ignored)
 skipped=$(tail -n +"$((skips_before + 1))" "$skips" | cut -f1 | sort -u | grep -c . || true)
 passed=$(( passed > skipped ? passed - skipped : 0 ))
