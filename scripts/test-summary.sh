@@ -2,7 +2,8 @@
 # The end of make test: what scripts/test-deps.sh installed or could not,
 # every test that skipped (or is #[ignore]d) with its reason, each step's
 # figures, and one last line of counts:
-#   make test: N passed, N failed, N skipped
+#   tests: N passed, N failed, N skipped
+# (the plain closing line CI readers know: one word and a colon before it).
 # A test that skipped returned early, so cargo counts it as passed: here it
 # is counted as skipped, not passed. A step that failed without a failing
 # test (fmt, clippy, a build) counts as one failure.
@@ -145,5 +146,5 @@ echo "$(printf '%s; ' "${figures[@]}" | sed 's/; $//')"
 if [ ${#failed_steps[@]} -gt 0 ]; then
   echo "FAILED: ${failed_steps[*]} (see $logs/<step>.log)"
 fi
-echo "make test: $passed passed, $failed failed, $skipped skipped"
+echo "tests: $passed passed, $failed failed, $skipped skipped"
 [ ${#failed_steps[@]} -eq 0 ]

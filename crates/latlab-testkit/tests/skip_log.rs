@@ -75,7 +75,7 @@ fn a_skip_is_logged_and_the_summary_lists_and_counts_it() {
     );
     assert_eq!(
         text.lines().last(),
-        Some("make test: 0 passed, 0 failed, 1 skipped"),
+        Some("tests: 0 passed, 0 failed, 1 skipped"),
         "{text}"
     );
 }
