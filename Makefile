@@ -1,8 +1,11 @@
 # latlab: the targets the README names.
 #   make run   build (as you), then the characterization (as root, via sudo if needed): DURATION idle and
 #              DURATION under every load, explained; which requirement classes this machine meets, and a report
-#   make test  format check, clippy -D warnings, all tests (the tracefs ones also with
-#              tracefs only under /sys/kernel/debug/tracing: scripts/test-debugfs-tracing.sh)
+#   make test  installs what the tests use when it can (scripts/test-deps.sh; LATLAB_TEST_INSTALL=0:
+#              nothing), then format check, clippy -D warnings, all tests (the tracefs ones also with
+#              tracefs only under /sys/kernel/debug/tracing: scripts/test-debugfs-tracing.sh); ends
+#              with what it installed, the skipped tests with their reasons, and the counts
+#   make test-deps  only the install (scripts/test-deps.sh)
 #   make dist  static binaries for boards in dist/ (x86_64, aarch64, armv7, riscv64; see scripts/dist.sh)
 #   make dist-check  run each of them (qemu-user for the foreign ones)
 #   make lab   the check matrix on every lab kernel under QEMU (lab/matrix.py; see lab/README.md)
@@ -15,7 +18,7 @@ DURATION ?= 30s
 LATLAB := $(or $(CARGO_TARGET_DIR),target)/release/latlab
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: all build run test fmt clippy unit lab-unit debugfs-tracing bench dist dist-check lab lab-smoke
+.PHONY: all build run test test-deps fmt clippy unit lab-unit debugfs-tracing bench dist dist-check lab lab-smoke
 
 all: build
 
@@ -32,9 +35,14 @@ clippy:
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 
 unit:
-	$(CARGO) test --workspace --locked
+	$(CARGO) test --workspace --locked $(CARGO_TEST_FLAGS)
 
-test: fmt clippy unit lab-unit debugfs-tracing
+# Every step below, also after one failed, then the summary (scripts/test.sh).
+test:
+	CARGO=$(CARGO) MAKE=$(MAKE) scripts/test.sh
+
+test-deps:
+	scripts/test-deps.sh
 
 # The tracefs-using tests again where tracefs is only under
 # /sys/kernel/debug/tracing (a private mount namespace; about a minute).
@@ -43,7 +51,7 @@ debugfs-tracing:
 
 # The lab's own judges, on synthetic results (no QEMU).
 lab-unit:
-	python3 -m unittest discover -s lab -p 'test_*.py'
+	python3 -m unittest discover $(LAB_UNIT_FLAGS) -s lab -p 'test_*.py'
 
 dist:
 	scripts/dist.sh

@@ -110,8 +110,8 @@ fn lisa_field_values_equal_trace_cmd_raw_output() {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared/traces/lisa-rtapp-juno/trace.dat");
     if !p.exists() {
-        eprintln!(
-            "SKIP: ../shared/traces is absent (it only exists next to the project's own checkouts)"
+        latlab_testkit::skip::skip(
+            "../shared/traces is absent (it only exists next to the project's own checkouts)",
         );
         return;
     }

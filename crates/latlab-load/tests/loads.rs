@@ -377,11 +377,13 @@ fn loads_work_in_a_memory_locked_process_as_under_latlab_run() {
     // `latlab run` locks all current and future pages; the loads must still work.
     // Without root a small RLIMIT_MEMLOCK would fail the mem load's mappings.
     // SAFETY: mlockall/munlockall affect only this test process.
-    if !latlab_testkit::skip::is_root()
-        || unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) } != 0
-    {
-        eprintln!("note: needs root for mlockall without a memlock limit (run as root); skipped");
-        assert!(!latlab_testkit::require_privilege());
+    let locked = latlab_testkit::skip::is_root()
+        && unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) } == 0;
+    if !latlab_testkit::require(
+        "loads in a memory-locked process: root (mlockall without a memlock limit)",
+        locked,
+        "run the tests as root",
+    ) {
         return;
     }
     let root = tempfile::tempdir().unwrap();
@@ -402,7 +404,7 @@ fn the_io_load_on_a_ram_file_system_warns() {
     let _serial = serial();
     let shm = Path::new("/dev/shm");
     if !shm.is_dir() {
-        eprintln!("note: no /dev/shm tmpfs here; skipped");
+        latlab_testkit::skip::skip("no /dev/shm tmpfs here (the io load on a RAM file system)");
         return;
     }
     let opts = LoadOptions {

@@ -79,7 +79,10 @@ fn what_a_command_does_not_ask_for_is_not_set_up() {
 /// Runs this test binary again with only `test` selected, as `role`, as
 /// the user `uid` when given.
 fn child(test: &str, role: &str, uid: Option<u32>) -> std::process::Output {
-    let mut command = Command::new(std::env::current_exe().unwrap());
+    let this = std::env::current_exe().unwrap();
+    // Another user runs a copy of this binary where it can reach it.
+    let for_others = uid.map(|_| latlab_testkit::ExecutableByOthers::new(&this));
+    let mut command = Command::new(for_others.as_ref().map_or(this.as_path(), |e| e.path()));
     command
         .args([test, "--exact", "--nocapture", "--test-threads=1"])
         .env(CHILD, role);

@@ -54,17 +54,15 @@ pub fn postgres_bin() -> Option<PathBuf> {
 }
 
 impl PgServer {
-    /// Starts a server, or prints why `test` is skipped and returns `None`
-    /// (no PostgreSQL installed). Under `LATLAB_REQUIRE_PRIVILEGE=1` a
-    /// server that cannot be started fails the test instead.
+    /// Starts a server, or skips `test` with the reason (see
+    /// [`crate::skip::require`]) and returns `None` (no PostgreSQL
+    /// installed). Under `LATLAB_REQUIRE_PRIVILEGE=1` a server that cannot
+    /// be started fails the test instead.
     pub fn start_or_skip(test: &str) -> Option<PgServer> {
         match PgServer::start() {
             Ok(server) => Some(server),
-            Err(reason) if crate::skip::require_privilege() => {
-                panic!("{test}: {reason} (LATLAB_REQUIRE_PRIVILEGE=1 requires it)")
-            }
             Err(reason) => {
-                eprintln!("skipped {test}: {reason}");
+                crate::skip::require(&format!("{test}: a PostgreSQL server"), false, &reason);
                 None
             }
         }

@@ -7,13 +7,16 @@ use std::path::{Path, PathBuf};
 
 use latlab_tracefs::{instance_owner, latlab_instances, Tracefs};
 
-use crate::skip::{is_root, require};
+use crate::skip::{is_root, require_if, require_tracefs_present};
 
 /// tracefs as latlab finds it, when this process is root and there is one;
-/// otherwise skips (or fails under `LATLAB_REQUIRE_PRIVILEGE=1`) naming the
-/// fix. `test` names the test in the message.
+/// otherwise skips (or fails under `LATLAB_REQUIRE_PRIVILEGE=1` or
+/// `LATLAB_REQUIRE_TRACEFS=1`) naming the fix. `test` names the test in the
+/// message.
 pub fn require_tracefs(test: &str) -> Option<Tracefs> {
-    if !require(
+    let strict = require_tracefs_present();
+    if !require_if(
+        strict,
         &format!("{test}: root (tracefs access)"),
         is_root(),
         "run the tests as root (sudo -E cargo test)",
@@ -25,7 +28,7 @@ pub fn require_tracefs(test: &str) -> Option<Tracefs> {
         Ok(_) => String::new(),
         Err(err) => err.to_string(),
     };
-    require(&format!("{test}: tracefs"), found.is_ok(), &fix).then(|| found.unwrap())
+    require_if(strict, &format!("{test}: tracefs"), found.is_ok(), &fix).then(|| found.unwrap())
 }
 
 /// The names of the tracefs instances process `pid` owns

@@ -1,7 +1,8 @@
 //! The committed BPF object is what `bpf/watch.bpf.c` compiles to (make
 //! bpf-check): with the clang that made it, byte for byte; with another
-//! clang, the source must still compile without warnings. Without clang the
-//! check says so and passes (CI installs clang).
+//! clang, the source must still compile without warnings. Without clang (or
+//! libbpf's headers) the test skips with the reason, or fails under
+//! `LATLAB_REQUIRE_PRIVILEGE=1` (CI installs them).
 
 use std::path::Path;
 use std::process::Command;
@@ -18,10 +19,15 @@ fn the_committed_object_is_current() {
         String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{text}");
     eprintln!("{text}");
-    if std::env::var("LATLAB_REQUIRE_PRIVILEGE").as_deref() == Ok("1") {
-        assert!(
-            !text.contains("no clang") && !text.contains("no libbpf"),
-            "{text}"
+    latlab_testkit::require(
+        "the BPF object check: clang, llvm-strip and libbpf's headers",
+        !text.contains("bpf check skipped: no "),
+        "apt-get install clang llvm libbpf-dev",
+    );
+    if text.contains("is not the clang that made the committed object") {
+        latlab_testkit::skip::skip(
+            "the BPF object's byte comparison: this clang is not the one that made it \
+             (the source compiled; see crates/latlab-watch/bpf/CLANG_VERSION)",
         );
     }
 }

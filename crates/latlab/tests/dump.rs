@@ -134,8 +134,8 @@ fn fixture_files(dir: &Path) -> Vec<PathBuf> {
 #[test]
 fn lisa_trace_matches_trace_cmd_report() {
     let Some(traces) = shared_traces() else {
-        eprintln!(
-            "SKIP: ../shared/traces is absent (it only exists next to the project's own checkouts)"
+        latlab_testkit::skip::skip(
+            "../shared/traces is absent (it only exists next to the project's own checkouts)",
         );
         return;
     };
@@ -305,8 +305,8 @@ fn count_events_line(stats: &str) -> usize {
 #[test]
 fn lttng_ctf_event_count_equals_babeltrace2() {
     let Some(traces) = shared_traces() else {
-        eprintln!(
-            "SKIP: ../shared/traces is absent (it only exists next to the project's own checkouts)"
+        latlab_testkit::skip::skip(
+            "../shared/traces is absent (it only exists next to the project's own checkouts)",
         );
         return;
     };

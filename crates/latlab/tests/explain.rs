@@ -251,18 +251,13 @@ fn lttng_trace() -> PathBuf {
 fn lttng_arm_trace_reports_its_periodic_timer_tasks() {
     let dir = lttng_trace();
     if !dir.exists() {
-        eprintln!(
-            "SKIP: {} absent (a user's checkout has no shared traces)",
+        latlab_testkit::skip::skip(&format!(
+            "{} absent (a user's checkout has no shared traces)",
             dir.display()
-        );
+        ));
         return;
     }
-    let have = Command::new("babeltrace2")
-        .arg("--version")
-        .output()
-        .is_ok();
-    if !have {
-        eprintln!("SKIP: babeltrace2 missing: apt-get install babeltrace2");
+    if !latlab_testkit::have_tool("babeltrace2", "babeltrace2") {
         return;
     }
     let out = latlab().arg("explain").arg(&dir).output().unwrap();

@@ -382,9 +382,10 @@ fn unprivileged_user_gets_the_named_fix() {
         std::os::unix::fs::PermissionsExt::from_mode(0o777),
     )
     .unwrap();
+    let exe = latlab_testkit::ExecutableByOthers::new(Path::new(env!("CARGO_BIN_EXE_latlab")));
     let nobody = |extra: &[&str]| {
         use std::os::unix::process::CommandExt;
-        latlab()
+        std::process::Command::new(exe.path())
             .current_dir(dir.path())
             .uid(65534)
             .gid(65534)

@@ -3,27 +3,24 @@
 #![allow(dead_code)] // each test binary uses its own part
 
 /// Whether a test of the kernel sides can run: root, kernel BTF and at
-/// least `cpus` CPUs. Skips with the reason otherwise; under
-/// `LATLAB_REQUIRE_PRIVILEGE=1` (CI) a missing privilege or BTF fails
-/// instead (a machine's CPUs are not something CI can be asked to fix).
+/// least `cpus` CPUs. Skips with the reason otherwise (latlab-testkit's
+/// rule); under `LATLAB_REQUIRE_PRIVILEGE=1` (CI) a missing privilege or
+/// BTF fails instead (a machine's CPUs are not something CI can be asked to
+/// fix).
 pub fn ready(test: &str, cpus: usize) -> bool {
-    if std::thread::available_parallelism().map_or(1, |n| n.get()) < cpus {
-        eprintln!("skipped {test}: needs {cpus} CPUs");
+    let have = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if have < cpus {
+        latlab_testkit::skip::skip(&format!(
+            "{test}: needs {cpus} CPUs, this machine has {have}"
+        ));
         return false;
     }
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    let btf = std::path::Path::new("/sys/kernel/btf/vmlinux").exists();
-    if root && btf {
-        return true;
-    }
-    let why = if root { "kernel BTF" } else { "root" };
-    assert!(
-        std::env::var("LATLAB_REQUIRE_PRIVILEGE").as_deref() != Ok("1"),
-        "{test}: needs {why}"
-    );
-    eprintln!("skipped {test}: needs {why}");
-    false
+    latlab_testkit::root(test)
+        && latlab_testkit::require(
+            &format!("{test}: kernel BTF"),
+            std::path::Path::new("/sys/kernel/btf/vmlinux").exists(),
+            "a kernel built with CONFIG_DEBUG_INFO_BTF=y",
+        )
 }
 
 /// The counts of thread `tid` in histogram rows `(pid, kind, bucket,
