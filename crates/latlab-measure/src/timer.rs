@@ -617,6 +617,20 @@ impl WakeSource for Itimer {
         }
         let now = monotonic_ns();
         let next = itimer_remaining(self.expiries.interval / 8);
+        Ok(Some(self.account(now, next)))
+    }
+}
+
+impl Itimer {
+    /// Accounts a wake-up at `now` after which `getitimer` put the next
+    /// expiry at `next`.
+    ///
+    /// When the grid's phase is known less well than that window (no read
+    /// could narrow the first expiry's: the thread was held past it before
+    /// its first `getitimer`), the window is where the next expiry is, and
+    /// the grid moves there: only this wake-up's count stays uncertain,
+    /// instead of every later one overstated by up to the phase's width.
+    fn account(&mut self, now: u64, next: NextExpiry) -> Wake {
         let (expirations, uncertain) = itimer_expirations(
             self.expiries.next,
             self.phase_slack,
@@ -625,8 +639,15 @@ impl WakeSource for Itimer {
         );
         let mut wake = self.expiries.wake(now, expirations);
         self.expiries.uncertain = uncertain;
+        if let NextExpiry::Within(window) = next {
+            if uncertain && window.width() < self.phase_slack && window.earliest > wake.intended {
+                self.expiries.next = window.earliest;
+                self.expiries.uncertain = false;
+                self.phase_slack = window.width();
+            }
+        }
         wake.missed += std::mem::take(&mut self.skipped);
-        Ok(Some(wake))
+        wake
     }
 }
 
@@ -1051,6 +1072,43 @@ mod tests {
             itimer_expirations(first.earliest, first.width(), 1_000 * us, next),
             (2, false)
         );
+    }
+
+    #[test]
+    fn an_itimer_phase_no_read_narrowed_is_taken_from_the_next_placed_expiry() {
+        // arm64 under a loaded QEMU: setitimer's clock reads 4.5 ms apart and
+        // the thread held past the first expiry before its first getitimer,
+        // so the phase stayed 4.5 ms wide and every wake-up's count was
+        // uncertain, each sample overstated by up to 4.5 ms (p50 5.03 ms
+        // against posix-timer's 1.10 ms in the same guest).
+        let us = 1_000;
+        let mut itimer = Itimer {
+            expiries: KernelExpiries {
+                next: 10_000 * us,
+                interval: 1_000 * us,
+                uncertain: false,
+            },
+            phase_slack: 4_500 * us,
+            skipped: 0,
+        };
+        // The kernel's first expiry was 14.2 ms; woken at 14.3 ms, 899 µs
+        // left: the next is 15.2 ms, which 11.2..=15.2 ms could all be.
+        let w = itimer.account(14_300 * us, left(14_300_100, 14_300_400, 899 * us));
+        assert_eq!(w.intended, 10_000 * us);
+        assert_eq!(
+            (itimer.expiries.next, itimer.phase_slack),
+            (15_199_100, 1_299)
+        );
+        // From there the grid is the kernel's: the next wake-up is certain
+        // and measured against 15.2 ms (less 0.9 µs), not 11 ms.
+        let w = itimer.account(15_250 * us, left(15_250_100, 15_250_300, 949 * us));
+        assert_eq!((w.intended, w.uncertain), (15_199_100, false));
+        let w = itimer.account(16_250 * us, left(16_250_100, 16_250_300, 949 * us));
+        assert_eq!((w.intended, w.uncertain, w.missed), (16_199_100, false, 0));
+        // A phase already known better than the read is left alone.
+        let before = (itimer.expiries.next, itimer.phase_slack);
+        itimer.account(17_250 * us, left(17_100_000, 17_260_000, 939 * us));
+        assert_eq!(before.1, itimer.phase_slack);
     }
 
     #[test]
