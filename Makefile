@@ -9,7 +9,7 @@
 #   make dist  static binaries for boards in dist/ (x86_64, aarch64, armv7, riscv64; see scripts/dist.sh)
 #   make dist-check  run each of them (qemu-user for the foreign ones)
 #   make lab   the check matrix on every lab kernel under QEMU (lab/matrix.py; see lab/README.md)
-#   make lab-smoke  the CI subset: arm64 and rt-amd64, a few checks each
+#   make lab-smoke  the CI subset: arm64 and rt-amd64, a few checks each; armmp (32-bit), the timer runs
 #   make install    binary, man pages and completions under $(DESTDIR)$(PREFIX) (make uninstall)
 #   make cli-docs   regenerate docs/man and completions/ from the CLI, and docs/schema/ from the result types
 #   make bpf        rebuild latlab watch's BPF object crates/latlab-watch/bpf/watch.bpf.o (clang; make bpf-check compares)
@@ -66,7 +66,7 @@ lab: dist
 # whatever make dist put there).
 SMOKE_DIST = lab/cache/dist-smoke
 lab-smoke:
-	DIST_DIR=$(SMOKE_DIST) DIST_TARGETS="x86_64-unknown-linux-musl aarch64-unknown-linux-musl" scripts/dist.sh
+	DIST_DIR=$(SMOKE_DIST) DIST_TARGETS="x86_64-unknown-linux-musl aarch64-unknown-linux-musl armv7-unknown-linux-musleabihf" scripts/dist.sh
 	LATLAB_DIST=$(SMOKE_DIST) lab/matrix.py --smoke
 
 # make install: the binary, its man pages (docs/man) and shell completions

@@ -180,5 +180,54 @@ class Judges(unittest.TestCase):
         )
 
 
+
+class Plan(unittest.TestCase):
+    @staticmethod
+    def names(checks):
+        return [c.name for c in checks]
+
+    def test_the_smoke_runs_every_timer_source_on_a_32_bit_kernel(self):
+        # 2026-11-27: run itimer failed on armmp (early wake-ups on every
+        # sample) while CI's smoke ran no 32-bit kernel.
+        chosen = matrix.plan(matrix.SMOKE_KERNELS, smoke=True)
+        arch = {k: matrix.MACHINE[k.removeprefix("rt-")] for k in chosen}
+        thirty_two = [k for k in chosen if arch[k] == "armv7l"]
+        self.assertTrue(thirty_two, f"no 32-bit kernel in the smoke: {list(chosen)}")
+        for k in thirty_two:
+            ran = self.names(chosen[k])
+            for timer in matrix.TIMERS:
+                self.assertIn(f"run {timer}", ran)
+            self.assertIn("system", ran)
+        # The 64-bit smoke kernels keep their smoke checks.
+        self.assertEqual(
+            self.names(chosen["arm64"]), [c.name for c in matrix.CHECKS if c.smoke]
+        )
+
+    def test_wanted_checks_run_on_every_kernel_and_system_brings_its_run(self):
+        chosen = matrix.plan(["amd64", "armmp"], smoke=True, wanted=["system", "run itimer"])
+        for k in ("amd64", "armmp"):
+            self.assertEqual(
+                self.names(chosen[k]), ["system", "run clock-nanosleep", "run itimer"]
+            )
+        everything = matrix.plan(["arm64"], smoke=False)["arm64"]
+        self.assertEqual(self.names(everything), [c.name for c in matrix.CHECKS])
+
+    def test_a_boot_without_the_gpio_check_builds_no_wire(self):
+        timers = matrix.plan(["armmp"], smoke=True)["armmp"]
+        self.assertEqual(matrix.lab_env(timers, {})["LAB_WIRE"], "none")
+        self.assertEqual(matrix.lab_env(timers, {"LAB_WIRE": "/x"})["LAB_WIRE"], "/x")
+        gpio = matrix.plan(["arm64"], smoke=True)["arm64"]
+        self.assertNotIn("LAB_WIRE", matrix.lab_env(gpio, {}))
+
+    def test_the_table_marks_cells_a_kernel_did_not_run(self):
+        checks = [c for c in matrix.CHECKS if c.name in ("system", "run itimer")]
+        results = {
+            "arm64": {"system": (True, "aarch64")},
+            "armmp": {"system": (True, "armv7l"), "run itimer": (False, "3 early")},
+        }
+        md = matrix.table(["arm64", "armmp"], checks, results)
+        self.assertIn("| run itimer | - | **FAIL**: 3 early |", md)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -332,17 +332,26 @@ fn si_overrun(info: &libc::siginfo_t) -> u64 {
     u64::try_from(timer.timer.overrun).unwrap_or(0)
 }
 
-/// `setitimer(ITIMER_REAL)` + SIGALRM. The first expiry is relative to the
-/// moment the kernel arms it, which lies between two clock reads around the
-/// call: latlab takes the earlier one, so an intended time is at most the
-/// `setitimer` call's duration early (latencies overestimated by that,
-/// never underestimated), and arms again while that exceeds
-/// [`ARM_SLACK_NS`]. The kernel re-arms the timer when SIGALRM is
-/// dequeued and reports no overruns, so after each wake-up latlab reads the
-/// time left to the next expiry (`getitimer`, in µs) and places it on the
-/// timer's grid.
+/// `setitimer(ITIMER_REAL)` + SIGALRM. The kernel re-arms the timer when
+/// SIGALRM is dequeued and reports no overruns, so after each wake-up latlab
+/// reads the time left to the next expiry (`getitimer`, in µs) and places it
+/// on the timer's grid.
+///
+/// That grid is the kernel's: its first expiry plus whole intervals. The
+/// first expiry is relative to the kernel's own clock read inside
+/// `setitimer`, which a slow call (an interrupt, a preemption, an emulated
+/// CPU: 0.4-0.7 ms in the lab's 32-bit ARM guest) puts well after any clock
+/// read of latlab's before the call. So latlab places it as it places the
+/// later ones: `getitimer` right after arming, and the window of times the
+/// call and every read agree on ([`ExpiryWindow`]). Intended times are that
+/// window's earliest end (latencies overstated by at most its width, never
+/// understated), and each wake-up counts the kernel's grid points that fit
+/// between that width and what `getitimer` says ([`itimer_expirations`]).
 struct Itimer {
     expiries: KernelExpiries,
+    /// How much later than `expiries.next` the kernel's expiry may lie: the
+    /// width of the first expiry's window, ns.
+    phase_slack: u64,
     /// Grid points before the timer was armed, added to the first wake's missed.
     skipped: u64,
 }
@@ -365,51 +374,106 @@ impl Itimer {
         }
         // A thread that arms after `start` (it ran late) starts at the next
         // grid point and counts the ones it skipped as missed, as the
-        // absolute timers do. The kernel reads its clock somewhere inside
-        // the call: arm again while an interrupt or a host stall stretched
-        // the call beyond ARM_SLACK_NS, as long as the first expiry
-        // is comfortably ahead (re-arming then cancels the pending one).
-        let (mut armed_at, mut delay, mut skipped);
-        let mut tries = 0;
-        loop {
-            armed_at = monotonic_ns();
-            (delay, skipped) = itimer_first_expiry(start, armed_at, interval);
-            let value = libc::itimerval {
-                it_interval: timeval(interval),
-                it_value: timeval(delay),
-            };
-            // SAFETY: valid itimerval.
-            if unsafe { libc::setitimer(libc::ITIMER_REAL, &value, std::ptr::null_mut()) } != 0 {
-                return Err(os_error("itimer", cpu, "setitimer"));
-            }
-            let armed_by = monotonic_ns();
-            tries += 1;
-            if armed_by - armed_at <= ARM_SLACK_NS
-                || tries == 10
-                || armed_by + 1_000_000 > armed_at + delay
-            {
-                break;
-            }
+        // absolute timers do.
+        let armed_at = monotonic_ns();
+        let (delay, skipped) = itimer_first_expiry(start, armed_at, interval);
+        let value = libc::itimerval {
+            it_interval: timeval(interval),
+            it_value: timeval(delay),
+        };
+        // SAFETY: valid itimerval.
+        if unsafe { libc::setitimer(libc::ITIMER_REAL, &value, std::ptr::null_mut()) } != 0 {
+            return Err(os_error("itimer", cpu, "setitimer"));
         }
+        let armed_by = monotonic_ns();
+        let first = itimer_place_first_expiry(ExpiryWindow::armed(armed_at, armed_by, delay));
         Ok(Itimer {
             expiries: KernelExpiries {
-                next: armed_at + delay,
+                next: first.earliest,
                 interval,
                 uncertain: false,
             },
+            phase_slack: first.width(),
             skipped,
         })
     }
 }
 
-/// The longest `setitimer` call whose clock reads around it place the
-/// kernel's arming moment well enough: the intended times of `itimer` are
-/// at most this early.
-const ARM_SLACK_NS: u64 = 5_000;
-
 /// The shortest `itimer` interval whose expiries µs-resolution `getitimer`
-/// reads and a [`ARM_SLACK_NS`] phase place on the grid safely.
+/// reads place on the grid safely.
 const ITIMER_MIN_INTERVAL_NS: u64 = 50_000;
+
+/// At most this many `getitimer` reads place an itimer's first expiry.
+const ITIMER_PLACING_READS: usize = 16;
+
+/// Where the kernel holds an itimer's expiry: somewhere in `earliest ..=
+/// latest`, CLOCK_MONOTONIC ns (the kernel's hrtimer clock, read at another
+/// moment).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ExpiryWindow {
+    earliest: u64,
+    latest: u64,
+}
+
+impl ExpiryWindow {
+    /// An expiry `delay` after the kernel's clock read inside a `setitimer`
+    /// call made between the clock reads `before` and `after`.
+    fn armed(before: u64, after: u64, delay: u64) -> Self {
+        ExpiryWindow {
+            earliest: before + delay,
+            latest: after + delay,
+        }
+    }
+
+    /// An expiry that `getitimer`, called between the clock reads `before`
+    /// and `after`, said lies `left` ahead: the kernel truncates the time
+    /// left to whole µs, so `left ..< left + 1 µs` after its own clock read.
+    fn left(before: u64, after: u64, left: u64) -> Self {
+        ExpiryWindow {
+            earliest: before + left,
+            latest: after + left + 999,
+        }
+    }
+
+    /// The part of this window that `other`, a window of the same expiry,
+    /// agrees with. A window that does not overlap this one contradicts what
+    /// placed it and narrows nothing: this one is kept.
+    fn narrowed(self, other: ExpiryWindow) -> Self {
+        let earliest = self.earliest.max(other.earliest);
+        let latest = self.latest.min(other.latest);
+        if earliest <= latest {
+            ExpiryWindow { earliest, latest }
+        } else {
+            self
+        }
+    }
+
+    /// How much later than `earliest` the expiry may lie, ns.
+    fn width(&self) -> u64 {
+        self.latest - self.earliest
+    }
+}
+
+/// Narrows `window`, where `setitimer` put an itimer's first expiry, with
+/// `getitimer` reads: until the window is 1 µs wide, [`ITIMER_PLACING_READS`]
+/// reads were taken, or the expiry comes too close to read on without making
+/// the first wake-up late (0 or 1 µs left place nothing).
+fn itimer_place_first_expiry(mut window: ExpiryWindow) -> ExpiryWindow {
+    for _ in 0..ITIMER_PLACING_READS {
+        if window.width() <= 1000 {
+            break;
+        }
+        let (before, after, left, _) = itimer_read();
+        if left < 2000 {
+            break;
+        }
+        window = window.narrowed(ExpiryWindow::left(before, after, left));
+        if left < 4 * (after - before) + 20_000 {
+            break;
+        }
+    }
+    window
+}
 
 /// The relative delay (whole µs, at least 1) of an itimer armed at `armed_at`
 /// whose grid starts at `start`, and the grid points it skips because it was
@@ -421,102 +485,119 @@ fn itimer_first_expiry(start: u64, armed_at: u64, interval: u64) -> (u64, u64) {
     (delay, skipped)
 }
 
+/// Where `getitimer` puts an itimer's next expiry after a wake-up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NextExpiry {
+    /// Placed: within this window.
+    Within(ExpiryWindow),
+    /// Not placed (see [`itimer_remaining`]): at or before this moment.
+    NoLaterThan(u64),
+}
+
 /// How many expiries of an itimer a wake-up for the expiry `intended`
-/// accounts for, from `getitimer` read between the clock reads `before` and
-/// `after`: `left` is the time the kernel had left to the next expiry,
-/// truncated to µs (`Some(0)`: less than 1 µs, the timer still armed), or
-/// `None` when getitimer did not place it (see [`itimer_remaining`]): the next
-/// expiry then lies before `after + 2 µs`. Also whether the count is certain.
+/// accounts for, given where `getitimer` put the `next` one. Also whether
+/// the count is certain.
 ///
-/// With time left, the next expiry lies in `before + left ..< after + left +
-/// 1 µs`: the grid point nearest that window, exactly, as long as the window
-/// does not reach into two points' halves (an interrupt between the clock
-/// reads that `itimer_remaining` could not retry away), else the earlier
-/// one, uncertain.
+/// The kernel's grid points lie `intended + k * interval` plus the same
+/// phase, 0 to `slack` (the width of the first expiry's window): point `k`
+/// somewhere in `intended + k * interval ..= + slack`.
+///
+/// Placed within a window, the next expiry is the grid point that can lie
+/// there: exactly, when one can; the earliest, uncertain, when the window
+/// reaches two (an interrupt between the clock reads that
+/// `itimer_remaining` could not retry away), or when none can (the reads
+/// contradict each other).
 ///
 /// Unplaced, it is the first grid point after the moment the kernel
-/// dequeued SIGALRM, which user space cannot see: after `intended`, and
-/// before `after + 2 µs`. With one grid point there it is that one. With
-/// more (the thread was held about two intervals around the dequeue, or a
-/// late timer interrupt left the expiry due without firing) the kernel does
-/// not say which: the count is uncertain and the earliest point is taken,
-/// so the next sample's latency may be overstated by whole intervals but is
-/// never understated.
-fn itimer_expirations(
-    intended: u64,
-    interval: u64,
-    before: u64,
-    after: u64,
-    left: Option<u64>,
-) -> (u64, bool) {
-    match left {
-        Some(left) => {
-            let point = |t: u64| ((t.saturating_sub(intended) + interval / 2) / interval).max(1);
-            let (first, last) = (point(before + left), point(after + left + 999));
-            (first, last != first)
+/// dequeued SIGALRM, which user space cannot see: after `intended`, and no
+/// later than the moment given. With one grid point there it is that one.
+/// With more (the thread was held about two intervals around the dequeue, or
+/// a late timer interrupt left the expiry due without firing) the kernel
+/// does not say which: the count is uncertain and the earliest point is
+/// taken, so the next sample's latency may be overstated by whole intervals
+/// but is never understated.
+fn itimer_expirations(intended: u64, slack: u64, interval: u64, next: NextExpiry) -> (u64, bool) {
+    match next {
+        NextExpiry::Within(window) => {
+            // The first point whose latest place reaches the window, and
+            // the last whose earliest place is not after it.
+            let first = window
+                .earliest
+                .saturating_sub(intended + slack)
+                .div_ceil(interval)
+                .max(1);
+            let last = window.latest.saturating_sub(intended) / interval;
+            if first <= last {
+                (first, first != last)
+            } else {
+                (last.max(1), true)
+            }
         }
-        None => {
-            // Grid points `intended + k * interval`, k >= 1, before `after +
-            // 2 µs` (latlab's grid is at most the arming slack before the
-            // kernel's, so none of the kernel's candidates is left out).
-            let candidates = (after + 1999).saturating_sub(intended) / interval;
+        NextExpiry::NoLaterThan(latest) => {
+            // Grid points `intended + k * interval`, k >= 1, not after
+            // `latest` (`intended` is the earliest the kernel's point can
+            // be, so none of the kernel's candidates is left out).
+            let candidates = latest.saturating_sub(intended) / interval;
             (1, candidates > 1)
         }
     }
 }
 
-/// The time left to the next expiry of the process's ITIMER_REAL, ns,
-/// truncated to µs as the kernel reports it, between two clock reads no more
-/// than `slack` apart if that can be had in a few tries (an interrupt or a
-/// host stall between them would blur where the kernel read its clock).
+/// One read of the process's ITIMER_REAL: the clock before, the clock
+/// after, the time `getitimer` said was left to the next expiry (ns, whole
+/// µs), and whether SIGALRM was pending just after it.
+fn itimer_read() -> (u64, u64, u64, bool) {
+    // SAFETY: an itimerval and a sigset_t are plain data; getitimer and
+    // sigpending write into them.
+    let mut value: libc::itimerval = unsafe { std::mem::zeroed() };
+    let mut pending: libc::sigset_t = unsafe { std::mem::zeroed() };
+    let before = monotonic_ns();
+    // SAFETY: as above.
+    let alarm_pending = unsafe {
+        libc::getitimer(libc::ITIMER_REAL, &mut value);
+        libc::sigpending(&mut pending) == 0 && libc::sigismember(&pending, libc::SIGALRM) == 1
+    };
+    let after = monotonic_ns();
+    let ns = value.it_value.tv_sec as u64 * 1_000_000_000 + value.it_value.tv_usec as u64 * 1000;
+    (before, after, ns, alarm_pending)
+}
+
+/// Where the next expiry of the process's ITIMER_REAL lies, from `getitimer`
+/// read between two clock reads no more than `slack` apart if that can be
+/// had in a few tries (an interrupt or a host stall between them would blur
+/// where the kernel read its clock).
 ///
 /// `getitimer` gives 1 µs both for 1 to 2 µs left and for an expiry that is
 /// due but has not fired (a late timer interrupt, up to milliseconds in a
 /// QEMU guest), and 0 both for less than 1 µs left and for an expiry that
 /// has fired (SIGALRM pending: the kernel re-arms the timer only when it is
 /// dequeued). For those it is read again for a few µs: 0 while SIGALRM is
-/// not pending is the timer still armed with less than 1 µs left
-/// (`Some(0)`), which places it; SIGALRM pending first, or no answer in
-/// time, leaves it unplaced (`None`, with the first read's clock reads).
-fn itimer_remaining(slack: u64) -> (u64, u64, Option<u64>) {
-    let read = || {
-        // SAFETY: an itimerval and a sigset_t are plain data; getitimer and
-        // sigpending write into them.
-        let mut value: libc::itimerval = unsafe { std::mem::zeroed() };
-        let mut pending: libc::sigset_t = unsafe { std::mem::zeroed() };
-        let before = monotonic_ns();
-        // SAFETY: as above.
-        let alarm_pending = unsafe {
-            libc::getitimer(libc::ITIMER_REAL, &mut value);
-            libc::sigpending(&mut pending) == 0 && libc::sigismember(&pending, libc::SIGALRM) == 1
-        };
-        let after = monotonic_ns();
-        let ns =
-            value.it_value.tv_sec as u64 * 1_000_000_000 + value.it_value.tv_usec as u64 * 1000;
-        (before, after, ns, alarm_pending)
-    };
+/// not pending is the timer still armed with less than 1 µs left, which
+/// places it; SIGALRM pending first, or no answer in time, leaves it
+/// unplaced: no later than 2 µs after the first read.
+fn itimer_remaining(slack: u64) -> NextExpiry {
     let mut tries = 0;
     let (before, after, ns, alarm_pending) = loop {
-        let read = read();
+        let read = itimer_read();
         tries += 1;
         if read.1 - read.0 <= slack || tries == 10 {
             break read;
         }
     };
     if ns >= 2000 || (ns == 0 && !alarm_pending) {
-        return (before, after, Some(ns));
+        return NextExpiry::Within(ExpiryWindow::left(before, after, ns));
     }
     // A next expiry 1-2 µs ahead has passed 3 µs after the read.
     while monotonic_ns() < after + 3000 {
-        let (b, a, ns, alarm_pending) = read();
+        let (b, a, ns, alarm_pending) = itimer_read();
         if alarm_pending {
             break;
         }
         if ns == 0 && a - b <= slack {
-            return (b, a, Some(0));
+            return NextExpiry::Within(ExpiryWindow::left(b, a, 0));
         }
     }
-    (before, after, None)
+    NextExpiry::NoLaterThan(after + 1999)
 }
 
 impl Drop for Itimer {
@@ -535,18 +616,38 @@ impl WakeSource for Itimer {
             return Ok(None);
         }
         let now = monotonic_ns();
-        let (before, after, left) = itimer_remaining(self.expiries.interval / 8);
+        let next = itimer_remaining(self.expiries.interval / 8);
+        Ok(Some(self.account(now, next)))
+    }
+}
+
+impl Itimer {
+    /// Accounts a wake-up at `now` after which `getitimer` put the next
+    /// expiry at `next`.
+    ///
+    /// When the grid's phase is known less well than that window (no read
+    /// could narrow the first expiry's: the thread was held past it before
+    /// its first `getitimer`), the window is where the next expiry is, and
+    /// the grid moves there: only this wake-up's count stays uncertain,
+    /// instead of every later one overstated by up to the phase's width.
+    fn account(&mut self, now: u64, next: NextExpiry) -> Wake {
         let (expirations, uncertain) = itimer_expirations(
             self.expiries.next,
+            self.phase_slack,
             self.expiries.interval,
-            before,
-            after,
-            left,
+            next,
         );
         let mut wake = self.expiries.wake(now, expirations);
         self.expiries.uncertain = uncertain;
+        if let NextExpiry::Within(window) = next {
+            if uncertain && window.width() < self.phase_slack && window.earliest > wake.intended {
+                self.expiries.next = window.earliest;
+                self.expiries.uncertain = false;
+                self.phase_slack = window.width();
+            }
+        }
         wake.missed += std::mem::take(&mut self.skipped);
-        Ok(Some(wake))
+        wake
     }
 }
 
@@ -737,7 +838,7 @@ impl Rtc {
         // before the run's start, so the grid begins there as for the other
         // timers. The kernel's clock read lies inside the call, after this
         // one: intended times are at most the call's duration early. (Not
-        // armed again when slow, as itimer is: switching the interrupts off
+        // armed again when slow: switching the interrupts off
         // spins until a running callback is done, and under emulation that
         // livelocked a guest at 8192 Hz.)
         sleep_until(start.saturating_sub(period));
@@ -880,42 +981,167 @@ mod tests {
         assert_eq!((w.intended, w.missed), (1_500, 0));
     }
 
+    /// The kernel's next expiry placed by a getitimer read: `left` (whole
+    /// µs) between the clock reads `before` and `after`.
+    fn left(before: u64, after: u64, left: u64) -> NextExpiry {
+        NextExpiry::Within(ExpiryWindow::left(before, after, left))
+    }
+
+    /// Not placed by getitimer: the next expiry 2 µs after `after` at the latest.
+    fn unplaced(after: u64) -> NextExpiry {
+        NextExpiry::NoLaterThan(after + 1999)
+    }
+
     #[test]
     fn itimer_expirations_place_the_remaining_time_on_the_grid() {
         let us = 1_000;
-        // Expiry at 1 ms, interval 100 µs; woken at 1.010 ms, 89.6 µs left
-        // (truncated to 89 µs) when getitimer ran between 1.0102 and 1.0106 ms:
-        // the next expiry is 1.1 ms, one interval on.
-        let e = itimer_expirations(1_000 * us, 100 * us, 1_010_200, 1_010_600, Some(89 * us));
-        assert_eq!(e, (1, false));
-        // Woken 250 µs late: 50 µs left means the next is 1.3 ms, three on.
-        let e = itimer_expirations(1_000 * us, 100 * us, 1_250_100, 1_250_400, Some(49 * us));
-        assert_eq!(e, (3, false));
+        // Expiry at 1 ms, interval 100 µs, the kernel's phase known exactly;
+        // woken at 1.010 ms, 89.6 µs left (truncated to 89 µs) when getitimer
+        // ran between 1.0102 and 1.0106 ms: the next expiry is 1.1 ms, one
+        // interval on.
+        let at = |next| itimer_expirations(1_000 * us, 0, 100 * us, next);
+        assert_eq!(at(left(1_010_200, 1_010_600, 89 * us)), (1, false));
+        // Woken 250 µs late: 49 µs left means the next is 1.3 ms, three on.
+        assert_eq!(at(left(1_250_100, 1_250_400, 49 * us)), (3, false));
         // 2 µs is still a place: 1.1 ms, read between 1.0975 and 1.0978 ms.
-        let e = itimer_expirations(1_000 * us, 100 * us, 1_097_500, 1_097_800, Some(2 * us));
-        assert_eq!(e, (1, false));
-        // An interrupt of 60 µs between the clock reads around getitimer (the
-        // retries did not get a tighter pair): 30 µs left puts the next
-        // expiry between 1.1205 and 1.1816 ms, i.e. 1.1 or 1.2 ms. The
-        // earliest, flagged.
-        let e = itimer_expirations(1_000 * us, 100 * us, 1_090_500, 1_150_600, Some(30 * us));
-        assert_eq!(e, (1, true));
+        assert_eq!(at(left(1_097_500, 1_097_800, 2 * us)), (1, false));
         // Nothing left: the next expiry (1.1 ms) fired between the dequeue and
         // getitimer (woken at 1.0999 ms, getitimer done at 1.1003 ms). Only
         // 1.1 ms lies between the expiry and getitimer: certain.
-        let e = itimer_expirations(1_000 * us, 100 * us, 1_099_900, 1_100_300, None);
-        assert_eq!(e, (1, false));
+        assert_eq!(at(unplaced(1_100_300)), (1, false));
         // Due but not fired (a late timer interrupt), getitimer's 1 µs.
-        let e = itimer_expirations(1_000 * us, 100 * us, 1_100_500, 1_100_900, None);
-        assert_eq!(e, (1, false));
+        assert_eq!(at(unplaced(1_100_900)), (1, false));
         // Nothing left at 1.2101 ms: 1.1 or 1.2 ms, depending on when the kernel
         // dequeued SIGALRM, which it does not tell. The earliest, flagged.
-        let e = itimer_expirations(1_000 * us, 100 * us, 1_209_900, 1_210_100, None);
-        assert_eq!(e, (1, true));
+        assert_eq!(at(unplaced(1_210_100)), (1, true));
         // The count is never 0, even for a clock read before the expiry.
+        assert_eq!(at(unplaced(990_500)), (1, false));
+        // Reads that contradict the grid (no point can lie in 1.1205 to
+        // 1.1816 ms): the earliest that can, flagged.
+        assert_eq!(at(left(1_090_500, 1_150_600, 30 * us)), (1, true));
+    }
+
+    #[test]
+    fn itimer_expirations_place_within_the_phase_the_arming_left_open() {
+        let us = 1_000;
+        // The kernel's grid 0-5 µs after latlab's intended times: 1.000 ms
+        // stands for an expiry in 1.000..=1.005 ms.
+        let at = |next| itimer_expirations(1_000 * us, 5 * us, 100 * us, next);
+        // 90 µs left between 1.0102 and 1.0106 ms: the next expiry in 1.1002
+        // to 1.1016 ms, where the first point (1.100-1.105 ms) lies.
+        assert_eq!(at(left(1_010_200, 1_010_600, 90 * us)), (1, false));
+        // An interrupt of 70 µs between the clock reads: 31 µs left puts the
+        // next expiry in 1.101 to 1.172 ms, where only the first point can lie.
+        assert_eq!(at(left(1_070_000, 1_140_000, 31 * us)), (1, false));
+        // 110 µs between them: 1.095 to 1.206 ms reaches two points. The
+        // earliest, flagged.
+        assert_eq!(at(left(1_050_000, 1_160_000, 45 * us)), (1, true));
+    }
+
+    #[test]
+    fn itimer_grid_is_where_getitimer_puts_it_after_a_slow_setitimer() {
+        // armmp in the lab (32-bit ARM under QEMU, 1 ms interval): the clock
+        // read before setitimer at 10.0000 ms, the kernel's own read inside
+        // the call 697.3 µs later, the call back at 10.8000 ms; armed with 9
+        // ms to go, so the first expiry is at 19.6973 ms. Taking 19.0000 ms
+        // for it put every wake-up's getitimer one interval further on the
+        // grid (1.6964 intervals rounded up) and each sample 302.7 µs before
+        // the kernel's expiry: "early wake-ups" on nearly every sample.
+        let us = 1_000;
+        let armed = ExpiryWindow::armed(10_000 * us, 10_800 * us, 9_000 * us);
+        assert_eq!((armed.earliest, armed.width()), (19_000 * us, 800 * us));
+        // getitimer after arming (between 10.90000 and 10.90004 ms): 8797 µs
+        // left (8797.28 truncated). The first expiry lies in 19.6970 to
+        // 19.69804 ms.
+        let first = armed.narrowed(ExpiryWindow::left(10_900_000, 10_900_040, 8_797 * us));
         assert_eq!(
-            itimer_expirations(1_000 * us, 100 * us, 990_000, 990_500, None),
+            first,
+            ExpiryWindow::left(10_900_000, 10_900_040, 8_797 * us)
+        );
+        assert!((first.earliest..=first.latest).contains(&19_697_300));
+        // The wake-up for it, 50 µs late: getitimer says 949 µs to the next,
+        // 20.6973 ms: one interval on, certain.
+        let next = left(19_747_400, 19_747_460, 949 * us);
+        assert_eq!(
+            itimer_expirations(first.earliest, first.width(), 1_000 * us, next),
             (1, false)
+        );
+        // Woken 1.2 ms late, the kernel re-armed to 21.6973 ms: two on.
+        let next = left(20_897_300, 20_897_340, 799 * us);
+        assert_eq!(
+            itimer_expirations(first.earliest, first.width(), 1_000 * us, next),
+            (2, false)
+        );
+    }
+
+    #[test]
+    fn an_itimer_phase_no_read_narrowed_is_taken_from_the_next_placed_expiry() {
+        // arm64 under a loaded QEMU: setitimer's clock reads 4.5 ms apart and
+        // the thread held past the first expiry before its first getitimer,
+        // so the phase stayed 4.5 ms wide and every wake-up's count was
+        // uncertain, each sample overstated by up to 4.5 ms (p50 5.03 ms
+        // against posix-timer's 1.10 ms in the same guest).
+        let us = 1_000;
+        let mut itimer = Itimer {
+            expiries: KernelExpiries {
+                next: 10_000 * us,
+                interval: 1_000 * us,
+                uncertain: false,
+            },
+            phase_slack: 4_500 * us,
+            skipped: 0,
+        };
+        // The kernel's first expiry was 14.2 ms; woken at 14.3 ms, 899 µs
+        // left: the next is 15.2 ms, which 11.2..=15.2 ms could all be.
+        let w = itimer.account(14_300 * us, left(14_300_100, 14_300_400, 899 * us));
+        assert_eq!(w.intended, 10_000 * us);
+        assert_eq!(
+            (itimer.expiries.next, itimer.phase_slack),
+            (15_199_100, 1_299)
+        );
+        // From there the grid is the kernel's: the next wake-up is certain
+        // and measured against 15.2 ms (less 0.9 µs), not 11 ms.
+        let w = itimer.account(15_250 * us, left(15_250_100, 15_250_300, 949 * us));
+        assert_eq!((w.intended, w.uncertain), (15_199_100, false));
+        let w = itimer.account(16_250 * us, left(16_250_100, 16_250_300, 949 * us));
+        assert_eq!((w.intended, w.uncertain, w.missed), (16_199_100, false, 0));
+        // A phase already known better than the read is left alone.
+        let before = (itimer.expiries.next, itimer.phase_slack);
+        itimer.account(17_250 * us, left(17_100_000, 17_260_000, 939 * us));
+        assert_eq!(before.1, itimer.phase_slack);
+    }
+
+    #[test]
+    fn expiry_windows_narrow_to_what_every_read_agrees_on() {
+        let w = ExpiryWindow {
+            earliest: 1_000,
+            latest: 2_000,
+        };
+        let r = ExpiryWindow {
+            earliest: 1_500,
+            latest: 2_500,
+        };
+        assert_eq!(
+            w.narrowed(r),
+            ExpiryWindow {
+                earliest: 1_500,
+                latest: 2_000
+            }
+        );
+        // A read that does not overlap contradicts the window: ignored.
+        let r = ExpiryWindow {
+            earliest: 2_001,
+            latest: 2_500,
+        };
+        assert_eq!(w.narrowed(r), w);
+        // getitimer's truncation: 3 µs left read between 10 and 10.2 µs is
+        // 13 µs to 14.199 µs.
+        assert_eq!(
+            ExpiryWindow::left(10_000, 10_200, 3_000),
+            ExpiryWindow {
+                earliest: 13_000,
+                latest: 14_199
+            }
         );
     }
 
@@ -923,25 +1149,26 @@ mod tests {
     fn itimer_truncated_last_microseconds_are_not_taken_for_a_fired_expiry() {
         // A timer_truth failure (200 µs interval, hog and cyclictest on the
         // CPU): the wake-up for the expiry 34013.394743038 s (latlab's grid;
-        // the kernel's lies 1432 ns later) ran at .395127, the SIGALRM
-        // dequeue at .395130 re-armed the timer to .395144470 (skipping
-        // .394944470), the clock read was .395142017, and getitimer ran
-        // after .395142470 and before .395143038: the kernel had 1.4 to 2 µs
-        // left, which it truncates to 1 µs, the value it also gives for an
-        // expiry that is due but has not fired. Taking it for a fired
-        // expiry counted 1 (certain) and put the next sample one interval
-        // early. Unplaced, the next expiry may be 1 or 2 grid points on.
+        // the kernel's lies 1432 ns later, within the 2 µs its arming left
+        // open) ran at .395127, the SIGALRM dequeue at .395130 re-armed the
+        // timer to .395144470 (skipping .394944470), the clock read was
+        // .395142017, and getitimer ran after .395142470 and before
+        // .395143038: the kernel had 1.4 to 2 µs left, which it truncates to
+        // 1 µs, the value it also gives for an expiry that is due but has not
+        // fired. Taking it for a fired expiry counted 1 (certain) and put the
+        // next sample one interval early. Unplaced, the next expiry may be 1
+        // or 2 grid points on.
         // Clock reads and left time of getitimer, in ns after 34013.394 s.
-        let next_of_5206 = |before: u64, after: u64, left: Option<u64>| {
-            let base = 34_013_394_000_000;
-            itimer_expirations(base + 743_038, 200_000, base + before, base + after, left)
-        };
-        assert_eq!(next_of_5206(1_142_100, 1_142_900, None), (1, true));
+        let base = 34_013_394_000_000;
+        let next_of_5206 = |next| itimer_expirations(base + 743_038, 2_000, 200_000, next);
+        assert_eq!(next_of_5206(unplaced(base + 1_142_900)), (1, true));
         // Read again: 0 with SIGALRM not pending is less than 1 µs left, the
         // timer still armed: 2 grid points on, exactly.
-        assert_eq!(next_of_5206(1_143_500, 1_143_900, Some(0)), (2, false));
+        let read = left(base + 1_143_500, base + 1_143_900, 0);
+        assert_eq!(next_of_5206(read), (2, false));
         // With 2 µs left the place is exact: 2 grid points on.
-        assert_eq!(next_of_5206(1_142_100, 1_142_400, Some(2_000)), (2, false));
+        let read = left(base + 1_142_100, base + 1_142_400, 2_000);
+        assert_eq!(next_of_5206(read), (2, false));
     }
 
     #[test]

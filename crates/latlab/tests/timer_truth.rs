@@ -18,6 +18,12 @@
 //! the trace's switch-in (the return to user space, the signal, the clock
 //! read) is printed and loosely bounded.
 //!
+//! The lab's armmp failure gets its own run: `itimer` with each
+//! `setitimer` held at its entry (by a ptrace tracer) for more than half an
+//! interval, as an emulated 32-bit ARM CPU made the call last, so that the
+//! kernel arms the first expiry well after latlab's clock read before the
+//! call; the same checks, without the hog.
+//!
 //! One allowance, for `itimer` only: ITIMER_REAL has no overrun count, so
 //! when the thread is held about two intervals around SIGALRM's dequeue
 //! (the re-armed expiry fires before latlab's `getitimer` can see it, and
@@ -34,7 +40,7 @@ mod common;
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
-use std::process::{Child, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -144,7 +150,92 @@ fn check_against_the_kernel(timer: &'static str) {
         return;
     }
     let arming = Arming::of(timer);
-    // TIMER_TRUTH_KEEP=1 keeps the run's files (trace, samples, JSON) to look at.
+    let dir = run_dir(timer);
+    let (status, hog) = run_with_hog(dir.path(), timer, arming != Arming::Relative);
+    let tid = hog.tid.expect("the hog found the measurement thread");
+    let mut judged = judge(dir.path(), timer, status, tid, INTERVAL_NS, LOOPS);
+    print_figures(timer, Some(&hog), &judged);
+    let check = &judged.check;
+    if check.provoked < 10 {
+        judged.failures.push(format!(
+            "only {} wake-ups came about an interval late (the hog made {} bursts): the test \
+             provoked nothing",
+            check.provoked, hog.bursts
+        ));
+    }
+    // Kernel-re-armed timers: the hog's bursts must have hit the moment of
+    // issue 12 at least once, or the run proves nothing about it.
+    if matches!(arming, Arming::Kernel | Arming::KernelRelativeStart) && check.races == 0 {
+        judged.failures.push(format!(
+            "no wake-up had its re-armed expiry pass before latlab's clock read (the hog made \
+             {} bursts, phase {:?}): the test did not provoke issue 12",
+            hog.bursts, hog.phase
+        ));
+    }
+    assert!(
+        judged.failures.is_empty(),
+        "latlab run --timer {timer} disagrees with the kernel:\n  {}",
+        judged.failures.join("\n  ")
+    );
+}
+
+/// The lab's armmp failure (`run itimer` on 32-bit ARM under QEMU: early
+/// wake-ups on nearly every sample): a `setitimer` whose own clock read,
+/// from which the kernel arms the first expiry, comes more than half an
+/// interval after latlab's clock read before the call. An emulated CPU
+/// made the call that slow there; here a ptrace tracer holds each
+/// `setitimer` at its entry for 0.65 ms of a 1 ms interval. Every sample
+/// must still answer an expiry the kernel armed, at the same small offset,
+/// none early.
+#[test]
+fn itimer_samples_are_the_kernels_expiries_when_setitimer_is_slow() {
+    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !common::root("timer_truth itimer with a slow setitimer") {
+        return;
+    }
+    let timer = "itimer";
+    let dir = run_dir("itimer-slow-setitimer");
+    let mut command = latlab_run(
+        dir.path(),
+        timer,
+        SLOW_ARMING_INTERVAL_NS,
+        SLOW_ARMING_LOOPS,
+    );
+    let (status, held) = run_with_setitimer_held(&mut command, SETITIMER_HOLD, RUN_TIMEOUT);
+    let tid = *held.first().expect("latlab's setitimer was held");
+    assert!(
+        held.iter().all(|&t| t == tid),
+        "setitimer from threads {held:?}: only the measurement thread arms the itimer"
+    );
+    let judged = judge(
+        dir.path(),
+        timer,
+        status,
+        tid,
+        SLOW_ARMING_INTERVAL_NS,
+        SLOW_ARMING_LOOPS,
+    );
+    print_figures(timer, None, &judged);
+    assert!(
+        judged.failures.is_empty(),
+        "latlab run --timer {timer} after a setitimer held {SETITIMER_HOLD:?} disagrees with the \
+         kernel:\n  {}",
+        judged.failures.join("\n  ")
+    );
+}
+
+/// The interval of the slow-setitimer run: the lab's.
+const SLOW_ARMING_INTERVAL_NS: u64 = 1_000_000;
+/// Samples of the slow-setitimer run (1.5 s).
+const SLOW_ARMING_LOOPS: u64 = 1_500;
+/// How long each `setitimer` is held at its entry: over half of
+/// [`SLOW_ARMING_INTERVAL_NS`], with room below a whole interval for the
+/// tracer's own wake-up.
+const SETITIMER_HOLD: Duration = Duration::from_micros(650);
+
+/// A temporary folder for one run's files; `TIMER_TRUTH_KEEP=1` keeps it
+/// (trace, samples, JSON) to look at.
+fn run_dir(name: &str) -> tempfile::TempDir {
     let keep = std::env::var_os("TIMER_TRUTH_KEEP").is_some();
     let dir = tempfile::Builder::new()
         .prefix("timer-truth-")
@@ -152,33 +243,54 @@ fn check_against_the_kernel(timer: &'static str) {
         .tempdir()
         .unwrap();
     if keep {
-        eprintln!(
-            "timer_truth {timer}: files kept in {}",
-            dir.path().display()
-        );
+        eprintln!("timer_truth {name}: files kept in {}", dir.path().display());
     }
-    let (status, hog) = run_with_hog(dir.path(), timer, arming != Arming::Relative);
-    let stdout = std::fs::read_to_string(dir.path().join("stdout")).unwrap_or_default();
-    let stderr = std::fs::read_to_string(dir.path().join("stderr")).unwrap_or_default();
+    dir
+}
+
+/// A run's checks against its kernel trace, and what failed.
+struct Judged {
+    check: Check,
+    kernel: KernelView,
+    /// Trace events lost (latlab's count and the decoder's).
+    lost: u64,
+    /// The JSON's missed periods.
+    json_missed: u64,
+    failures: Vec<String>,
+}
+
+/// Checks the run of `timer` in `dir` (exit `status`, measurement thread
+/// `tid`, `loops` samples at `interval`) against its kernel trace: the
+/// checks every disturbance shares (see the file's doc).
+fn judge(
+    dir: &Path,
+    timer: &str,
+    status: ExitStatus,
+    tid: i32,
+    interval: u64,
+    loops: u64,
+) -> Judged {
+    let arming = Arming::of(timer);
+    let stdout = std::fs::read_to_string(dir.join("stdout")).unwrap_or_default();
+    let stderr = std::fs::read_to_string(dir.join("stderr")).unwrap_or_default();
     // Exit 3 is a suspect verdict (early wake-ups): the checks below say more.
     assert!(
         matches!(status.code(), Some(0 | 3)),
         "latlab run --timer {timer} failed ({status}):\n{stdout}\n{stderr}"
     );
     let result: Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.path().join("r.json")).expect("the JSON was written"),
+        &std::fs::read_to_string(dir.join("r.json")).expect("the JSON was written"),
     )
     .expect("valid JSON");
     assert_eq!(
         result["trace"]["trace_clock"], "mono",
         "the checks need trace time = CLOCK_MONOTONIC"
     );
-    let samples = read_samples(&dir.path().join("s.bin"));
-    assert_eq!(samples.len() as u64, LOOPS, "every sample logged");
-    let tid = hog.tid.expect("the hog found the measurement thread");
-    let kernel = kernel_view(&dir.path().join("t.dat"), tid);
+    let samples = read_samples(&dir.join("s.bin"));
+    assert_eq!(samples.len() as u64, loops, "every sample logged");
+    let kernel = kernel_view(&dir.join("t.dat"), tid);
     let lost = result["trace"]["lost_events"].as_u64().unwrap_or(0) + kernel.lost;
-    let check = compare(&samples, &kernel, arming);
+    let check = compare(&samples, &kernel, arming, interval);
     let json_missed = result["overall"]["missed_periods"].as_u64().unwrap();
     // Per thread: older results have no overall count.
     let json_early: u64 = result["threads"]
@@ -187,7 +299,6 @@ fn check_against_the_kernel(timer: &'static str) {
         .iter()
         .map(|t| t["early_wakeups"].as_u64().unwrap_or(0))
         .sum();
-    print_figures(timer, &hog, &check, &kernel, json_missed, lost);
 
     let mut failures = Vec::new();
     // Lost trace events can hide expiries and periods: then allow 1 % of
@@ -287,31 +398,17 @@ fn check_against_the_kernel(timer: &'static str) {
             percentile(&diffs, 50.0)
         ));
     }
-    if check.provoked < 10 {
-        failures.push(format!(
-            "only {} wake-ups came about an interval late (the hog made {} bursts): the test \
-             provoked nothing",
-            check.provoked, hog.bursts
-        ));
-    }
-    // Kernel-re-armed timers: the hog's bursts must have hit the moment of
-    // issue 12 at least once, or the run proves nothing about it.
-    if matches!(arming, Arming::Kernel | Arming::KernelRelativeStart) && check.races == 0 {
-        failures.push(format!(
-            "no wake-up had its re-armed expiry pass before latlab's clock read (the hog made \
-             {} bursts, phase {:?}): the test did not provoke issue 12",
-            hog.bursts, hog.phase
-        ));
-    }
     failures.extend(check.problems.iter().take(10).cloned());
     if check.problems.len() > 10 {
         failures.push(format!("... {} problems in all", check.problems.len()));
     }
-    assert!(
-        failures.is_empty(),
-        "latlab run --timer {timer} disagrees with the kernel:\n  {}",
-        failures.join("\n  ")
-    );
+    Judged {
+        check,
+        kernel,
+        lost,
+        json_missed,
+        failures,
+    }
 }
 
 /// One record of a `--samples` log, read independently of latlab's own
@@ -353,24 +450,189 @@ fn read_samples(path: &Path) -> Vec<Sample> {
 /// pseudo-random moments otherwise. Returns latlab's exit status and what
 /// the hog did.
 fn run_with_hog(dir: &Path, timer: &str, targeted: bool) -> (ExitStatus, HogReport) {
+    let mut child = latlab_run(dir, timer, INTERVAL_NS, LOOPS)
+        .spawn()
+        .expect("latlab starts");
+    let hog = Hog::start(child.id(), targeted, timer);
+    let status = wait_bounded(&mut child, RUN_TIMEOUT);
+    (status, hog.finish())
+}
+
+/// `latlab run --timer timer` on [`CPU`] for `loops` samples at `interval`,
+/// with its kernel trace, sample log and JSON written to `dir` (and its
+/// output to `dir`'s `stdout` and `stderr`).
+fn latlab_run(dir: &Path, timer: &str, interval: u64, loops: u64) -> Command {
     let file = |name: &str| std::fs::File::create(dir.join(name)).unwrap();
-    let mut child = common::latlab()
+    let mut command = common::latlab();
+    command
         .current_dir(dir)
         .args(["run", "--timer", timer, "--cpus", &CPU.to_string()])
-        .args(["--interval", &format!("{}us", INTERVAL_NS / 1000)])
-        .args(["--loops", &LOOPS.to_string()])
+        .args(["--interval", &format!("{}us", interval / 1000)])
+        .args(["--loops", &loops.to_string()])
         .args(["--priority", &LATLAB_PRIORITY.to_string()])
         .args(["--trace", "t.dat", "--trace-events", "sched,timer"])
         .args(["--trace-threshold", "10s", "--trace-buffer-kb", "4096"])
         .args(["--samples", "s.bin", "--json", "r.json", "--no-save", "-q"])
         .stdin(Stdio::null())
         .stdout(file("stdout"))
-        .stderr(file("stderr"))
-        .spawn()
-        .expect("latlab starts");
-    let hog = Hog::start(child.id(), targeted, timer);
-    let status = wait_bounded(&mut child, RUN_TIMEOUT);
-    (status, hog.finish())
+        .stderr(file("stderr"));
+    command
+}
+
+/// The `AUDIT_ARCH_*` value the kernel gives this architecture's native
+/// system calls in a seccomp filter's data (linux/audit.h), where known.
+const AUDIT_ARCH: Option<u32> = if cfg!(target_arch = "x86_64") {
+    Some(0xc000_003e)
+} else if cfg!(target_arch = "aarch64") {
+    Some(0xc000_00b7)
+} else {
+    None
+};
+
+/// Runs `command` with every `setitimer` call of its threads held for
+/// `hold` at the call's entry, before the kernel reads its clock for it, as
+/// a slow machine would: a seccomp filter, installed in the child before it
+/// executes latlab, hands those calls (and only those) to this thread, the
+/// child's ptrace tracer, which spins for `hold` and lets each go on. Kills
+/// the child after `limit`. Returns its exit status and the thread of each
+/// call held.
+///
+/// The calling thread must not have other children: it waits for any.
+fn run_with_setitimer_held(
+    command: &mut Command,
+    hold: Duration,
+    limit: Duration,
+) -> (ExitStatus, Vec<i32>) {
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+
+    // SAFETY: between fork and exec the closure only makes system calls on
+    // data on its own stack.
+    unsafe {
+        command.pre_exec(|| {
+            let mut filter = Vec::new();
+            if let Some(arch) = AUDIT_ARCH {
+                // Another architecture's call numbers (a compat call): allowed.
+                filter.push(libc::BPF_STMT(
+                    (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16,
+                    std::mem::offset_of!(libc::seccomp_data, arch) as u32,
+                ));
+                filter.push(libc::BPF_JUMP(
+                    (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
+                    arch,
+                    1,
+                    0,
+                ));
+                filter.push(libc::BPF_STMT(
+                    (libc::BPF_RET | libc::BPF_K) as u16,
+                    libc::SECCOMP_RET_ALLOW,
+                ));
+            }
+            filter.push(libc::BPF_STMT(
+                (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16,
+                std::mem::offset_of!(libc::seccomp_data, nr) as u32,
+            ));
+            filter.push(libc::BPF_JUMP(
+                (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
+                libc::SYS_setitimer as u32,
+                0,
+                1,
+            ));
+            filter.push(libc::BPF_STMT(
+                (libc::BPF_RET | libc::BPF_K) as u16,
+                libc::SECCOMP_RET_TRACE,
+            ));
+            filter.push(libc::BPF_STMT(
+                (libc::BPF_RET | libc::BPF_K) as u16,
+                libc::SECCOMP_RET_ALLOW,
+            ));
+            let program = libc::sock_fprog {
+                len: filter.len() as u16,
+                filter: filter.as_mut_ptr(),
+            };
+            if libc::ptrace(libc::PTRACE_TRACEME, 0, 0, 0) != 0
+                || libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::prctl(
+                    libc::PR_SET_SECCOMP,
+                    libc::SECCOMP_MODE_FILTER,
+                    &program as *const libc::sock_fprog,
+                ) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    // Reaped by the tracer's own waitpid below, which std's wait cannot share.
+    #[allow(clippy::zombie_processes)]
+    let child = command.spawn().expect("latlab starts under the tracer");
+    let pid = child.id() as i32;
+    let finished = Arc::new(AtomicBool::new(false));
+    let watchdog = {
+        let finished = Arc::clone(&finished);
+        std::thread::spawn(move || {
+            let start = Instant::now();
+            while !finished.load(Ordering::SeqCst) {
+                if start.elapsed() > limit {
+                    // SAFETY: our own child, not yet reaped (finished is unset).
+                    unsafe { libc::kill(pid, libc::SIGKILL) };
+                    return true;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            false
+        })
+    };
+    let mut held = Vec::new();
+    let mut status = 0;
+    // The child stops at its exec (SIGTRAP): from there, follow its threads
+    // and stop it at the filter's calls; kill it if this thread dies.
+    // SAFETY: waitpid and ptrace on our own child and its threads.
+    unsafe {
+        assert_eq!(libc::waitpid(pid, &mut status, libc::__WALL), pid);
+        assert!(libc::WIFSTOPPED(status), "latlab stopped at its exec");
+        let options =
+            libc::PTRACE_O_TRACESECCOMP | libc::PTRACE_O_TRACECLONE | libc::PTRACE_O_EXITKILL;
+        assert_eq!(libc::ptrace(libc::PTRACE_SETOPTIONS, pid, 0, options), 0);
+        libc::ptrace(libc::PTRACE_CONT, pid, 0, 0);
+        loop {
+            let mut s = 0;
+            let tid = libc::waitpid(-1, &mut s, libc::__WALL);
+            if tid < 0 {
+                if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                    continue;
+                }
+                break;
+            }
+            if libc::WIFEXITED(s) || libc::WIFSIGNALED(s) {
+                if tid == pid {
+                    status = s;
+                    break;
+                }
+                continue;
+            }
+            if !libc::WIFSTOPPED(s) {
+                continue;
+            }
+            let (signal, event) = (libc::WSTOPSIG(s), s >> 16);
+            let resume_with = if signal == libc::SIGTRAP && event == libc::PTRACE_EVENT_SECCOMP {
+                held.push(tid);
+                spin_until(monotonic_ns() + hold.as_nanos() as u64);
+                0
+            } else if (signal == libc::SIGTRAP && event != 0) || signal == libc::SIGSTOP {
+                // A new thread (its first stop is a SIGSTOP) or another event.
+                0
+            } else {
+                signal
+            };
+            libc::ptrace(libc::PTRACE_CONT, tid, 0, resume_with);
+        }
+    }
+    finished.store(true, Ordering::SeqCst);
+    assert!(
+        !watchdog.join().unwrap(),
+        "latlab run took more than {limit:?}"
+    );
+    (ExitStatus::from_raw(status), held)
 }
 
 /// Waits for `child`, killing it (and failing) after `limit`.
@@ -822,8 +1084,7 @@ struct Check {
 
 /// Matches every sample to the armed expiry it answers and checks it (see
 /// the file's doc).
-fn compare(samples: &[Sample], kernel: &KernelView, arming: Arming) -> Check {
-    let interval = INTERVAL_NS;
+fn compare(samples: &[Sample], kernel: &KernelView, arming: Arming, interval: u64) -> Check {
     let mut check = Check::default();
     let expiries = &kernel.armed;
     // latlab's own consistency: missed flags and missed periods follow
@@ -860,7 +1121,7 @@ fn compare(samples: &[Sample], kernel: &KernelView, arming: Arming) -> Check {
         // tick) or a preemption (a burst of the hog) can stretch. The first
         // expiry at or after a sample's intended time is always its own: the
         // previous sleep began before this sample's clock read.
-        Arming::Relative => 2 * INTERVAL_NS,
+        Arming::Relative => 2 * interval,
         Arming::KernelRelativeStart => {
             let mut offsets: Vec<u64> = samples
                 .iter()
@@ -975,8 +1236,9 @@ fn compare(samples: &[Sample], kernel: &KernelView, arming: Arming) -> Check {
             }
         }
     }
-    // Unmatched samples after the last matched one.
-    let after_last = matched.last().map_or(0, |&(k, _)| k + 1);
+    // Unmatched samples after the last matched one (with none matched, all
+    // were counted before the first).
+    let after_last = matched.last().map_or(usize::MAX, |&(k, _)| k + 1);
     for &(k, _) in answers.iter().filter(|&&(k, _)| k >= after_last) {
         check.unmatched.push(samples[k].intended);
     }
@@ -1045,15 +1307,16 @@ fn percentile(values: &[i64], p: f64) -> i64 {
     values[rank.clamp(1, values.len()) - 1]
 }
 
-/// Prints the figures of one source (visible with `--nocapture`).
-fn print_figures(
-    timer: &str,
-    hog: &HogReport,
-    check: &Check,
-    kernel: &KernelView,
-    json_missed: u64,
-    lost: u64,
-) {
+/// Prints the figures of one source (visible with `--nocapture`); `hog`
+/// when one disturbed the run.
+fn print_figures(timer: &str, hog: Option<&HogReport>, judged: &Judged) {
+    let Judged {
+        check,
+        kernel,
+        lost,
+        json_missed,
+        ..
+    } = judged;
     let us = |ns: i64| ns as f64 / 1000.0;
     let diffs = sorted(&check.diffs);
     let spread = if diffs.is_empty() {
@@ -1067,19 +1330,28 @@ fn print_figures(
             us(diffs[diffs.len() - 1])
         )
     };
-    let phase = hog
-        .phase
-        .map_or("not found (bursts at pseudo-random moments)".into(), |p| {
+    let hog_line = match hog {
+        None => "no hog".to_string(),
+        Some(hog) => {
+            let phase =
+                hog.phase
+                    .map_or("not found (bursts at pseudo-random moments)".into(), |p| {
+                        format!(
+                            "{p} ns (probe: {} of {} gaps)",
+                            hog.probe_hits.0, hog.probe_hits.1
+                        )
+                    });
             format!(
-                "{p} ns (probe: {} of {} gaps)",
-                hog.probe_hits.0, hog.probe_hits.1
+                "hog: phase {phase}, {} bursts, {} left out (woke too late)",
+                hog.bursts, hog.skipped
             )
-        });
+        }
+    };
     let offset = check
         .offset
         .map_or(String::new(), |o| format!(", expiry - intended {o} ns"));
     eprintln!(
-        "timer_truth {timer}: hog: phase {phase}, {} bursts, {} left out (woke too late)\n\
+        "timer_truth {timer}: {hog_line}\n\
          timer_truth {timer}: {} samples in the trace{offset}: {} matched, {} unmatched, {} \
          uncertain (itimer), {} armed expiries without a sample; {} with a trace period ({} more \
          woken while on the CPU, {} whose switch-in the trace lacks); {} hrtimers of other timers; {} starts replaced before they \
@@ -1088,8 +1360,6 @@ fn print_figures(
          timer_truth {timer}: {} wake-ups about an interval late; {} with the re-armed expiry \
          passed at latlab's clock read; missed periods: latlab {} (JSON {json_missed}), over \
          the matched span latlab {} kernel {}; early samples {}",
-        hog.bursts,
-        hog.skipped,
         check.in_trace,
         check.matched,
         check.unmatched.len(),
