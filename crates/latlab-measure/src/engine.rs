@@ -375,7 +375,9 @@ pub fn measure(
     })
 }
 
-fn validate(config: &MeasureConfig) -> Result<(), MeasureError> {
+/// Checks a configuration before anything starts (also done by [`measure`]):
+/// errors name the option to change.
+pub fn validate(config: &MeasureConfig) -> Result<(), MeasureError> {
     if config.cpus.is_empty() {
         return Err(MeasureError::Config("no CPU selected".into()));
     }
@@ -398,6 +400,21 @@ fn validate(config: &MeasureConfig) -> Result<(), MeasureError> {
         return Err(MeasureError::Config(
             "give --duration or --loops (a measurement needs an end)".into(),
         ));
+    }
+    let longest_period =
+        config.interval_ns + config.cpus.len().saturating_sub(1) as u64 * config.interval_step_ns;
+    if let Some(duration) = config.duration_ns.filter(|&d| longest_period > d) {
+        return Err(MeasureError::Config(format!(
+            "a period of {} (--interval{}) is longer than --duration {}: the run would end \
+             before its first period; shorten the interval or lengthen the duration",
+            crate::units::format_ns(longest_period),
+            if config.interval_step_ns > 0 {
+                " plus --interval-step per further CPU"
+            } else {
+                ""
+            },
+            crate::units::format_ns(duration)
+        )));
     }
     Ok(())
 }

@@ -31,7 +31,7 @@ pub struct RecordArgs {
     pub buffer_size: Option<u32>,
     /// Record for this long (e.g. 500ms, 10s, 2m); without a command and
     /// without --duration, record until Ctrl-C.
-    #[arg(short, long, value_parser = latlab_rt::duration::parse_positive)]
+    #[arg(short, long, value_name = "DURATION", value_parser = latlab_rt::duration::length)]
     pub duration: Option<Duration>,
     /// Keep events only in the ring buffer and write them when SIGUSR1
     /// arrives (to FILE-1.dat, FILE-2.dat, ...) and at the end (to FILE).

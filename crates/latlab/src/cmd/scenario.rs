@@ -49,7 +49,7 @@ pub struct ScenarioArgs {
     /// emblix and moblin 60s, montavista 10m; ktas counts periods and delayed-locking
     /// has its own lengths, so neither takes it].
     #[arg(long, value_name = "DURATION", conflicts_with = "quick",
-          value_parser = latlab_measure::units::parse_duration)]
+          value_parser = latlab_rt::duration::length_ns)]
     pub duration: Option<u64>,
 }
 
