@@ -308,7 +308,8 @@ pub fn measure(
     if setup_error.is_none() {
         let end = config.duration_ns.map(|d| start + d);
         loop {
-            std::thread::sleep(Duration::from_millis(100));
+            // Ends at once on Ctrl-C or SIGTERM, whichever thread took it.
+            latlab_rt::stop::sleep(Duration::from_millis(100));
             let now = monotonic_ns();
             let progress = monitor.progress(&Progress {
                 elapsed_s: now.saturating_sub(start) as f64 / 1e9,
@@ -345,6 +346,18 @@ pub fn measure(
     }
     stop.store(true, Ordering::SeqCst);
     let end_ns = monotonic_ns();
+    // A thread may sit in a long wait (a period of seconds, a timer that
+    // does not fire): interrupt it rather than wait, again until it has
+    // ended (an interruption that lands just before it blocks is lost). It
+    // takes no sample after the stop.
+    while !handles.iter().all(|h| h.is_finished()) {
+        for (handle, &tid) in handles.iter().zip(&tids) {
+            if tid > 0 && !handle.is_finished() {
+                latlab_rt::stop::interrupt(tid);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
 
     let mut outputs = Vec::with_capacity(threads);
     let mut thread_error = None;
@@ -492,6 +505,12 @@ impl ThreadContext {
             let Some(wake) = source.wait()? else {
                 continue; // interrupted by a signal: re-check stop
             };
+            // Once stopped, the threads are interrupted with a signal whose
+            // delivery may have come between this wake-up and its clock read:
+            // no wake-up after a stop is a sample.
+            if self.stop.load(Ordering::SeqCst) || latlab_rt::stop::requested() {
+                break;
+            }
             let wake = match end {
                 Some(end) if wake.intended >= end => break,
                 Some(end) => wake.missed_before(end, self.interval_ns),

@@ -215,3 +215,49 @@ fn durations_with_units_and_a_bare_zero_are_accepted() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn an_interval_longer_than_the_duration_is_refused_before_measuring() {
+    // Before, this run took its interval as 1000 s and never ended.
+    let (code, stderr) = run(&[
+        "run",
+        "--no-save",
+        "-q",
+        "--interval",
+        "1000s",
+        "--duration",
+        "1s",
+    ]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("1000 s (--interval) is longer than --duration 1.00 s"),
+        "{stderr}"
+    );
+    let (code, stderr) = run(&[
+        "respond",
+        "--no-save",
+        "-q",
+        "--gap",
+        "2s",
+        "--duration",
+        "1s",
+    ]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("--gap 2.00 s is longer than --duration 1.00 s"),
+        "{stderr}"
+    );
+    let (code, stderr) = run(&[
+        "lockbench",
+        "--no-history",
+        "--period",
+        "3s",
+        "--duration",
+        "10s",
+    ]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the period (3.00 s) is longer than a round (2.00 s"),
+        "{stderr}"
+    );
+}

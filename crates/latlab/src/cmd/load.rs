@@ -112,7 +112,12 @@ pub fn execute(args: LoadArgs) -> anyhow::Result<ExitCode> {
                 load.progress_line()
             ));
         }
-        std::thread::sleep((total.saturating_sub(load.elapsed())).min(Duration::from_millis(100)));
+        // Ends at once on Ctrl-C or SIGTERM.
+        latlab_rt::stop::sleep(
+            total
+                .saturating_sub(load.elapsed())
+                .min(Duration::from_millis(100)),
+        );
     }
     line.finish();
     let interrupted = latlab_rt::stop::requested();

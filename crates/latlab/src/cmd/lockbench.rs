@@ -229,6 +229,10 @@ pub fn execute(args: LockbenchArgs) -> anyhow::Result<ExitCode> {
         )?;
         args.farm.emit(&report, &mut files)?;
         files.finish()?;
+    } else if latlab_rt::stop::requested() {
+        eprintln!(
+            "latlab lockbench: stopped before a variant's first measured period: no result to write"
+        );
     }
     if args.require_goal {
         let met = bench::goal_checks(&results).iter().any(|c| {

@@ -180,7 +180,13 @@ pub fn execute(args: RecordArgs) -> anyhow::Result<ExitCode> {
             }
             break;
         }
-        std::thread::sleep(Duration::from_millis(20));
+        if session.stop_requested() {
+            // Waiting for the command to end after the Ctrl-C passed on.
+            std::thread::sleep(Duration::from_millis(5));
+        } else {
+            // Ends at once on Ctrl-C or SIGTERM.
+            latlab_rt::stop::sleep(Duration::from_millis(20));
+        }
     }
     let interrupted = session.stop_requested();
     let report = capture

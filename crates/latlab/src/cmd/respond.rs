@@ -177,6 +177,14 @@ fn resolve(args: &RespondArgs) -> anyhow::Result<Resolved> {
         (None, None) => Some(DEFAULT_COUNT),
         (count, _) => count,
     };
+    if let Some(duration) = args.duration.filter(|&d| args.gap.min_ns() > d) {
+        bail!(
+            "--gap {} is longer than --duration {}: the run would end before its second event; \
+             shorten the gap or lengthen the duration",
+            args.gap,
+            format_ns(duration)
+        );
+    }
     Ok(Resolved {
         config: RespondConfig {
             channel,

@@ -101,8 +101,7 @@ fn selection(args: &WatchArgs) -> anyhow::Result<Selection> {
 fn threshold_ns(text: &str) -> Result<u64, String> {
     if text.trim_start().starts_with(['p', 'P']) {
         return Err(
-            "give a duration such as 100us or 1ms (a percentile is not known before the watch)"
-                .into(),
+            "give a time such as 100us or 1ms (a percentile is not known before the watch)".into(),
         );
     }
     latlab_rt::duration::period(text)
