@@ -241,8 +241,8 @@ fn lockbench_with_a_long_period_stops_on_sigint() {
     if !root("lockbench_with_a_long_period_stops_on_sigint") {
         return;
     }
-    // The real-time task's releases are 8 s apart: the window opens at the
-    // first (8 s), the stop comes between it and the second (16 s).
+    // The real-time task's releases are 10 s apart: the window opens at the
+    // first (10 s), the stop comes between it and the second (20 s).
     let stopped = stop(
         &[
             "lockbench",
@@ -253,7 +253,7 @@ fn lockbench_with_a_long_period_stops_on_sigint() {
             "--warmup",
             "0",
             "--period",
-            "8s",
+            "10s",
             "--variants",
             "plain",
             "--no-history",
@@ -261,7 +261,7 @@ fn lockbench_with_a_long_period_stops_on_sigint() {
             "{DIR}/lb.json",
         ],
         libc::SIGINT,
-        Duration::from_secs(11),
+        Duration::from_secs(12),
         &[],
     );
     let doc = stopped.json("lb.json");
