@@ -232,7 +232,7 @@ def toggled(args, ct, samples, phase_cycles):
                     "--example", "watch_toggle"], cwd=ROOT, check=True)
     tool = os.path.join(ROOT, "target/release/examples/watch_toggle")
     samples.wait_for(1000, 30)
-    watch = subprocess.Popen([tool, str(ct.pid), "100", *([args.only] if args.only else [])], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    watch = subprocess.Popen([tool, str(ct.pid), "100us", *([args.only] if args.only else [])], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              text=True, bufsize=1)
     order = random.Random(9)
     switch_us = []

@@ -98,7 +98,7 @@ complete -c latlab -n "__fish_latlab_using_subcommand dump" -s h -l help -d 'Pri
 complete -c latlab -n "__fish_latlab_using_subcommand dump" -s V -l version -d 'Print version'
 complete -c latlab -n "__fish_latlab_using_subcommand explain" -l pid -d 'Analyse this task (repeatable). Default: latlab\'s measurement threads, else the most periodic timer task. A pid or name that matches no periodic timer task of the trace is an error listing those it has' -r
 complete -c latlab -n "__fish_latlab_using_subcommand explain" -l comm -d 'Analyse tasks with this name (repeatable; `name*` matches a prefix)' -r
-complete -c latlab -n "__fish_latlab_using_subcommand explain" -l threshold -d 'Late means latency above this: a time (`100us`, `1ms`) or a percentile (`p99`)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand explain" -l threshold -d 'Late means latency above this: a duration with its unit (`100us`, `1ms`) or a percentile (`p99`)' -r
 complete -c latlab -n "__fish_latlab_using_subcommand explain" -l baseline -d 'Normal periods to sample as the baseline' -r
 complete -c latlab -n "__fish_latlab_using_subcommand explain" -l json -d 'Write the full report as JSON to this file (`-` for stdout)' -r -F
 complete -c latlab -n "__fish_latlab_using_subcommand explain" -l dump-windows -d 'Write each late window\'s events as text into this directory' -r -F
@@ -127,7 +127,7 @@ complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l priority -d 
 complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l rt-hold -d 'Busy time the real-time task holds the lock each period' -r
 complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l cpu -d 'CPU for all threads, or `none` to leave them unpinned [default: the last usable CPU]' -r
 complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l threads -d 'Number of SCHED_OTHER background threads' -r
-complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l site -d 'A background critical section, `NAME=W*LO-HI,...` in µs (repeatable, up to 8; replaces the default three shaped like the paper\'s Table 3)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l site -d 'A background critical section, `NAME=W*LO-HI,...`: W parts of the holds last LO to HI, durations with a unit (`send=93*180-340us,7*1.2-2.2ms`; a LO without one takes HI\'s). Repeatable, up to 8; replaces the default three shaped like the paper\'s Table 3' -r
 complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l site-choice -d 'How background threads pick a site: per-thread (thread i uses site i) or random' -r -f -a "per-thread\t''
 random\t''"
 complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l outside-work -d 'Background CPU work outside the lock per iteration' -r

@@ -108,7 +108,9 @@ pub enum Threshold {
 }
 
 impl Threshold {
-    /// Parses `100us`, `1.5ms`, `80000ns`, `2s`, a bare number (µs) or `p99`.
+    /// Parses a duration with its unit (`100us`, `1.5ms`, `80000ns`, `2s`:
+    /// [`latlab_rt::duration`]'s rule, so a bare number is an error) or a
+    /// percentile (`p99`).
     pub fn parse(s: &str) -> Result<Threshold> {
         let bad = |reason: &str| ExplainError::BadThreshold {
             spec: s.to_string(),
@@ -122,22 +124,9 @@ impl Threshold {
             }
             return Ok(Threshold::Percentile(v));
         }
-        let (num, mult) = if let Some(n) = t.strip_suffix("ns") {
-            (n, 1.0)
-        } else if let Some(n) = t.strip_suffix("us").or_else(|| t.strip_suffix("µs")) {
-            (n, 1e3)
-        } else if let Some(n) = t.strip_suffix("ms") {
-            (n, 1e6)
-        } else if let Some(n) = t.strip_suffix('s') {
-            (n, 1e9)
-        } else {
-            (t, 1e3)
-        };
-        let v: f64 = num.trim().parse().map_err(|_| bad("not a number"))?;
-        if !(v.is_finite() && v >= 0.0) {
-            return Err(bad("must be >= 0"));
-        }
-        Ok(Threshold::Ns((v * mult).round() as u64))
+        latlab_rt::duration::latency(t)
+            .map(Threshold::Ns)
+            .map_err(|e| bad(e.as_str()))
     }
 }
 

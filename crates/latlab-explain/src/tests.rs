@@ -606,7 +606,9 @@ fn thresholds_parse() {
     assert_eq!(Threshold::parse("100us").unwrap(), Threshold::Ns(100_000));
     assert_eq!(Threshold::parse("1.5ms").unwrap(), Threshold::Ns(1_500_000));
     assert_eq!(Threshold::parse("80000ns").unwrap(), Threshold::Ns(80_000));
-    assert_eq!(Threshold::parse("50").unwrap(), Threshold::Ns(50_000));
+    // A bare number has no unit: an error naming the units, never a guess.
+    let bare = Threshold::parse("50").unwrap_err().to_string();
+    assert!(bare.contains("give a unit: 50us or 50ms"), "{bare}");
     assert_eq!(
         Threshold::parse("p99").unwrap(),
         Threshold::Percentile(99.0)

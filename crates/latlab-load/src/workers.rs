@@ -2,7 +2,7 @@
 //!
 //! Every worker runs in its own thread, first made SCHED_OTHER / nice >= 0 and
 //! pinned to the load's CPUs, then loops until the shared stop flag is set.
-//! Blocking calls use 100 ms timeouts so a stop is seen quickly.
+//! Blocking calls use 20 ms timeouts so a stop is seen quickly.
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
@@ -19,8 +19,9 @@ use latlab_rt::wait::Condvar;
 use crate::sched::{make_background, set_affinity};
 use crate::{LoadError, LoadKind};
 
-/// How long a blocking socket call may wait before the stop flag is looked at again.
-const POLL: Duration = Duration::from_millis(100);
+/// How long a blocking socket call may wait before the stop flag is looked at
+/// again: a stop (Ctrl-C) ends the load within about this.
+const POLL: Duration = Duration::from_millis(20);
 /// Counter increments between two publications of the cpu load's count.
 const CPU_BATCH: u64 = 1 << 18;
 /// System calls between two publications of the syscall load's count.

@@ -125,14 +125,19 @@ impl HoldShape {
 }
 
 impl fmt::Display for HoldShape {
-    /// The `FromStr` syntax: `NAME=W*LO-HI,W*LO-HI` in microseconds.
+    /// The `FromStr` syntax: `NAME=W*LO-HI,W*LO-HI` with a unit (µs where
+    /// that is exact, else ns).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}=", self.name)?;
         for (i, c) in self.clusters.iter().enumerate() {
             if i > 0 {
                 write!(f, ",")?;
             }
-            write!(f, "{}*{}-{}", c.weight, c.lo_ns / US, c.hi_ns / US)?;
+            if c.lo_ns % US == 0 && c.hi_ns % US == 0 {
+                write!(f, "{}*{}-{}us", c.weight, c.lo_ns / US, c.hi_ns / US)?;
+            } else {
+                write!(f, "{}*{}-{}ns", c.weight, c.lo_ns, c.hi_ns)?;
+            }
         }
         Ok(())
     }
@@ -141,43 +146,56 @@ impl fmt::Display for HoldShape {
 impl FromStr for HoldShape {
     type Err = LockError;
 
-    /// Parses `NAME=W*LO-HI,W*LO-HI,...` (microseconds; `W*` defaults to 1 and `LO-HI`
-    /// may be a single value), e.g. `send=93*180-340,4*1200-1400,3*1800-2192`.
+    /// Parses `NAME=W*LO-HI,W*LO-HI,...` (`W*` defaults to 1 and `LO-HI` may
+    /// be a single value), durations with their unit as every option takes
+    /// them ([`latlab_rt::duration`]); a LO without one takes HI's, e.g.
+    /// `send=93*180-340us,4*1.2-1.4ms,3*1800us-2.2ms`.
     fn from_str(text: &str) -> Result<Self, LockError> {
         let bad = |why: &str| {
             LockError::InvalidConfig(format!(
-                "hold shape {text:?}: {why}; write NAME=W*LO-HI,... in µs, e.g. send=93*180-340,7*1200-2192"
+                "hold shape {text:?}: {why}; write NAME=W*LO-HI,... with a unit, e.g. \
+                 send=93*180-340us,7*1200-2192us"
             ))
         };
         let (name, spec) = text.split_once('=').ok_or_else(|| bad("missing '='"))?;
         if name.trim().is_empty() {
             return Err(bad("empty name"));
         }
-        let num = |s: &str| -> Result<u64, LockError> {
-            s.trim()
-                .parse::<u64>()
-                .map_err(|_| bad(&format!("{s:?} is not a whole number")))
+        let is_bare = |s: &str| {
+            let s = s.trim();
+            !s.is_empty() && s.chars().all(|c| c.is_ascii_digit() || c == '.')
         };
+        let duration = |s: &str| latlab_rt::duration::latency(s).map_err(|e| bad(&e));
         let mut clusters = Vec::new();
         for part in spec.split(',') {
             let (weight, range) = match part.split_once('*') {
                 Some((w, r)) => (
-                    u32::try_from(num(w)?).map_err(|_| bad("weight too large"))?,
-                    r,
+                    w.trim()
+                        .parse::<u32>()
+                        .map_err(|_| bad(&format!("weight {w:?} is not a whole number")))?,
+                    r.trim(),
                 ),
-                None => (1, part),
+                None => (1, part.trim()),
             };
-            let (lo, hi) = match range.split_once('-') {
-                Some((lo, hi)) => (num(lo)?, num(hi)?),
-                None => {
-                    let v = num(range)?;
-                    (v, v)
-                }
+            let (lo, hi) = range.split_once('-').unwrap_or((range, range));
+            if is_bare(hi) {
+                return Err(bad(&format!(
+                    "give a unit: {range}us or {range}ms (units: {})",
+                    latlab_rt::duration::UNITS
+                )));
+            }
+            let lo = if is_bare(lo) {
+                let unit = hi
+                    .trim()
+                    .trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
+                duration(&format!("{}{unit}", lo.trim()))?
+            } else {
+                duration(lo)?
             };
             clusters.push(Cluster {
                 weight,
-                lo_ns: lo * US,
-                hi_ns: hi * US,
+                lo_ns: lo,
+                hi_ns: duration(hi)?,
             });
         }
         let shape = Self {
@@ -237,11 +255,20 @@ mod tests {
 
     #[test]
     fn parse_and_print_round_trip() {
-        let shape: HoldShape = "send=93*180-340,4*1200-1400,3*1800-2192".parse().unwrap();
+        let shape: HoldShape = "send=93*180-340us,4*1.2-1.4ms,3*1800us-2192us"
+            .parse()
+            .unwrap();
         assert_eq!(shape.clusters.len(), 3);
+        assert_eq!(shape.clusters[1].lo_ns, 1200 * US);
         assert_eq!(shape.max_ns(), 2192 * US);
+        assert_eq!(
+            shape.to_string(),
+            "send=93*180-340us,4*1200-1400us,3*1800-2192us"
+        );
         assert_eq!(shape.to_string().parse::<HoldShape>().unwrap(), shape);
-        let single: HoldShape = "x=250".parse().unwrap();
+        let fine: HoldShape = "x=500ns-2us".parse().unwrap();
+        assert_eq!(fine.to_string().parse::<HoldShape>().unwrap(), fine);
+        let single: HoldShape = "x=250us".parse().unwrap();
         assert_eq!(
             single.clusters,
             vec![Cluster {
@@ -250,11 +277,22 @@ mod tests {
                 hi_ns: 250 * US
             }]
         );
-        for bad in ["nosep", "=1-2", "x=a-3", "x=0*5-6", "x=9-3"] {
+        for bad in ["nosep", "=1-2us", "x=a-3us", "x=0*5-6us", "x=9-3us"] {
             let err = bad.parse::<HoldShape>().unwrap_err().to_string();
             assert!(
                 err.contains(bad) || err.contains("reversed") || err.contains("weight"),
                 "{bad}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_shape_without_a_unit_is_refused_with_the_units() {
+        for (bare, range) in [("x=180-340", "180-340"), ("x=3*250", "250")] {
+            let err = bare.parse::<HoldShape>().unwrap_err().to_string();
+            assert!(
+                err.contains(&format!("give a unit: {range}us or {range}ms")),
+                "{bare}: {err}"
             );
         }
     }

@@ -308,7 +308,8 @@ pub fn measure(
     if setup_error.is_none() {
         let end = config.duration_ns.map(|d| start + d);
         loop {
-            std::thread::sleep(Duration::from_millis(100));
+            // Ends at once on Ctrl-C or SIGTERM, whichever thread took it.
+            latlab_rt::stop::sleep(Duration::from_millis(100));
             let now = monotonic_ns();
             let progress = monitor.progress(&Progress {
                 elapsed_s: now.saturating_sub(start) as f64 / 1e9,
@@ -345,6 +346,18 @@ pub fn measure(
     }
     stop.store(true, Ordering::SeqCst);
     let end_ns = monotonic_ns();
+    // A thread may sit in a long wait (a period of seconds, a timer that
+    // does not fire): interrupt it rather than wait, again until it has
+    // ended (an interruption that lands just before it blocks is lost). It
+    // takes no sample after the stop.
+    while !handles.iter().all(|h| h.is_finished()) {
+        for (handle, &tid) in handles.iter().zip(&tids) {
+            if tid > 0 && !handle.is_finished() {
+                latlab_rt::stop::interrupt(tid);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
 
     let mut outputs = Vec::with_capacity(threads);
     let mut thread_error = None;
@@ -375,7 +388,9 @@ pub fn measure(
     })
 }
 
-fn validate(config: &MeasureConfig) -> Result<(), MeasureError> {
+/// Checks a configuration before anything starts (also done by [`measure`]):
+/// errors name the option to change.
+pub fn validate(config: &MeasureConfig) -> Result<(), MeasureError> {
     if config.cpus.is_empty() {
         return Err(MeasureError::Config("no CPU selected".into()));
     }
@@ -398,6 +413,21 @@ fn validate(config: &MeasureConfig) -> Result<(), MeasureError> {
         return Err(MeasureError::Config(
             "give --duration or --loops (a measurement needs an end)".into(),
         ));
+    }
+    let longest_period =
+        config.interval_ns + config.cpus.len().saturating_sub(1) as u64 * config.interval_step_ns;
+    if let Some(duration) = config.duration_ns.filter(|&d| longest_period > d) {
+        return Err(MeasureError::Config(format!(
+            "a period of {} (--interval{}) is longer than --duration {}: the run would end \
+             before its first period; shorten the interval or lengthen the duration",
+            crate::units::format_ns(longest_period),
+            if config.interval_step_ns > 0 {
+                " plus --interval-step per further CPU"
+            } else {
+                ""
+            },
+            crate::units::format_ns(duration)
+        )));
     }
     Ok(())
 }
@@ -475,6 +505,12 @@ impl ThreadContext {
             let Some(wake) = source.wait()? else {
                 continue; // interrupted by a signal: re-check stop
             };
+            // Once stopped, the threads are interrupted with a signal whose
+            // delivery may have come between this wake-up and its clock read:
+            // no wake-up after a stop is a sample.
+            if self.stop.load(Ordering::SeqCst) || latlab_rt::stop::requested() {
+                break;
+            }
             let wake = match end {
                 Some(end) if wake.intended >= end => break,
                 Some(end) => wake.missed_before(end, self.interval_ns),

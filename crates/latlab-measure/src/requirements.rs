@@ -9,7 +9,7 @@ use crate::histogram::Histogram;
 use crate::period::PeriodSummary;
 use crate::result::{ThreadResult, Verdict};
 use crate::stats::Summary;
-use crate::units::{format_ns, parse_duration, parse_fraction};
+use crate::units::{format_ns, parse_fraction};
 use crate::worst::WorstSample;
 
 /// One requirement.
@@ -99,7 +99,8 @@ pub fn parse_percentile(text: &str) -> Result<Requirement, String> {
     }
     Ok(Requirement::Percentile {
         percentile,
-        limit_ns: parse_duration(limit)?,
+        limit_ns: latlab_rt::duration::latency(limit)
+            .map_err(|e| format!("the limit of {text:?}: {e}"))?,
     })
 }
 
@@ -331,5 +332,18 @@ mod tests {
             "no period: the period requirement does not apply"
         );
         assert_eq!(verdict(&outcomes), Verdict::Fail);
+    }
+
+    #[test]
+    fn a_percentile_limit_takes_a_unit() {
+        assert_eq!(
+            parse_percentile("99.9:40us"),
+            Ok(Requirement::Percentile {
+                percentile: 99.9,
+                limit_ns: 40_000
+            })
+        );
+        let err = parse_percentile("99:40").unwrap_err();
+        assert!(err.contains("give a unit: 40us or 40ms"), "{err}");
     }
 }

@@ -1,8 +1,6 @@
-//! Durations as people write them (`1ms`, `40us`, `30s`) and as latlab prints them.
-
-/// Parses a duration such as `30s`, `1ms`, `40us` (nanoseconds); see
-/// [`latlab_rt::duration::parse_ns`], the one parser every command uses.
-pub use latlab_rt::duration::parse_ns as parse_duration;
+//! Durations as latlab prints them, and percentages as people write them.
+//! Durations as people write them (`1ms`, `40us`, `30s`: always with a unit)
+//! have one parser, [`latlab_rt::duration`].
 
 /// Parses a percentage such as `5%`, `0.05` or `5` (read as percent when > 1).
 /// Returns a fraction.

@@ -94,7 +94,7 @@ pub fn measure(
     let (mut child, responder) = responder::start(config, &mut wires, shared)?;
 
     let settle = monitor.ready().map_err(RespondError::Observer)?;
-    std::thread::sleep(settle);
+    latlab_rt::stop::sleep(settle);
     let stimulus = stimulus::take_place(config)?;
 
     let mut run = StimulusRun::new(config);

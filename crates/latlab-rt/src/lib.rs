@@ -10,10 +10,12 @@
 //! - [`monitor`]: the hook trait that follows a measurement from the calling thread;
 //! - [`session`]: the one real-time session every measuring command enters
 //!   (privilege probe, mlock, cpu_dma_latency, warnings, steal time, stop signals);
-//! - [`stop`]: a Ctrl-C / SIGTERM flag shared by every long-running command;
+//! - [`stop`]: a Ctrl-C / SIGTERM stop request shared by every long-running
+//!   command, and the one way it ends their waits (sleeps on it, interrupted
+//!   system calls);
 //! - [`signal`]: installing a signal handler;
 //! - [`clock`]: CLOCK_MONOTONIC in nanoseconds, and sleeping to a deadline on it;
-//! - [`duration`]: durations as people write them (`30s`, `1ms`, `40us`);
+//! - [`duration`]: durations as people write them, always with a unit (`30s`, `1ms`, `40us`);
 //! - [`rng`]: a tiny seedable random generator;
 //! - [`wait`]: timed waits between threads (an event, a condition variable)
 //!   that keep their nanoseconds on 32-bit targets, where std's do not;

@@ -5,7 +5,7 @@
 //! programs), which keeps phases of whole watch runs long and few.
 //!
 //! ```text
-//! watch_toggle PID [THRESHOLD_US] [PROGRAM,...]
+//! watch_toggle PID [THRESHOLD] [PROGRAM,...]     (THRESHOLD with its unit: 100us)
 //! ```
 //!
 //! With programs named (see `latlab_watch::loader::PROGRAMS`), only those
@@ -30,16 +30,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let pid: i32 = args
         .next()
-        .ok_or("usage: watch_toggle PID [THRESHOLD_US] [PROGRAM,...]")?
+        .ok_or("usage: watch_toggle PID [THRESHOLD] [PROGRAM,...]  (THRESHOLD e.g. 100us)")?
         .parse()?;
-    let threshold_us: u64 = args.next().map_or(Ok(100), |t| t.parse())?;
+    // A duration with its unit, as every latlab option takes it.
+    let threshold_ns = args
+        .next()
+        .map_or(Ok(100_000), |t| latlab_rt::duration::period(&t))?;
     let only: Vec<String> = args
         .next()
         .map(|p| p.split(',').map(String::from).collect())
         .unwrap_or_default();
     let mut session = Session::start(SessionOptions {
         selection: Selection::all_of(Tasks::Pids(vec![pid])),
-        threshold_ns: threshold_us * 1000,
+        threshold_ns,
         interval: Duration::from_secs(60),
         max_windows_per_sec: 50,
         baseline_every: 1000,

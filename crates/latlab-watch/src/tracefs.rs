@@ -438,7 +438,8 @@ impl TracefsSide {
 
     /// Waits `timeout`, then reads.
     pub fn wait(&mut self, timeout: Duration) -> Result<()> {
-        std::thread::sleep(timeout);
+        // Ends at once on a stop (Ctrl-C, SIGTERM).
+        latlab_rt::stop::sleep(timeout);
         self.read()
     }
 

@@ -16,7 +16,10 @@ use clap::{Parser, Subcommand};
                   a minute it measures this machine idle and under every load latlab has, explains \
                   the late wake-ups from a kernel trace, says which of the papers' requirement \
                   classes it meets (Emblix 100 ms, 1 ms, 100 us; Moblin 40 us) and what stands in \
-                  the way, and writes one HTML report that opens offline."
+                  the way, and writes one HTML report that opens offline.\n\n\
+                  Durations take a unit: 500ns, 40us, 1ms, 30s, 10m, 1h (ns, us, ms, s, m, h). A \
+                  number without one is an error, in every option of every command (0 alone is \
+                  zero)."
 )]
 pub struct Cli {
     /// The command to run.

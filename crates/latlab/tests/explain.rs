@@ -611,7 +611,11 @@ fn bad_threshold_and_missing_trace_are_clear_errors() {
         .args(["explain", "/nonexistent.dat", "--threshold", "fast"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a usage error, as any bad option value"
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("100us"));
     let out = latlab()
         .args(["explain", "/nonexistent.dat"])

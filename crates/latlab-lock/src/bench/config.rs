@@ -203,6 +203,17 @@ impl BenchConfig {
                 "duration and sample interval must be above 0".into(),
             ));
         }
+        let round_ns = self.duration_ns / u64::from(self.rounds);
+        if self.period_ns > round_ns {
+            return Err(LockError::InvalidConfig(format!(
+                "the period ({}) is longer than a round ({}: the duration split into {} \
+                 rounds): a round would end before its first period; shorten --period, or \
+                 lengthen --duration or lower --rounds",
+                latlab_measure::units::format_ns(self.period_ns),
+                latlab_measure::units::format_ns(round_ns),
+                self.rounds
+            )));
+        }
         self.delayed.validate()?;
         self.quantile.validate()
     }

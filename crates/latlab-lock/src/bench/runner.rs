@@ -543,8 +543,15 @@ fn rt_thread(
     while !shared.stop.load(Ordering::Relaxed) {
         // The period's work is done: publish the next release, then sleep until it.
         shared.timer.publish(release);
+        // A stop (Ctrl-C, SIGTERM) interrupts the sleep at once, whatever
+        // the period: the window then closes at this release, unreached.
+        let interruptible = latlab_rt::stop::interruptible();
         sys::sleep_until(release);
         let woke = sys::monotonic_ns();
+        drop(interruptible);
+        if woke < release {
+            break;
+        }
         // The window opens at this release, and closes at it unless the close was asked
         // for after it (woken late): then at the first release from the request on, after
         // this period.

@@ -71,7 +71,7 @@ impl Default for SimConfig {
             rt_work_ns: 30 * US,
             urgent_isr_ns: 10 * US,
             context_switch_ns: 12 * US,
-            rt_switch_extra: "cache=70*0-40,25*40-120,5*120-150"
+            rt_switch_extra: "cache=70*0-40us,25*40-120us,5*120-150us"
                 .parse()
                 .expect("a valid shape"),
             tick_period_ns: 10_000 * US,
@@ -104,9 +104,9 @@ impl Default for SimConfig {
 /// to `locks` to see their effect).
 pub fn latency_run_shapes() -> [HoldShape; 3] {
     [
-        "do_softirq=90*50-130,8*200-400,2*600-760",
-        "tcp_sendmsg=80*180-340,20*600-760",
-        "net_rx=80*30-60,20*80-100",
+        "do_softirq=90*50-130us,8*200-400us,2*600-760us",
+        "tcp_sendmsg=80*180-340us,20*600-760us",
+        "net_rx=80*30-60us,20*80-100us",
     ]
     .map(|text| text.parse().expect("a valid shape"))
 }

@@ -127,7 +127,7 @@ fn an_impossible_section_is_forced_in_after_max_refusals() {
     // A section longer than the period can never fit: every entry is forced after
     // N refusals, so the sender still makes progress.
     let mut cfg = short(4);
-    cfg.locks[1] = "long=4500".parse().unwrap();
+    cfg.locks[1] = "long=4500us".parse().unwrap();
     cfg.t_lock_ns = Some([800 * US, 4_500 * US, 128 * US]);
     cfg.max_refusals = 5;
     cfg.periods = 400;

@@ -3,7 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use latlab_measure::units::{format_ns, parse_duration};
+use latlab_measure::units::format_ns;
+use latlab_rt::duration;
 use latlab_rt::rng::Rng;
 
 /// Time between two stimuli (send to send).
@@ -49,7 +50,7 @@ impl std::str::FromStr for Gap {
     fn from_str(text: &str) -> Result<Self, String> {
         match text.split_once("..") {
             Some((lo, hi)) => {
-                let (min_ns, max_ns) = (parse_duration(lo)?, parse_duration(hi)?);
+                let (min_ns, max_ns) = (duration::latency(lo)?, duration::latency(hi)?);
                 if min_ns == 0 || max_ns < min_ns {
                     return Err(format!(
                         "invalid gap range {text:?}: need 0 < MIN <= MAX, e.g. 500us..1500us"
@@ -58,7 +59,7 @@ impl std::str::FromStr for Gap {
                 Ok(Gap::Random { min_ns, max_ns })
             }
             None => {
-                let ns = parse_duration(text)?;
+                let ns = duration::latency(text)?;
                 if ns == 0 {
                     return Err("the gap must be above 0 (e.g. 1ms)".into());
                 }
@@ -106,6 +107,10 @@ mod tests {
         );
         assert!("2ms..1ms".parse::<Gap>().is_err());
         assert!("0".parse::<Gap>().is_err());
+        for bare in ["500", "500..1500"] {
+            let err = bare.parse::<Gap>().unwrap_err();
+            assert!(err.contains("give a unit: 500us or 500ms"), "{err}");
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@
 use latlab_measure::series::SecondSeries;
 use latlab_measure::stats::Stats;
 use latlab_measure::worst::{WorstSample, WorstSamples};
-use latlab_rt::clock::{monotonic_ns, sleep_until};
+use latlab_rt::clock::monotonic_ns;
 use latlab_rt::monitor::Monitor;
 use latlab_rt::rng::Rng;
 use latlab_rt::sched;
@@ -130,7 +130,8 @@ impl<'a> StimulusRun<'a> {
             if end_at.is_some_and(|end| monotonic_ns() >= end) {
                 return Ok(());
             }
-            sleep_until(next);
+            // Ends at once on Ctrl-C or SIGTERM.
+            latlab_rt::stop::sleep_until(next);
             if self.stop_requested() {
                 return Ok(());
             }
@@ -167,6 +168,9 @@ impl<'a> StimulusRun<'a> {
             wires.answer_in.drain();
             self.need_drain = false;
         }
+        // A stop (Ctrl-C, SIGTERM) interrupts the wait for the answer at
+        // once (marked before the clock read: nothing between send and wait).
+        let interruptible = latlab_rt::stop::interruptible();
         let responses_before = shared.responses();
         let sent_ns = monotonic_ns();
         wires
@@ -178,12 +182,20 @@ impl<'a> StimulusRun<'a> {
         let waited = loop {
             let now = monotonic_ns();
             match wires.answer_in.wait(Some(timeout_at.saturating_sub(now))) {
+                // Stopped while waiting: the event is neither answered nor
+                // lost (its answer, if it comes, is drained).
+                Err(libc::EINTR) if self.stop_requested() => {
+                    self.sent -= 1;
+                    self.need_drain = true;
+                    return Ok(());
+                }
                 Err(libc::EINTR) if monotonic_ns() < timeout_at => continue,
                 Err(libc::EINTR) => break Ok(Waited::Timeout),
                 other => break other,
             }
         };
         let read_ns = monotonic_ns();
+        drop(interruptible);
         match waited {
             Ok(Waited::Event(kernel_ts)) => {
                 let woke_ns = (shared.responses() > responses_before).then(|| shared.wake_ns());

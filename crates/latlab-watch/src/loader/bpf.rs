@@ -434,7 +434,12 @@ impl BpfSide {
             events: libc::POLLIN,
             revents: 0,
         };
-        // SAFETY: one valid pollfd; EINTR (Ctrl-C) just returns early.
+        // A stop (Ctrl-C, SIGTERM) interrupts the poll at once.
+        let _interruptible = latlab_rt::stop::interruptible();
+        if latlab_rt::stop::requested() {
+            return;
+        }
+        // SAFETY: one valid pollfd; EINTR (a stop) just returns early.
         unsafe { libc::poll(&mut fd, 1, timeout.as_millis().min(i32::MAX as u128) as i32) };
     }
 

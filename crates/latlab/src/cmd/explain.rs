@@ -21,9 +21,10 @@ pub struct ExplainArgs {
     /// Analyse tasks with this name (repeatable; `name*` matches a prefix).
     #[arg(long, value_name = "NAME")]
     pub comm: Vec<String>,
-    /// Late means latency above this: a time (`100us`, `1ms`) or a percentile (`p99`).
-    #[arg(long, default_value = "p99", value_name = "TIME|pNN")]
-    pub threshold: String,
+    /// Late means latency above this: a duration with its unit (`100us`, `1ms`) or a
+    /// percentile (`p99`).
+    #[arg(long, default_value = "p99", value_name = "DURATION|pNN", value_parser = Threshold::parse)]
+    pub threshold: Threshold,
     /// Normal periods to sample as the baseline.
     #[arg(long, default_value_t = 200, value_name = "N")]
     pub baseline: usize,
@@ -44,7 +45,7 @@ pub struct ExplainArgs {
 
 /// Runs `latlab explain`.
 pub fn execute(args: ExplainArgs) -> anyhow::Result<ExitCode> {
-    let threshold = Threshold::parse(&args.threshold)?;
+    let threshold = args.threshold;
     let steal_ns = match &args.run_result {
         Some(p) => latlab_explain::steal_from_run_result(p)?,
         None => Vec::new(),

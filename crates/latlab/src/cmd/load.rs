@@ -18,7 +18,7 @@ pub struct LoadArgs {
     /// when --load-cmd is given.
     pub spec: Option<String>,
     /// How long to run (e.g. 30s, 500ms, 2m); Ctrl-C stops early and still reports.
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = latlab_rt::duration::parse_positive)]
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = latlab_rt::duration::length)]
     pub duration: Duration,
     /// Also run this command (via sh -c, in its own process group) as a load.
     #[arg(long, value_name = "COMMAND")]
@@ -39,7 +39,7 @@ pub struct LoadArgs {
     #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     pub nice: i32,
     /// Length of one throughput sample (e.g. 1s, 250ms).
-    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = latlab_rt::duration::parse_positive)]
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = latlab_rt::duration::length)]
     pub sample_interval: Duration,
     /// Bytes per send of the net and udp loads.
     #[arg(long, value_name = "BYTES", default_value = "4096", value_parser = parse_size)]
@@ -112,7 +112,12 @@ pub fn execute(args: LoadArgs) -> anyhow::Result<ExitCode> {
                 load.progress_line()
             ));
         }
-        std::thread::sleep((total.saturating_sub(load.elapsed())).min(Duration::from_millis(100)));
+        // Ends at once on Ctrl-C or SIGTERM.
+        latlab_rt::stop::sleep(
+            total
+                .saturating_sub(load.elapsed())
+                .min(Duration::from_millis(100)),
+        );
     }
     line.finish();
     let interrupted = latlab_rt::stop::requested();

@@ -17,8 +17,8 @@ use latlab_lock::document::{self, BenchReport, SimReport};
 use latlab_lock::shape::HoldShape;
 use latlab_lock::sim::{self, SimConfig};
 use latlab_lock::PredictorKind;
-use latlab_measure::units::parse_duration;
 use latlab_report::formats::TerminalText;
+use latlab_rt::duration;
 use latlab_rt::sched;
 use latlab_rt::session::{RtSession, SessionOptions};
 
@@ -36,14 +36,14 @@ pub struct LockbenchArgs {
     #[arg(long)]
     pub simulate: bool,
     /// Measured time per variant (real threads).
-    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration::length_ns)]
     pub duration: u64,
     /// Split each variant's time into this many slices that take turns with the other
     /// variants, so that a disturbance of the machine hits all variants alike.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub rounds: u32,
     /// Unmeasured time at the start of each variant, while the predictors learn.
-    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = duration::length_or_zero_ns)]
     pub warmup: u64,
     /// Variants to compare, comma-separated: plain, pi, ceiling, delayed-max, delayed-ewma,
     /// delayed-quantile, and delayed-pi (delayed-quantile on the PI futex).
@@ -54,13 +54,13 @@ pub struct LockbenchArgs {
     )]
     pub variants: Vec<String>,
     /// Period of the real-time task.
-    #[arg(long, default_value = "4ms", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "4ms", value_parser = duration::period)]
     pub period: u64,
     /// SCHED_FIFO priority of the real-time task (also the ceiling of the ceiling variant).
     #[arg(long, default_value_t = 80, value_parser = clap::value_parser!(u8).range(1..=99))]
     pub priority: u8,
     /// Busy time the real-time task holds the lock each period.
-    #[arg(long, default_value = "20us", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "20us", value_parser = duration::latency)]
     pub rt_hold: u64,
     /// CPU for all threads, or `none` to leave them unpinned [default: the last usable CPU]
     #[arg(long, value_name = "CPU|none")]
@@ -68,18 +68,19 @@ pub struct LockbenchArgs {
     /// Number of SCHED_OTHER background threads.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..=64))]
     pub threads: u16,
-    /// A background critical section, `NAME=W*LO-HI,...` in µs (repeatable, up to 8; replaces
-    /// the default three shaped like the paper's Table 3).
+    /// A background critical section, `NAME=W*LO-HI,...`: W parts of the holds last LO to HI,
+    /// durations with a unit (`send=93*180-340us,7*1.2-2.2ms`; a LO without one takes HI's).
+    /// Repeatable, up to 8; replaces the default three shaped like the paper's Table 3.
     #[arg(long = "site", value_name = "SHAPE", value_parser = parse_shape)]
     pub sites: Vec<HoldShape>,
     /// How background threads pick a site: per-thread (thread i uses site i) or random.
     #[arg(long, default_value = "per-thread", value_parser = ["per-thread", "random"])]
     pub site_choice: String,
     /// Background CPU work outside the lock per iteration.
-    #[arg(long, default_value = "200us", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "200us", value_parser = duration::latency)]
     pub outside_work: u64,
     /// Margin added to the predicted hold time [default: 100us; 0 with --simulate, as the paper]
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = duration::latency)]
     pub margin: Option<u64>,
     /// Refusals after which a thread enters anyway.
     #[arg(long, default_value_t = 100)]
@@ -88,7 +89,7 @@ pub struct LockbenchArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Width of the background-throughput series points in the JSON.
-    #[arg(long, default_value = "100ms", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = duration::period)]
     pub sample_interval: u64,
     /// Simulated periods of the real-time task (--simulate).
     #[arg(long, default_value_t = 10_000)]
@@ -233,6 +234,10 @@ pub fn execute(args: LockbenchArgs) -> anyhow::Result<ExitCode> {
         )?;
         args.farm.emit(&report, &mut files)?;
         files.finish()?;
+    } else if latlab_rt::stop::requested() {
+        eprintln!(
+            "latlab lockbench: stopped before a variant's first measured period: no result to write"
+        );
     }
     if args.require_goal {
         let met = bench::goal_checks(&results).iter().any(|c| {

@@ -7,13 +7,13 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use latlab_measure::requirements::{self, Requirement};
-use latlab_measure::units::parse_duration;
+use latlab_rt::duration;
 
 /// `--max-latency`, `--percentile`, `--profile`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct RequirementFlags {
     /// Requirement: no sample above this latency (e.g. `1ms`, `40us`).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = duration::latency)]
     pub max_latency: Option<u64>,
     /// Requirement: a percentile at or below a limit, e.g. `99.9:40us` (repeatable).
     #[arg(long, value_name = "P:DURATION", value_parser = requirements::parse_percentile)]

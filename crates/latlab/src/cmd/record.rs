@@ -31,7 +31,7 @@ pub struct RecordArgs {
     pub buffer_size: Option<u32>,
     /// Record for this long (e.g. 500ms, 10s, 2m); without a command and
     /// without --duration, record until Ctrl-C.
-    #[arg(short, long, value_parser = latlab_rt::duration::parse_positive)]
+    #[arg(short, long, value_name = "DURATION", value_parser = latlab_rt::duration::length)]
     pub duration: Option<Duration>,
     /// Keep events only in the ring buffer and write them when SIGUSR1
     /// arrives (to FILE-1.dat, FILE-2.dat, ...) and at the end (to FILE).
@@ -212,7 +212,13 @@ pub fn execute(args: RecordArgs) -> anyhow::Result<ExitCode> {
             }
             break;
         }
-        std::thread::sleep(Duration::from_millis(20));
+        if session.stop_requested() {
+            // Waiting for the command to end after the Ctrl-C passed on.
+            std::thread::sleep(Duration::from_millis(5));
+        } else {
+            // Ends at once on Ctrl-C or SIGTERM.
+            latlab_rt::stop::sleep(Duration::from_millis(20));
+        }
     }
     let interrupted = session.stop_requested();
     // What ended the recording: a flight recorder's file holds the events

@@ -13,13 +13,14 @@ use anyhow::{bail, Context};
 
 use latlab_measure::requirements::Requirement;
 use latlab_measure::result::Verdict;
-use latlab_measure::units::{format_ns, parse_duration};
+use latlab_measure::units::format_ns;
 use latlab_report::formats::{CyclictestText, TerminalText};
 use latlab_respond::channel::Channel;
 use latlab_respond::gpio::GpioWiring;
 use latlab_respond::measure::{self, Gap, Progress, RespondConfig};
 use latlab_respond::result::{CheckOn, RespondContext, RespondResult, RespondSettings};
 use latlab_rt::clock;
+use latlab_rt::duration;
 use latlab_rt::sched::{self, Policy};
 use latlab_rt::session::{RtSession, SessionOptions};
 use latlab_rt::sysinfo::SystemInfo;
@@ -59,15 +60,19 @@ pub struct RespondArgs {
     #[arg(long)]
     pub count: Option<u64>,
     /// Send events for this long instead of a count (e.g. `60s`).
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = duration::length_ns)]
     pub duration: Option<u64>,
     /// Gap between events: fixed (`1ms`) or uniformly random (`500us..1500us`), so the event
     /// is not phase-locked to the timer tick. Use the real event rate: a short gap keeps the
     /// responder's caches warm and lowers the latency.
-    #[arg(long, default_value = "500us..1500us")]
+    #[arg(
+        long,
+        value_name = "DURATION[..DURATION]",
+        default_value = "500us..1500us"
+    )]
     pub gap: Gap,
     /// An event unanswered after this long is counted lost.
-    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = duration::length_ns)]
     pub timeout: u64,
     /// Scheduling policy of the responder (the stimulus gets the same, one priority lower).
     #[arg(long, default_value = "fifo", value_parser = ["fifo", "rr", "other"])]
@@ -173,6 +178,14 @@ fn resolve(args: &RespondArgs) -> anyhow::Result<Resolved> {
         (None, None) => Some(DEFAULT_COUNT),
         (count, _) => count,
     };
+    if let Some(duration) = args.duration.filter(|&d| args.gap.min_ns() > d) {
+        bail!(
+            "--gap {} is longer than --duration {}: the run would end before its second event; \
+             shorten the gap or lengthen the duration",
+            args.gap,
+            format_ns(duration)
+        );
+    }
     Ok(Resolved {
         config: RespondConfig {
             channel,

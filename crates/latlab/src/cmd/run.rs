@@ -18,10 +18,11 @@ use latlab_measure::engine::{self, LateHook, LateSample, MeasureConfig, Progress
 use latlab_measure::requirements::{self, Requirement};
 use latlab_measure::result::{RunContext, RunResult, RunSettings, Verdict};
 use latlab_measure::timer::TimerKind;
-use latlab_measure::units::{format_ns, parse_duration};
+use latlab_measure::units::format_ns;
 use latlab_report::formats::{CyclictestText, RtTestsJson, TerminalText};
 use latlab_report::{rt_tests, run_summary};
 use latlab_rt::clock;
+use latlab_rt::duration;
 use latlab_rt::sched::{self, Policy};
 use latlab_rt::session::{RtSession, SessionOptions};
 use latlab_rt::sysinfo::SystemInfo;
@@ -51,13 +52,13 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 95, value_parser = clap::value_parser!(i32).range(1..=99))]
     pub priority: i32,
     /// Period of the measurement threads (e.g. `1ms`, `100us`).
-    #[arg(long, default_value = "1ms", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "1ms", value_parser = duration::period)]
     pub interval: u64,
     /// Add this much to the period of each further thread (cyclictest's -d) [default: 0, all alike]
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = duration::latency)]
     pub interval_step: Option<u64>,
     /// How long to measure (e.g. `30s`, `10m`) [default: 30s unless --loops is given]
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = duration::length_ns)]
     pub duration: Option<u64>,
     /// Stop after this many activations per thread.
     #[arg(long)]
@@ -115,7 +116,7 @@ pub struct RunArgs {
     pub trace: Option<PathBuf>,
     /// Samples at or over this latency get a trace_marker line (cycle, intended and
     /// actual wake-up) [default: --max-latency if given, else 100us].
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = duration::latency)]
     pub trace_threshold: Option<u64>,
     /// Events to record with --trace (e.g. `sched`, `+syscalls`, `-kmem`) [default: latlab's
     /// latency set: sched, irq, timer, irq_vectors, nmi, workqueue, kmem page allocation on the
@@ -212,6 +213,7 @@ fn resolve(args: &RunArgs) -> anyhow::Result<Resolved> {
         samples: args.samples.clone(),
         late_hook: None,
     };
+    engine::validate(&measure)?;
     let settings = RunSettings {
         cpus,
         interval_ns: measure.interval_ns,
@@ -743,6 +745,19 @@ mod tests {
     fn loops_alone_means_no_duration() {
         let r = resolve(&parse(&["--loops", "100"])).unwrap();
         assert_eq!((r.measure.duration_ns, r.measure.loops), (None, Some(100)));
+    }
+
+    #[test]
+    fn an_interval_longer_than_the_duration_is_refused() {
+        let err = resolve(&parse(&["--interval", "1000s", "--duration", "1s"]))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("1000 s (--interval) is longer than --duration 1.00 s"),
+            "{err}"
+        );
+        assert!(resolve(&parse(&["--interval", "1s", "--duration", "1s"])).is_ok());
     }
 
     #[test]

@@ -49,12 +49,35 @@ pub struct ScenarioArgs {
     /// emblix and moblin 60s, montavista 10m; ktas counts periods and delayed-locking
     /// has its own lengths, so neither takes it].
     #[arg(long, value_name = "DURATION", conflicts_with = "quick",
-          value_parser = latlab_measure::units::parse_duration)]
+          value_parser = latlab_rt::duration::length_ns)]
     pub duration: Option<u64>,
     /// characterize: print each step's whole output (every table, the trace analysis) instead
     /// of its verdict line.
     #[arg(long, short)]
     pub verbose: bool,
+}
+
+/// Waits for a step to end. On Ctrl-C or SIGTERM it is sent SIGTERM, once:
+/// a terminal's Ctrl-C reached it too, and a second SIGINT would kill it
+/// before it wrote what it measured; SIGTERM only asks it to stop.
+fn wait_step(child: &mut std::process::Child) -> anyhow::Result<std::process::ExitStatus> {
+    let mut passed_on = false;
+    loop {
+        if let Some(status) = child.try_wait().context("waiting for the step")? {
+            return Ok(status);
+        }
+        if latlab_rt::stop::requested() && !passed_on {
+            // SAFETY: kill(2) on our own child, not yet reaped.
+            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+            passed_on = true;
+        }
+        if passed_on {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        } else {
+            // Ends at once on Ctrl-C or SIGTERM.
+            latlab_rt::stop::sleep(std::time::Duration::from_millis(20));
+        }
+    }
 }
 
 /// One step: a label and the latlab arguments (without `--json`).
@@ -411,6 +434,9 @@ pub fn execute(args: ScenarioArgs) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(&dir)
         .with_context(|| format!("creating the scenario directory {}", dir.display()))?;
     let exe = std::env::current_exe().context("finding the latlab binary to run the steps")?;
+    // Ctrl-C or SIGTERM stops the step running (it writes what it measured)
+    // and the scenario after it, with the report of the steps so far.
+    latlab_rt::stop::install_with(latlab_rt::stop::Signals::AlwaysCleanUp)?;
     let mut exceeded = false;
     let mut suspect = false;
     let mut documents = Vec::new();
@@ -425,12 +451,13 @@ pub fn execute(args: ScenarioArgs) -> anyhow::Result<ExitCode> {
             step.args.join(" "),
             json.display()
         );
-        let status = Command::new(&exe)
+        let mut child = Command::new(&exe)
             .args(&step.args)
             .arg("--json")
             .arg(&json)
-            .status()
+            .spawn()
             .with_context(|| format!("starting {}", exe.display()))?;
+        let status = wait_step(&mut child)?;
         match status.code() {
             Some(0) => {}
             Some(code) if code == i32::from(crate::cmd::EXIT_REQUIREMENT_FAILED) => exceeded = true,
@@ -444,6 +471,18 @@ pub fn execute(args: ScenarioArgs) -> anyhow::Result<ExitCode> {
             ),
         }
         documents.push(read_document(&json)?);
+        if latlab_rt::stop::requested() {
+            eprintln!(
+                "\n== scenario {name} stopped ({}) in step {}/{}: the report has the steps so far",
+                match latlab_rt::stop::signal() {
+                    Some(libc::SIGTERM) => "SIGTERM",
+                    _ => "Ctrl-C",
+                },
+                i + 1,
+                plan.steps.len()
+            );
+            break;
+        }
     }
     if plan.share_under_10us {
         for (step, doc) in plan.steps.iter().zip(&documents) {
@@ -463,7 +502,12 @@ pub fn execute(args: ScenarioArgs) -> anyhow::Result<ExitCode> {
     }
     let out = OutputArgs {
         output: dir.join("report.html"),
-        labels: plan.steps.iter().map(|s| s.label.to_string()).collect(),
+        labels: plan
+            .steps
+            .iter()
+            .take(documents.len())
+            .map(|s| s.label.to_string())
+            .collect(),
         title: format!("latlab scenario {name}: {}", plan.title),
         png: None,
     };

@@ -35,13 +35,13 @@ pub struct WatchArgs {
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = wait_duration)]
     pub wait: Duration,
     /// A wake-up later than this is late: its window is explained (e.g. 100us, 1ms).
-    #[arg(long, value_name = "TIME", default_value = "100us")]
-    pub threshold: String,
+    #[arg(long, value_name = "DURATION", default_value = "100us", value_parser = threshold_ns)]
+    pub threshold: u64,
     /// Snapshot interval: each is kept in the result and stored in the history.
-    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = latlab_rt::duration::parse_positive)]
+    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = latlab_rt::duration::length)]
     pub interval: Duration,
     /// Stop after this long (e.g. 30s, 1h, 72h); default: until Ctrl-C (or the command ends).
-    #[arg(long, value_name = "DURATION", value_parser = latlab_rt::duration::parse_positive)]
+    #[arg(long, value_name = "DURATION", value_parser = latlab_rt::duration::length)]
     pub duration: Option<Duration>,
     /// Write the result (schema latlab.watch) as JSON to FILE.
     #[arg(long, value_name = "FILE")]
@@ -78,8 +78,9 @@ pub struct WatchArgs {
 }
 
 /// `--wait`: a duration, zero allowed.
+/// `--wait`: how long, with its unit; 0 fails at once.
 fn wait_duration(text: &str) -> Result<Duration, String> {
-    latlab_rt::duration::parse_ns(text).map(Duration::from_nanos)
+    latlab_rt::duration::length_or_zero_ns(text).map(Duration::from_nanos)
 }
 
 fn selection(args: &WatchArgs) -> anyhow::Result<Selection> {
@@ -169,13 +170,14 @@ fn wait_for_a_match(session: &mut Session, wait: Duration, quiet: bool) -> anyho
     }
 }
 
-fn threshold_ns(text: &str) -> anyhow::Result<u64> {
-    match latlab_explain::Threshold::parse(text)? {
-        latlab_explain::Threshold::Ns(n) if n > 0 => Ok(n),
-        _ => anyhow::bail!(
-            "--threshold {text}: give a time such as 100us or 1ms (a percentile is not known before the watch)"
-        ),
+/// `--threshold`: a duration with its unit, above zero.
+fn threshold_ns(text: &str) -> Result<u64, String> {
+    if text.trim_start().starts_with(['p', 'P']) {
+        return Err(
+            "give a time such as 100us or 1ms (a percentile is not known before the watch)".into(),
+        );
     }
+    latlab_rt::duration::period(text)
 }
 
 fn clock(d: Duration) -> String {
@@ -260,7 +262,7 @@ fn screen(live: &Live, selection: &str, threshold: u64, cpu_share: f64, side: &s
 /// Runs the watch until its duration, Ctrl-C/SIGTERM or the command's end.
 pub fn execute(args: WatchArgs) -> anyhow::Result<ExitCode> {
     let selection = selection(&args)?;
-    let threshold = threshold_ns(&args.threshold)?;
+    let threshold = args.threshold;
     if args.interval < Duration::from_secs(1) {
         anyhow::bail!("--interval must be at least 1s");
     }
