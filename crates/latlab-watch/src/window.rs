@@ -776,7 +776,7 @@ mod tests {
         let (tick, pace) = if late { (20_000, 40_000) } else { (0, 0) };
         let read = t + 2_000;
         let own = read + 1_000 + tick;
-        let switch_at = own + 1_500 + pace;
+        let switch_at = own + 3_000 + pace;
         let mut events = vec![ev(
             t - 400_000,
             0,
@@ -883,6 +883,27 @@ mod tests {
             ],
             "{:#?}",
             a.parts[0]
+        );
+        // After the softirq, to the switch: the sender's kernel code, not
+        // the timer interrupt (the soft callback ended with its softirq).
+        let after: Vec<(String, u64)> = a.parts[0]
+            .iter()
+            .filter(|p| !matches!(p.cause, latlab_explain::Cause::TimerCallback { .. }))
+            .map(|p| (format!("{:?}", p.cause), p.ns))
+            .collect();
+        assert_eq!(
+            after,
+            [
+                (
+                    r#"NonPreemptibleKernel { task: "ld-net0s:900" }"#.to_string(),
+                    2_500
+                ),
+                (
+                    r#"TimerIrqDelay { task: "ld-net0s:900" }"#.to_string(),
+                    2_000
+                ),
+                ("HrtimerInterrupt".to_string(), 500),
+            ],
         );
         let top = &a.causes[0];
         assert_eq!(
