@@ -99,6 +99,11 @@ impl CpuState {
                 self.softirq = None;
                 self.callbacks.retain(|c| c.depth > 0);
                 self.softirq_callback = None;
+                // Its callbacks ended with it, exits logged or not (latlab
+                // watch's BPF side logs none).
+                if self.irqs.is_empty() {
+                    self.in_hrtimer = false;
+                }
             }
             Kind::HrtimerExpireEntry { timer, .. } => {
                 self.in_hrtimer = true;

@@ -60,6 +60,7 @@ struct hrtimer_clock_base {
 
 struct hrtimer {
 	s64 _softexpires;
+	void *function; /* its callback (a function pointer; logged, never called) */
 	struct hrtimer_clock_base *base;
 	u8 is_soft; /* its callback runs in the HRTIMER softirq */
 } __attribute__((preserve_access_index));
@@ -391,7 +392,9 @@ enum ev_type {
 	EV_IRQ_EXIT = 4,      /* a: irq */
 	EV_SOFTIRQ_ENTRY = 5, /* a: vec */
 	EV_SOFTIRQ_EXIT = 6,  /* a: vec */
-	EV_HRTIMER_ENTRY = 7, /* x: timer address, a: soft timer (callback in softirq), c: ns since the interrupt read the clock */
+	EV_HRTIMER_ENTRY = 7, /* x: timer address, a: soft timer (callback in softirq), c: ns since the
+			       * interrupt read the clock, b and d: the callback function's address
+			       * (low and high 32 bits) */
 	/* 8: hrtimer_expire_exit, which only the tracefs side logs */
 	EV_VECTOR_ENTRY = 9,  /* a: vector number, b: enum vector */
 	EV_VECTOR_EXIT = 10,  /* a: vector number, b: enum vector */
@@ -625,9 +628,12 @@ static __always_inline int hrtimer_entry(struct hrtimer *timer, s64 *now, bool c
 	}
 	/* c: ns from the interrupt's clock read to here: the timer interrupt's
 	 * entry, which user space draws from the callbacks (no programs on the
-	 * LAPIC timer vector: two fewer on every wake-up's path). */
-	log_ev(EV_HRTIMER_ENTRY, ts, (u64)timer, is_soft, 0,
-	       (s32)(ts - entered < 0x7fffffff ? ts - entered : 0x7fffffff), 0);
+	 * LAPIC timer vector: two fewer on every wake-up's path). b, d: the
+	 * callback function, which user space names from /proc/kallsyms (one
+	 * more load of the timer the tracepoint hands over). */
+	log_ev(EV_HRTIMER_ENTRY, ts, (u64)timer, is_soft, (s32)(u64)timer->function,
+	       (s32)(ts - entered < 0x7fffffff ? ts - entered : 0x7fffffff),
+	       (s32)((u64)timer->function >> 32));
 	return 0;
 }
 

@@ -15,7 +15,8 @@
 //! - [`select`]: which tasks (`--pid`, `--comm`, `--rt`, a command);
 //! - [`own`]: latlab's own threads, watch's cost and never a cause;
 //! - [`records`] and [`window`]: a window as latlab-explain's model, so that
-//!   explain's own analysis names the causes;
+//!   explain's own analysis names the causes; [`functions`]: the timer
+//!   callbacks' names from `/proc/kallsyms`;
 //! - [`histograms`]: the kernel's counts as [`latlab_measure::histogram::Histogram`]s;
 //! - [`stats`]: spikes per hour with a confidence interval, what a
 //!   percentile claim needs;
@@ -26,6 +27,7 @@
 
 pub mod document;
 pub mod error;
+pub mod functions;
 pub mod histograms;
 pub mod irqnames;
 #[cfg(feature = "bpf")]

@@ -137,6 +137,8 @@ pub enum Input {
         timer: u64,
         /// The time of its clock base when the interrupt ran.
         now: i64,
+        /// Its callback function's address (0: not in the event).
+        function: u64,
     },
     /// `hrtimer_expire_exit`.
     HrtimerExit {
@@ -458,7 +460,11 @@ impl Mirror {
                     clockid: Some(clockid),
                 };
             }
-            Input::HrtimerEntry { timer, now } => {
+            Input::HrtimerEntry {
+                timer,
+                now,
+                function,
+            } => {
                 let t = self.timers.get_mut(&timer).map(std::mem::take);
                 let monotonic = match t.and_then(|t| t.clockid) {
                     Some(clock) => clock == CLOCK_MONOTONIC,
@@ -487,10 +493,11 @@ impl Mirror {
                 c.in_callback = true;
                 c.callback_soft = in_softirq;
                 let since_read = (e.ts - entered).min(i32::MAX as u64) as i32;
+                let (low, high) = Ev::function_fields(function);
                 c.log(ev(
                     EvType::HrtimerEntry,
                     timer,
-                    [in_softirq as i32, 0, since_read, 0],
+                    [in_softirq as i32, low, since_read, high],
                     no_comm(),
                 ));
             }
@@ -763,6 +770,7 @@ mod tests {
             Input::HrtimerEntry {
                 timer: 0xa0,
                 now: fired as i64 - 200,
+                function: 0,
             },
         ));
         m.feed(&at(fired + 100, 0, 0, waking(42)));
@@ -876,6 +884,7 @@ mod tests {
             Input::HrtimerEntry {
                 timer: 1,
                 now: 1_700_000_000_000_000_000,
+                function: 0,
             },
         ));
         m.feed(&at(1_100, 0, 0, waking(42)));
@@ -889,6 +898,7 @@ mod tests {
             Input::HrtimerEntry {
                 timer: 1,
                 now: 2_990,
+                function: 0,
             },
         ));
         m.feed(&at(3_100, 0, 0, waking(42)));

@@ -48,7 +48,8 @@ pub enum EvType {
     /// `softirq_exit`: a vector.
     SoftirqExit,
     /// `hrtimer_expire_entry`: x timer, a soft timer (callback in softirq), c ns since
-    /// the interrupt read the clock for its expired timers (its `now`).
+    /// the interrupt read the clock for its expired timers (its `now`), b
+    /// and d the callback function's address ([`Ev::function`]).
     HrtimerEntry,
     /// `hrtimer_expire_exit`: x timer. Only the tracefs side logs it.
     HrtimerExit,
@@ -100,6 +101,24 @@ pub struct Ev {
     pub d: i32,
     /// A task name by type (NUL-padded).
     pub comm: [u8; 16],
+}
+
+impl Ev {
+    /// The callback function's address of a timer callback's entry (`b`
+    /// its low, `d` its high 32 bits); 0 for other events and where the
+    /// kernel side did not log it.
+    pub fn function(&self) -> u64 {
+        match self.ty {
+            EvType::HrtimerEntry => (self.d as u32 as u64) << 32 | self.b as u32 as u64,
+            _ => 0,
+        }
+    }
+
+    /// `b` and `d` of a callback's entry for the function at `addr` (see
+    /// [`Ev::function`]).
+    pub fn function_fields(addr: u64) -> (i32, i32) {
+        (addr as u32 as i32, (addr >> 32) as u32 as i32)
+    }
 }
 
 /// The wake-up a window belongs to (`struct window_head`).
@@ -359,8 +378,9 @@ pub(crate) mod tests {
             ev(500, 1, EvType::Switch, 7, [7, 0, 120, 0], "swapper"),
             ev(8000, 1, EvType::IrqEntry, 0, [11, 0, 0, 0], ""),
         ];
+        let (low, high) = Ev::function_fields(0xffff_ffff_81a0_b2c0);
         let r1 = vec![
-            ev(1100, 0, EvType::HrtimerEntry, 0, [0; 4], ""),
+            ev(1100, 0, EvType::HrtimerEntry, 0, [0, low, 0, high], ""),
             ev(1200, 0, EvType::Waking, 0, [42, 1, 4, 0], "cyclictest"),
         ];
         let w = parse_window(&record(&head, &[(1, r0), (0, r1)])).unwrap();
@@ -369,6 +389,8 @@ pub(crate) mod tests {
         let ts: Vec<u64> = w.events.iter().map(|e| e.ts).collect();
         assert_eq!(ts, [500, 1100, 1200, 8000]);
         assert_eq!(w.events[2].cpu, 0);
+        assert_eq!(w.events[1].function(), 0xffff_ffff_81a0_b2c0);
+        assert_eq!(w.events[2].function(), 0, "only a callback's entry has one");
         assert_eq!(comm_str(&w.events[2].comm), "cyclictest");
         assert_eq!(w.horizon, vec![(1, 500, false), (0, 1100, false)]);
         assert_eq!(parse_window(&[0u8; 10]), Err(BadRecord(10)));

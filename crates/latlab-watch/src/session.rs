@@ -28,6 +28,7 @@ use latlab_rt::sysinfo::SystemInfo;
 
 use crate::document::*;
 use crate::error::Result;
+use crate::functions::FunctionNames;
 use crate::histograms::{self, Counts, LatencyKind, SparseHistogram};
 use crate::irqnames::IrqNames;
 use crate::loader::{BpfSide, Counters, Settings};
@@ -227,6 +228,7 @@ pub struct Session {
     counts: WindowCounts,
     irqs: IrqNames,
     comms: CommCache,
+    functions: FunctionNames,
     notes: BTreeSet<String>,
     worst: Option<(u64, u64)>,
 }
@@ -297,6 +299,7 @@ impl Session {
             counts: WindowCounts::default(),
             irqs: IrqNames::read(),
             comms: CommCache::default(),
+            functions: FunctionNames::new(),
             notes: BTreeSet::new(),
             worst: None,
             opts,
@@ -637,7 +640,13 @@ impl Session {
             return;
         }
         let mut names = Names::new();
-        let (window, truncated) = to_window(&raw, &mut names, &self.irqs, &mut self.comms);
+        let (window, truncated) = to_window(
+            &raw,
+            &mut names,
+            &self.irqs,
+            &mut self.comms,
+            &mut self.functions,
+        );
         if truncated {
             self.counts.truncated += 1;
         }
@@ -720,7 +729,13 @@ impl Session {
         let mut windows = Vec::with_capacity(chosen.len());
         let mut complete = Vec::with_capacity(chosen.len());
         for k in &chosen {
-            let (w, cut) = to_window(&k.raw, &mut names, &self.irqs, &mut self.comms);
+            let (w, cut) = to_window(
+                &k.raw,
+                &mut names,
+                &self.irqs,
+                &mut self.comms,
+                &mut self.functions,
+            );
             windows.push(w);
             complete.push(!cut);
         }
@@ -1069,6 +1084,12 @@ impl Session {
                 self.own_late.0,
                 latlab_measure::units::format_ns(self.own_late.1)
             ));
+        }
+        if self.functions.hidden() && !self.functions.is_empty() {
+            notes.push(
+                "timer callbacks are named by address: /proc/kallsyms shows this process no addresses (kernel.kptr_restrict); run latlab as root, or grant CAP_SYSLOG, to have them named"
+                    .to_string(),
+            );
         }
         if counters.events_lost > 0 {
             notes.push(format!(

@@ -69,7 +69,8 @@ enum Decode {
     SoftirqExit(Field),
     HrtimerStart([Field; 2]),
     HrtimerSetup([Field; 3]),
-    HrtimerEntry([Field; 2]),
+    /// The timer and `now`; the callback function where the format has it.
+    HrtimerEntry([Field; 2], Option<Field>),
     HrtimerExit(Field),
     VectorEntry(Field, i32),
     VectorExit(Field, i32),
@@ -157,9 +158,8 @@ impl Decoder {
                 ("timer", "hrtimer_setup" | "hrtimer_init") => {
                     fields(&f, ["hrtimer", "clockid", "mode"]).map(Decode::HrtimerSetup)
                 }
-                ("timer", "hrtimer_expire_entry") => {
-                    fields(&f, ["hrtimer", "now"]).map(Decode::HrtimerEntry)
-                }
+                ("timer", "hrtimer_expire_entry") => fields(&f, ["hrtimer", "now"])
+                    .map(|t| Decode::HrtimerEntry(t, f.field("function").cloned())),
                 ("timer", "hrtimer_expire_exit") => {
                     f.field("hrtimer").cloned().map(Decode::HrtimerExit)
                 }
@@ -235,9 +235,10 @@ impl Decoder {
                 clockid: int(c) as i32,
                 mode: int(m) as u32,
             },
-            Decode::HrtimerEntry([t, now]) => Input::HrtimerEntry {
+            Decode::HrtimerEntry([t, now], function) => Input::HrtimerEntry {
                 timer: int(t) as u64,
                 now: int(now),
+                function: function.as_ref().map_or(0, |f| int(f) as u64),
             },
             Decode::HrtimerExit(t) => Input::HrtimerExit {
                 timer: int(t) as u64,

@@ -9,6 +9,7 @@ use latlab_explain::model::{Kind, Names, Rec};
 use latlab_explain::separate::{CpuState, Window};
 use latlab_explain::{Period, PeriodSource};
 
+use crate::functions::FunctionNames;
 use crate::irqnames::IrqNames;
 use crate::records::{comm_str, Ev, EvType, RawWindow};
 
@@ -52,14 +53,16 @@ impl CommCache {
     }
 }
 
-/// The explain window of `raw`, its events' names interned into `names`.
-/// `truncated` in the result: a ring did not reach back to the due time
-/// (its CPU logged more than a ring holds in the window).
+/// The explain window of `raw`, its events' names interned into `names`,
+/// its timer callbacks named there ([`Names::set_callback`]) from
+/// `functions`. `truncated` in the result: a ring did not reach back to the
+/// due time (its CPU logged more than a ring holds in the window).
 pub fn to_window(
     raw: &RawWindow,
     names: &mut Names,
     irqs: &IrqNames,
     comms: &mut CommCache,
+    functions: &mut FunctionNames,
 ) -> (Window, bool) {
     let h = &raw.head;
     let start = h.start();
@@ -70,7 +73,7 @@ pub fn to_window(
         // A wake-up that no timer made has no interrupt part: the window
         // starts at the wake-up.
         expire: Some(if h.timer_driven() {
-            h.irq_at
+            own_callback(raw).unwrap_or(h.irq_at)
         } else {
             h.woken_at
         }),
@@ -94,6 +97,16 @@ pub fn to_window(
                 names.set_comm_bytes(e.a, &e.comm);
             }
             _ => {}
+        }
+    }
+    // The timer callbacks, as explain names them from a trace's `function`
+    // fields: the new ones looked up together.
+    functions.resolve(raw.events.iter().map(Ev::function));
+    for e in &raw.events {
+        let f = e.function();
+        if f != 0 {
+            let function = names.intern(functions.name(f));
+            names.set_callback(e.x, e.ts, function);
         }
     }
     let mut unnamed: Vec<i32> = Vec::new();
@@ -144,6 +157,33 @@ pub fn to_window(
         text: Vec::new(),
     };
     (window, truncated)
+}
+
+/// When the callback that woke the task of a timer-driven window began:
+/// the last `hrtimer_expire_entry` of its kind (hard or soft) on the timer
+/// CPU between the interrupt's clock read and the wake-up (`None` when the
+/// ring no longer holds it).
+///
+/// That is the period's `expire`, as explain's own trace reading sets it:
+/// explain takes the callback beginning there for the woken task's own
+/// (the task's wake-up, [`latlab_explain::Cause::HrtimerInterrupt`]), and
+/// names the other callbacks of the interrupt, before it, by their
+/// functions. The interrupt's clock read, where the drawn interrupt
+/// begins and the `irq` latency ends, is earlier by the callbacks that ran
+/// before it and the interrupt's own entry.
+pub fn own_callback(raw: &RawWindow) -> Option<u64> {
+    let h = &raw.head;
+    raw.events
+        .iter()
+        .filter(|e| {
+            e.ty == EvType::HrtimerEntry
+                && e.cpu == h.timer_cpu
+                && (e.a != 0) == h.soft
+                && e.ts >= h.irq_at
+                && e.ts <= h.woken_at
+        })
+        .map(|e| e.ts)
+        .next_back()
 }
 
 /// x86's LAPIC timer vector (`LOCAL_TIMER_VECTOR`), index 0 of
@@ -442,13 +482,26 @@ mod tests {
     fn a_late_window_is_explained_by_explains_own_analysis() {
         let mut names = Names::new();
         let (irqs, mut comms) = (IrqNames::default(), CommCache::default());
-        let (late, cut) = to_window(&softirq_window(true, 60_000), &mut names, &irqs, &mut comms);
+        let mut fns = FunctionNames::new();
+        let (late, cut) = to_window(
+            &softirq_window(true, 60_000),
+            &mut names,
+            &irqs,
+            &mut comms,
+            &mut fns,
+        );
         assert!(!cut);
         assert_eq!(late.p.latency(), 65_000);
         // The softirq was running at the due time: the state says so.
         assert_eq!(late.timer_cpu_state.softirq, Some(3));
         assert_eq!(late.timer_cpu_state.current, 900);
-        let (normal, _) = to_window(&softirq_window(false, 0), &mut names, &irqs, &mut comms);
+        let (normal, _) = to_window(
+            &softirq_window(false, 0),
+            &mut names,
+            &irqs,
+            &mut comms,
+            &mut fns,
+        );
         let a = latlab_explain::analyze_windows(&[late, normal], &names, false);
         let sum: u64 = a.parts[0].iter().map(|p| p.ns).sum();
         assert_eq!(sum, 65_000, "the parts add up to the latency");
@@ -511,9 +564,16 @@ mod tests {
     ) {
         let mut names = Names::new();
         let (irqs, mut comms) = (IrqNames::default(), CommCache::default());
+        let mut fns = FunctionNames::new();
         let mut analyse = |raw: &RawWindow| {
-            let (late, _) = to_window(raw, &mut names, &irqs, &mut comms);
-            let (normal, _) = to_window(&softirq_window(false, 0), &mut names, &irqs, &mut comms);
+            let (late, _) = to_window(raw, &mut names, &irqs, &mut comms, &mut fns);
+            let (normal, _) = to_window(
+                &softirq_window(false, 0),
+                &mut names,
+                &irqs,
+                &mut comms,
+                &mut fns,
+            );
             latlab_explain::analyze_windows(&[late, normal], &names, false)
         };
         let with = analyse(&softirq_window(true, 60_000));
@@ -678,6 +738,186 @@ mod tests {
         assert_eq!(with_timer_interrupts(&named), named);
     }
 
+    /// Kernel functions at made-up addresses, as `/proc/kallsyms` lists them.
+    const TICK: u64 = 0xffff_ffff_8112_4a10;
+    const PACE: u64 = 0xffff_ffff_81a0_b2c0;
+    const WAKEUP: u64 = 0xffff_ffff_8112_0000;
+    const KALLSYMS: &str = "ffffffff81000000 T _stext\n\
+        ffffffff81120000 T hrtimer_wakeup\n\
+        ffffffff81124a10 t tick_nohz_handler\n\
+        ffffffff81a0b2c0 t tcp_pace_kick\n\
+        ffffffff81a0b400 T tcp_release_cb\n";
+
+    /// A callback's entry on CPU 0 for `function` of the timer at `timer`,
+    /// `soft` (in the HRTIMER softirq) or in the interrupt whose clock read
+    /// was `since_read` ns before, as the BPF side logs it.
+    fn callback(ts: u64, timer: u64, function: u64, soft: bool, since_read: i32) -> Ev {
+        let (low, high) = Ev::function_fields(function);
+        Ev {
+            x: timer,
+            ..ev(
+                ts,
+                0,
+                EvType::HrtimerEntry,
+                900,
+                [soft as i32, low, since_read, high],
+                "",
+            )
+        }
+    }
+
+    /// The BPF side's window of a late wake-up of a 1 ms timer task (pid
+    /// 42) on CPU 0 beside a TCP sender (pid 900): its interrupt ran the
+    /// tick for 20 µs before the task's own timer, then the HRTIMER softirq
+    /// ran TCP pacing for 40 µs before the switch. `late: false`: the same
+    /// without the tick and the softirq.
+    fn paced_window(late: bool) -> RawWindow {
+        let t = 50_000_000u64;
+        let (tick, pace) = if late { (20_000, 40_000) } else { (0, 0) };
+        let read = t + 2_000;
+        let own = read + 1_000 + tick;
+        let switch_at = own + 3_000 + pace;
+        let mut events = vec![ev(
+            t - 400_000,
+            0,
+            EvType::Switch,
+            42,
+            [42, 900, 120, 0],
+            "ld-net0s",
+        )];
+        if late {
+            events.push(callback(read + 1_000, 0xa1, TICK, false, 1_000));
+        }
+        events.push(callback(own, 0xa2, WAKEUP, false, (own - read) as i32));
+        events.push(ev(
+            own + 500,
+            0,
+            EvType::Waking,
+            900,
+            [42, 0, 4, 1],
+            "rt-loop",
+        ));
+        if late {
+            events.extend([
+                ev(own + 1_000, 0, EvType::SoftirqEntry, 900, [8, 0, 0, 0], ""),
+                callback(own + 1_500, 0xa3, PACE, true, 0),
+                ev(
+                    own + 1_000 + pace,
+                    0,
+                    EvType::SoftirqExit,
+                    900,
+                    [8, 0, 0, 0],
+                    "",
+                ),
+            ]);
+        }
+        events.push(ev(
+            switch_at,
+            0,
+            EvType::Switch,
+            900,
+            [900, 42, 4, 1],
+            "rt-loop",
+        ));
+        RawWindow {
+            head: Head {
+                pid: 42,
+                cpu: 0,
+                timer_cpu: 0,
+                prio: 4,
+                expires: t,
+                irq_at: read,
+                woken_at: own + 500,
+                switch_at,
+                late,
+                soft: false,
+                comm: comm("rt-loop"),
+            },
+            events,
+            horizon: vec![(0, t - 400_000, false)],
+        }
+    }
+
+    #[test]
+    fn timer_callbacks_are_named_with_their_fix_and_the_tasks_own_is_not_another() {
+        let dir = tempfile::tempdir().unwrap();
+        let kallsyms = dir.path().join("kallsyms");
+        std::fs::write(&kallsyms, KALLSYMS).unwrap();
+        let mut fns = FunctionNames::from_file(&kallsyms);
+        let (irqs, mut comms) = (IrqNames::default(), CommCache::default());
+        let mut names = Names::new();
+        let late = paced_window(true);
+        assert_eq!(late.events[1].function(), TICK);
+        let (w, _) = to_window(&late, &mut names, &irqs, &mut comms, &mut fns);
+        // The task's own callback began where explain's trace reading puts
+        // the expire entry.
+        assert_eq!(w.p.expire, Some(late.head.woken_at - 500));
+        let (normal, _) = to_window(
+            &paced_window(false),
+            &mut names,
+            &irqs,
+            &mut comms,
+            &mut fns,
+        );
+        assert_eq!(fns.reads(), 1, "one pass over kallsyms for the three");
+        let a = latlab_explain::analyze_windows(&[w, normal], &names, false);
+        let named: Vec<(String, u64)> = a.parts[0]
+            .iter()
+            .filter_map(|p| match &p.cause {
+                latlab_explain::Cause::TimerCallback { function, .. } => {
+                    Some((function.clone(), p.ns))
+                }
+                _ => None,
+            })
+            .collect();
+        // TCP pacing: its softirq; the tick: its callback and the
+        // interrupt's entry before it (the interrupt's time between
+        // callbacks is the one it ran longest's). The task's own callback
+        // (hrtimer_wakeup) is the wake-up itself, not "another task's
+        // sleep".
+        assert_eq!(
+            named,
+            [
+                ("tcp_pace_kick".to_string(), 40_000),
+                ("tick_nohz_handler".to_string(), 21_000)
+            ],
+            "{:#?}",
+            a.parts[0]
+        );
+        // After the softirq, to the switch: the sender's kernel code, not
+        // the timer interrupt (the soft callback ended with its softirq).
+        let after: Vec<(String, u64)> = a.parts[0]
+            .iter()
+            .filter(|p| !matches!(p.cause, latlab_explain::Cause::TimerCallback { .. }))
+            .map(|p| (format!("{:?}", p.cause), p.ns))
+            .collect();
+        assert_eq!(
+            after,
+            [
+                (
+                    r#"NonPreemptibleKernel { task: "ld-net0s:900" }"#.to_string(),
+                    2_500
+                ),
+                (
+                    r#"TimerIrqDelay { task: "ld-net0s:900" }"#.to_string(),
+                    2_000
+                ),
+                ("HrtimerInterrupt".to_string(), 500),
+            ],
+        );
+        let top = &a.causes[0];
+        assert_eq!(
+            top.cause,
+            latlab_explain::Cause::TimerCallback {
+                function: "tcp_pace_kick".into(),
+                timer: latlab_explain::TimerKind::SoftHrtimer,
+            }
+        );
+        assert!(top.recommendation.contains("TCP pacing"), "{top:?}");
+        let sum: u64 = a.parts[0].iter().map(|p| p.ns).sum();
+        assert_eq!(sum, late.head.latency(), "the parts add up to the latency");
+    }
+
     #[test]
     fn a_wake_up_without_timer_starts_at_the_wake_up() {
         let mut raw = softirq_window(true, 0);
@@ -688,6 +928,7 @@ mod tests {
             &mut names,
             &IrqNames::default(),
             &mut CommCache::default(),
+            &mut FunctionNames::new(),
         );
         assert_eq!(w.p.intended, raw.head.woken_at);
         assert_eq!(w.p.latency(), 2_000);
@@ -704,6 +945,7 @@ mod tests {
             &mut names,
             &IrqNames::default(),
             &mut CommCache::default(),
+            &mut FunctionNames::new(),
         );
         assert!(cut);
     }
