@@ -12,14 +12,16 @@ use clap::{CommandFactory, FromArgMatches};
 
 fn main() -> ExitCode {
     // `Cli::parse()`, plus the hidden `latlab generate` (man pages, completions).
-    let matches = generate::with_hidden_subcommand(cli::Cli::command()).get_matches();
+    let matches = match generate::with_hidden_subcommand(cli::Cli::command()).try_get_matches() {
+        Ok(matches) => matches,
+        Err(err) => return usage_exit(err),
+    };
     let result = match matches.subcommand() {
         Some((generate::NAME, generate)) => generate::execute(generate).map(|()| ExitCode::SUCCESS),
-        _ => cmd::dispatch(
-            cli::Cli::from_arg_matches(&matches)
-                .map_err(|err| err.format(&mut cli::Cli::command()))
-                .unwrap_or_else(|err| err.exit()),
-        ),
+        _ => match cli::Cli::from_arg_matches(&matches) {
+            Ok(cli) => cmd::dispatch(cli),
+            Err(err) => return usage_exit(err.format(&mut cli::Cli::command())),
+        },
     };
     match result {
         Ok(code) => code,
@@ -30,6 +32,19 @@ fn main() -> ExitCode {
             eprintln!("latlab: error: {}", cmd::describe(&err));
             ExitCode::from(cmd::EXIT_ERROR)
         }
+    }
+}
+
+/// Prints clap's message and exits as rtla does: 0 for `--help` and
+/// `--version`, [`cmd::EXIT_ERROR`] for a usage error (clap's own 2 is
+/// latlab's "a requirement was missed", which a script must not confuse with
+/// a typo).
+fn usage_exit(err: clap::Error) -> ExitCode {
+    let _ = err.print();
+    if err.use_stderr() {
+        ExitCode::from(cmd::EXIT_ERROR)
+    } else {
+        ExitCode::SUCCESS
     }
 }
 

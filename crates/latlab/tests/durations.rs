@@ -130,8 +130,8 @@ fn a_bare_number_is_a_usage_error_naming_the_units_in_every_duration_option() {
             let bare = value.rsplit(':').next().unwrap();
             let wanted =
                 format!("give a unit: {bare}{a} or {bare}{b} (units: ns, us, ms, s, m, h)");
-            // A usage error (clap's exit code 2), before anything ran.
-            if code != Some(2) || !stderr.contains(&wanted) || !stderr.contains(option) {
+            // A usage error (exit code 1, as rtla's), before anything ran.
+            if code != Some(1) || !stderr.contains(&wanted) || !stderr.contains(option) {
                 failures.push(format!(
                     "latlab {}: exit {code:?}, stderr: {}",
                     args.join(" "),
@@ -142,7 +142,7 @@ fn a_bare_number_is_a_usage_error_naming_the_units_in_every_duration_option() {
     }
     // lockbench's hold-time shapes are durations too.
     let (code, stderr) = run(&["lockbench", "--simulate", "--site", "x=180-340"]);
-    if code != Some(2) || !stderr.contains("give a unit: 180-340us or 180-340ms") {
+    if code != Some(1) || !stderr.contains("give a unit: 180-340us or 180-340ms") {
         failures.push(format!(
             "lockbench --site x=180-340: exit {code:?}, {stderr}"
         ));

@@ -613,7 +613,7 @@ fn bad_threshold_and_missing_trace_are_clear_errors() {
         .unwrap();
     assert_eq!(
         out.status.code(),
-        Some(2),
+        Some(1),
         "a usage error, as any bad option value"
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("100us"));

@@ -352,7 +352,7 @@ fn autogroup_nice_out_of_range_is_refused_with_the_range() {
         .args(["lockbench", "--autogroup-nice", "-21", "--no-history"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2), "a usage error");
+    assert_eq!(out.status.code(), Some(1), "a usage error");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("-20..=19"), "{stderr}");
 }

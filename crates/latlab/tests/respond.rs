@@ -244,7 +244,7 @@ fn gpio_without_hardware_fails_clearly() {
         .args(["respond", "--gpio", "gpiochip0:17"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2), "clap usage error");
+    assert_eq!(out.status.code(), Some(1), "a usage error");
     assert!(stderr(&out).contains("OUT,IN"), "{}", stderr(&out));
 }
 
