@@ -80,6 +80,7 @@ const CASES: &[Case] = &[
             ("--threshold", "2", SHORT),
             ("--interval", "2", LONG),
             ("--duration", "2", LONG),
+            ("--wait", "2", LONG),
         ],
     },
     Case {

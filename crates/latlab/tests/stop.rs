@@ -330,11 +330,14 @@ fn watch_stops_on_sigterm_and_says_so() {
     if !common::bpf_ready("watch_stops_on_sigterm_and_says_so") {
         return;
     }
+    // A task that exists (this test), so that the watch is watching, not
+    // waiting for its selection, when the signal comes.
+    let me = std::process::id().to_string();
     let stopped = stop(
         &[
             "watch",
-            "--comm",
-            "latlab-no-such",
+            "--pid",
+            &me,
             "--duration",
             "10m",
             "--no-history",
