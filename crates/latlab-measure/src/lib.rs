@@ -21,6 +21,7 @@
 
 #![warn(missing_docs)]
 
+pub mod classes;
 pub mod engine;
 pub mod histogram;
 pub mod period;

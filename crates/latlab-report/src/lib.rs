@@ -18,6 +18,7 @@
 
 #![warn(missing_docs)]
 
+pub mod characterize;
 pub mod cyclictest;
 pub mod dashboard;
 pub mod explain;
