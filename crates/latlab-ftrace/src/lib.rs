@@ -55,11 +55,14 @@
 pub mod dat;
 pub mod endian;
 pub mod error;
+pub mod filter;
 pub mod format;
+pub mod listing;
 pub mod page;
 pub(crate) mod printf;
 pub mod printfmt;
 pub mod render;
+pub mod stats;
 pub mod stream;
 pub mod symbols;
 pub mod text;
