@@ -221,3 +221,51 @@ pub fn dat_format(meta: &Meta) -> String {
         meta.clock().unwrap_or("unknown")
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(ts: u64, cpu: u32, system: Option<&str>, name: &str, lost: Option<u64>) -> TextEvent {
+        TextEvent {
+            ts,
+            cpu,
+            pid: 1,
+            comm: "t".into(),
+            buffer: String::new(),
+            flags: None,
+            system: system.map(str::to_string),
+            name: name.into(),
+            info: String::new(),
+            lost_before: lost,
+        }
+    }
+
+    #[test]
+    fn text_counts_are_sorted_most_first_and_lost_events_count_before_the_filter() {
+        let mut counter = TextCounter::default();
+        let events = [
+            event(2_000_000_500, 1, Some("sched"), "sched_switch", None),
+            event(1_000_000_000, 0, Some("irq"), "irq_handler_entry", Some(3)),
+            event(3_000_000_000, 1, Some("sched"), "sched_switch", None),
+            event(4_000_000_000, 0, None, "print", Some(2)),
+        ];
+        for (i, ev) in events.iter().enumerate() {
+            counter.lost_before(ev);
+            // The last event is filtered out: its lost events still count.
+            if i < 3 {
+                counter.count(ev);
+            }
+        }
+        let mut text = Vec::new();
+        counter.finish().write_text(&mut text).unwrap();
+        assert_eq!(
+            String::from_utf8(text).unwrap(),
+            "events: 3\n\
+             time span: 1.000000 .. 3.000000 (2.000000 s)\n\
+             lost events: 5\n\
+             per event:\n           2  sched:sched_switch\n           1  irq:irq_handler_entry\n\
+             per CPU:\n           1  CPU 0\n           2  CPU 1\n"
+        );
+    }
+}
