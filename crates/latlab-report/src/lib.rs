@@ -28,6 +28,7 @@ pub mod html;
 pub mod load;
 pub mod lockbench;
 pub mod peer;
+pub mod png;
 pub mod respond;
 pub mod rt_tests;
 pub mod run_summary;

@@ -5,10 +5,11 @@
 //! use too.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode, Stdio};
+use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use latlab_report::html::{self, Document, Entry};
+use latlab_report::png;
 
 /// Arguments of `latlab report`.
 #[derive(Debug, clap::Args)]
@@ -119,7 +120,7 @@ pub fn write_report_opening(
         .collect();
     // Check the PNG tool before writing anything.
     let browser = match &out.png {
-        Some(_) => Some(find_chromium().context(
+        Some(_) => Some(png::find_chromium().context(
             "--png draws the plots with a headless Chromium, and none was found: \
              install it (apt-get install chromium) or set LATLAB_CHROMIUM to its path",
         )?),
@@ -130,126 +131,12 @@ pub fn write_report_opening(
         .with_context(|| format!("writing the report to {}", out.output.display()))?;
     eprintln!("report written to {}", out.output.display());
     if let (Some(dir), Some(browser)) = (&out.png, browser) {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("creating the --png directory {}", dir.display()))?;
-        let dir = dir
-            .canonicalize()
-            .with_context(|| format!("resolving {}", dir.display()))?;
-        let profile = tempfile_dir()?;
         let plots = html::plots(&entries);
-        let mut jobs = Vec::new();
-        for plot in &plots {
-            let svg = dir.join(format!("{}.svg", plot.id));
-            std::fs::write(&svg, plot.to_svg())
-                .with_context(|| format!("writing {}", svg.display()))?;
-            jobs.push((svg, dir.join(format!("{}.png", plot.id))));
-        }
-        // A few browsers at once (each with its own profile): most of the
-        // time of one is its start-up.
-        const WORKERS: usize = 3;
-        let size = (html::svg::WIDTH as u32, html::svg::HEIGHT as u32);
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..WORKERS)
-                .map(|w| {
-                    let (jobs, browser) = (&jobs, &browser);
-                    let profile = profile.0.join(format!("worker{w}"));
-                    scope.spawn(move || -> anyhow::Result<()> {
-                        for (svg, png) in jobs.iter().skip(w).step_by(WORKERS) {
-                            screenshot(browser, &profile, svg, png, size, 2)?;
-                        }
-                        Ok(())
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .try_for_each(|h| h.join().expect("a screenshot worker panicked"))
-        })?;
+        png::write_plots(&plots, dir, &browser)?;
         eprintln!(
             "{} plots written to {} (.svg and .png)",
             plots.len(),
-            dir.display()
-        );
-    }
-    Ok(())
-}
-
-/// A Chromium to draw with: $LATLAB_CHROMIUM, else chromium or
-/// chromium-browser or google-chrome on the PATH.
-pub fn find_chromium() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os("LATLAB_CHROMIUM") {
-        return Some(PathBuf::from(path));
-    }
-    let path = std::env::var_os("PATH")?;
-    for dir in std::env::split_paths(&path) {
-        for name in ["chromium", "chromium-browser", "google-chrome"] {
-            let candidate = dir.join(name);
-            if candidate.is_file() {
-                return Some(candidate);
-            }
-        }
-    }
-    None
-}
-
-/// A scratch directory removed on drop (the browser profile).
-struct TempDir(PathBuf);
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn tempfile_dir() -> anyhow::Result<TempDir> {
-    let base = std::env::temp_dir().join(format!("latlab-chromium-{}", std::process::id()));
-    std::fs::create_dir_all(&base)
-        .with_context(|| format!("creating the browser profile {}", base.display()))?;
-    Ok(TempDir(base))
-}
-
-/// Draws `page` (a local file) into `png` with a headless Chromium that
-/// talks to no network and keeps its profile in `profile`.
-fn screenshot(
-    browser: &Path,
-    profile: &Path,
-    page: &Path,
-    png: &Path,
-    (width, height): (u32, u32),
-    scale: u32,
-) -> anyhow::Result<()> {
-    let _ = std::fs::remove_file(png);
-    let output = Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--hide-scrollbars",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg(format!("--force-device-scale-factor={scale}"))
-        .arg(format!("--window-size={width},{height}"))
-        .arg(format!("--screenshot={}", png.display()))
-        .arg(format!("file://{}", page.display()))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .output()
-        .with_context(|| format!("starting {}", browser.display()))?;
-    if !png.is_file() {
-        bail!(
-            "{} did not write {}: {}",
-            browser.display(),
-            png.display(),
-            String::from_utf8_lossy(&output.stderr)
-                .lines()
-                .last()
-                .unwrap_or("no message")
+            dir.canonicalize().unwrap_or_else(|_| dir.clone()).display()
         );
     }
     Ok(())
