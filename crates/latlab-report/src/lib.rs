@@ -27,6 +27,7 @@ pub mod formats;
 pub mod html;
 pub mod load;
 pub mod lockbench;
+pub mod montavista;
 pub mod peer;
 pub mod png;
 pub mod respond;

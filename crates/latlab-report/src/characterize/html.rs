@@ -4,9 +4,10 @@
 
 use latlab_measure::units::format_ns;
 
-use super::model::{Characterization, FULL_LOAD, MONTAVISTA};
+use super::model::{Characterization, FULL_LOAD};
 use super::text::{percent, CAUSES_LISTED};
 use crate::html::{Cell, Opening};
+use crate::montavista::PAPER;
 
 impl Characterization {
     /// What the report opens with: the requirement classes met or missed
@@ -29,8 +30,8 @@ impl Characterization {
         rows.push(vec![
             Cell::Text(format!(
                 "at or below 10 us (MontaVista 2002: {} idle, {} loaded)",
-                percent(MONTAVISTA[0].0),
-                percent(MONTAVISTA[1].0)
+                percent(PAPER[0].0),
+                percent(PAPER[1].0)
             )),
             Cell::Text(percent(idle.share_10us)),
             Cell::Text(percent(loaded.share_10us)),
@@ -39,8 +40,8 @@ impl Characterization {
         rows.push(vec![
             Cell::Text(format!(
                 "worst case (MontaVista 2002: {} idle, {} loaded)",
-                format_ns(MONTAVISTA[0].1),
-                format_ns(MONTAVISTA[1].1)
+                format_ns(PAPER[0].1),
+                format_ns(PAPER[1].1)
             )),
             Cell::Text(format_ns(idle.max)),
             Cell::Text(format_ns(loaded.max)),

@@ -14,7 +14,7 @@ mod text;
 
 pub use model::{
     Characterization, CharacterizeError, ClassRow, Explained, RunFigures, EXPLAIN_THRESHOLD,
-    FULL_LOAD, MONTAVISTA,
+    FULL_LOAD,
 };
 
 #[cfg(test)]

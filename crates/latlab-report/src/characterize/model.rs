@@ -19,12 +19,6 @@ pub const EXPLAIN_THRESHOLD: &str = "40us";
 /// loopback): cpu per CPU, io, net, mem (`full`), and udp, syscall, ipc.
 pub const FULL_LOAD: &str = "full,udp,syscall,ipc";
 
-/// MontaVista's preemption-latency figures ("Embedded Linux is Ready for
-/// Real-Time", 2002; 300 MHz Celeron, RTC at 2 kHz, 730 M samples, Lmbench
-/// and Netperf as the load): (share of samples under 10 µs, worst case ns),
-/// unloaded and loaded.
-pub const MONTAVISTA: [(f64, u64); 2] = [(0.9947, 84_000), (0.9084, 14_600_000)];
-
 /// Why two runs give no characterization.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -93,7 +87,6 @@ impl RunFigures {
     /// The figures of `run`, labelled.
     pub fn of(label: &'static str, run: &RunResult) -> RunFigures {
         let latency = &run.overall.latency;
-        let histogram = &run.overall.histogram;
         RunFigures {
             label,
             samples: latency.count,
@@ -106,8 +99,7 @@ impl RunFigures {
                 .iter()
                 .max_by_key(|t| t.latency.max)
                 .map_or(0, |t| t.cpu),
-            share_10us: histogram.count_at_or_below(10_000) as f64
-                / histogram.count().max(1) as f64,
+            share_10us: crate::montavista::share_under_10us(run),
         }
     }
 }

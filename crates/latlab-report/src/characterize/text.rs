@@ -5,9 +5,10 @@ use std::fmt::Write as _;
 
 use latlab_measure::units::format_ns;
 
-use super::model::{Characterization, RunFigures, MONTAVISTA};
+use super::model::{Characterization, RunFigures};
 use crate::explain::{top_causes, CauseSummary};
 use crate::formats::TerminalText;
+use crate::montavista::PAPER;
 
 /// Causes of the loaded run's late wake-ups the summary and the report list.
 pub(super) const CAUSES_LISTED: usize = 3;
@@ -108,7 +109,7 @@ impl TerminalText for Characterization {
                 format_ns(shares[1].1)
             );
         };
-        share_line(&mut t, "MontaVista 2002 (300 MHz Celeron)", MONTAVISTA);
+        share_line(&mut t, "MontaVista 2002 (300 MHz Celeron)", PAPER);
         share_line(
             &mut t,
             "  this machine",

@@ -85,29 +85,6 @@ fn wait_step(child: &mut std::process::Child) -> anyhow::Result<std::process::Ex
     }
 }
 
-/// A run's interrupt and preemption latency in one line (p50, p99, max),
-/// or why it has none.
-fn split_line(split: Option<&latlab_measure::result::LatencySplit>) -> String {
-    use latlab_measure::units::format_ns;
-    let Some(split) = split else {
-        return "no interrupt/preemption split (the run had no BPF; its note says why)".into();
-    };
-    let part = |name: &str, p: &latlab_measure::result::LatencyPart| {
-        format!(
-            "{name} p50 {}, p99 {}, max {}",
-            format_ns(p.summary.p50),
-            format_ns(p.summary.p99),
-            format_ns(p.summary.max)
-        )
-    };
-    format!(
-        "{}; {} ({} timer wake-ups)",
-        part("interrupt latency", &split.interrupt_latency),
-        part("preemption latency", &split.preemption_latency),
-        split.timer_wakeups
-    )
-}
-
 /// How the steps ended: the documents they wrote, and whether one missed a
 /// requirement or measured suspect figures.
 #[derive(Default)]
@@ -150,16 +127,7 @@ pub fn execute(args: ScenarioArgs) -> anyhow::Result<ExitCode> {
     if plan.scenario.share_under_10us {
         for (step, doc) in plan.steps.iter().zip(&outcome.documents) {
             if let Document::Run(run) = doc {
-                let h = &run.overall.histogram;
-                let share = h.count_at_or_below(10_000) as f64 / h.count().max(1) as f64;
-                eprintln!(
-                    "{}: {:.3} % of {} samples at or below 10 µs, worst {}",
-                    step.label,
-                    share * 100.0,
-                    h.count(),
-                    latlab_measure::units::format_ns(run.overall.latency.max)
-                );
-                eprintln!("  {}", split_line(run.overall.split.as_ref()));
+                eprint!("{}", latlab_report::montavista::figures(step.label, run));
             }
         }
     }
