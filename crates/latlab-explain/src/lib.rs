@@ -605,4 +605,4 @@ fn explain_with(
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
-mod tests_rt;
+mod preempt_rt_tests;
