@@ -603,6 +603,6 @@ fn explain_with(
 }
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod preempt_rt_tests;
+#[cfg(test)]
+mod tests;
