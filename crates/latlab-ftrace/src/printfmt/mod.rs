@@ -3,10 +3,10 @@
 //! `__print_flags`, `__print_symbolic`, `__print_hex`, `__print_array`, ...).
 //! Parsed once per event type, evaluated per record.
 //!
-//! One file per stage: [`lex`] (tokens), [`expr`] (the expression tree),
-//! [`parse`] (tokens to trees), [`fold`] (constants and flag tables folded at
-//! compile time), [`plan`] (pieces paired with arguments, direct reads),
-//! [`eval`] (an expression over one record) and [`flags`] (flag text).
+//! One file per stage: `lex` (tokens), `expr` (the expression tree), `parse`
+//! (tokens to trees), `fold` (constants and flag tables folded at compile
+//! time), `plan` (pieces paired with arguments, direct reads), `eval` (an
+//! expression over one record) and `flags` (flag text).
 
 mod eval;
 mod expr;
