@@ -36,7 +36,7 @@ use crate::own::{self, OwnThreads};
 use crate::records::{comm_str, RawWindow};
 use crate::select::{self, Policy, Selection, Started, Tasks};
 use crate::side::KernelSide;
-use crate::tracefs::TracefsSide;
+use crate::tracefs_side::TracefsSide;
 use crate::window::{to_window, CommCache};
 
 /// Late windows kept for the ranked analysis: the worst ones...
@@ -1107,7 +1107,7 @@ impl Session {
             notes.push(format!(
                 "{} threads started by watched tasks were not watched: the kernel's set of watched threads was full ({} alive at once at most)",
                 counters.watch_full,
-                crate::mirror::MAX_WATCHED
+                crate::bpf_emulator::MAX_WATCHED
             ));
         }
         if counters.shared > 0 {

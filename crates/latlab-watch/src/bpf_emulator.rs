@@ -4,7 +4,7 @@
 //! kind), the same per-CPU rings of [`RING`] events, the same windows
 //! ([`RawWindow`]) and counters, so that the session's analysis is shared.
 //! `latlab watch --tracefs` feeds it from a private tracefs instance
-//! ([`crate::tracefs`]).
+//! ([`crate::tracefs_side`]).
 //!
 //! The BPF side sends a window at the CPU's next switch (so that copying
 //! the rings never delays the wake-up it describes) and user space cuts the
@@ -27,7 +27,7 @@
 //! task than the last switch left running: the switch is put in at that
 //! event, the first moment the task is known to run (an upper bound: the
 //! wake-up is measured as late as it can have been, never earlier), and
-//! counted ([`Mirror::inferred_switches`]).
+//! counted ([`BpfEmulator::inferred_switches`]).
 //!
 //! And one the cost forces on the BPF side: it has no program on
 //! `hrtimer_expire_exit` and reads from the callback's clock base whether
@@ -248,7 +248,7 @@ impl Cpu {
 
 /// The kernel side's logic over a stream of events.
 #[derive(Debug)]
-pub struct Mirror {
+pub struct BpfEmulator {
     settings: Settings,
     watched: HashSet<u32>,
     pending: HashMap<u32, Pending>,
@@ -267,10 +267,10 @@ fn no_comm() -> [u8; 16] {
     [0; 16]
 }
 
-impl Mirror {
-    /// A mirror with the BPF side's settings and nothing watched.
-    pub fn new(settings: Settings) -> Mirror {
-        Mirror {
+impl BpfEmulator {
+    /// An emulator with the BPF side's settings and nothing watched.
+    pub fn new(settings: Settings) -> BpfEmulator {
+        BpfEmulator {
             settings,
             watched: HashSet::new(),
             pending: HashMap::new(),
@@ -752,7 +752,7 @@ mod tests {
 
     /// A timer wake-up: armed on CPU 0, fired there `irq` ns late, the task
     /// running on CPU 1 `thread` ns after the expiry.
-    fn timer_wakeup(m: &mut Mirror, expiry: u64, irq: u64, thread: u64) {
+    fn timer_wakeup(m: &mut BpfEmulator, expiry: u64, irq: u64, thread: u64) {
         m.feed(&at(
             expiry - 500_000,
             0,
@@ -780,7 +780,7 @@ mod tests {
 
     #[test]
     fn a_timer_wakeup_gives_irq_and_thread_latency_and_a_late_window() {
-        let mut m = Mirror::new(settings());
+        let mut m = BpfEmulator::new(settings());
         m.watch(42);
         timer_wakeup(&mut m, 10_000_000, 3_000, 20_000);
         timer_wakeup(&mut m, 11_000_000, 4_000, 250_000);
@@ -813,7 +813,7 @@ mod tests {
 
     #[test]
     fn other_wakeups_and_unwatched_tasks() {
-        let mut m = Mirror::new(settings());
+        let mut m = BpfEmulator::new(settings());
         m.watch(42);
         m.feed(&at(1_000, 0, 7, waking(42)));
         m.feed(&at(6_000, 1, 0, switch(0, 42, "rt")));
@@ -842,7 +842,7 @@ mod tests {
 
     #[test]
     fn only_a_wake_up_from_sleep_is_measured() {
-        let mut m = Mirror::new(settings());
+        let mut m = BpfEmulator::new(settings());
         m.watch(42);
         // Woken from CPU 1 while still running on CPU 0 (it never slept),
         // then preempted by a hog: the end of the preemption is no wake-up.
@@ -865,7 +865,7 @@ mod tests {
 
     #[test]
     fn a_timer_of_another_clock_or_rearmed_in_its_callback_is_not_timer_driven() {
-        let mut m = Mirror::new(settings());
+        let mut m = BpfEmulator::new(settings());
         m.watch(42);
         // CLOCK_REALTIME (its `now` is far from the trace clock).
         m.feed(&at(
@@ -912,7 +912,7 @@ mod tests {
 
     #[test]
     fn a_switch_the_trace_lacks_is_put_in_where_the_task_shows_running() {
-        let mut m = Mirror::new(settings());
+        let mut m = BpfEmulator::new(settings());
         m.watch(42);
         m.feed(&at(1_000, 1, 7, switch(7, 0, "swapper/1")));
         m.feed(&at(2_000, 0, 0, waking(42)));
@@ -940,12 +940,12 @@ mod tests {
 
     #[test]
     fn rt_only_measures_real_time_wake_ups_and_an_exit_leaves_the_set() {
-        let mut m = Mirror::new(Settings {
+        let mut m = BpfEmulator::new(Settings {
             rt_only: true,
             ..settings()
         });
         m.watch(42);
-        let wake_up = |m: &mut Mirror, t: u64, prio: i32| {
+        let wake_up = |m: &mut BpfEmulator, t: u64, prio: i32| {
             m.feed(&at(t, 0, 0, waking(42)));
             m.feed(&at(
                 t + 1_000,
@@ -979,7 +979,7 @@ mod tests {
 
     #[test]
     fn forks_throttling_baseline_and_bounds() {
-        let mut m = Mirror::new(Settings {
+        let mut m = BpfEmulator::new(Settings {
             max_windows_per_sec: 2,
             baseline_every: 3,
             ..settings()
