@@ -6,12 +6,14 @@
 //! One file per stage: `lex` (tokens), `expr` (the expression tree), `parse`
 //! (tokens to trees), `fold` (constants and flag tables folded at compile
 //! time), `plan` (pieces paired with arguments, direct reads), `eval` (an
-//! expression over one record) and `flags` (flag text).
+//! expression over one record), `helpers` (the kernel helpers it calls) and
+//! `flags` (flag text).
 
 mod eval;
 mod expr;
 mod flags;
 mod fold;
+mod helpers;
 mod lex;
 mod parse;
 mod plan;
