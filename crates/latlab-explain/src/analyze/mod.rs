@@ -19,7 +19,7 @@
 //! context, so their time is the time of the thread that runs them (an
 //! `irq/NN-name` thread, `ktimers/N`, `ksoftirqd/N`, or the task that
 //! raised them), and interrupts are handled by `irq/NN-name` threads:
-//! kernel threads are named by kind ([`ThreadKind`]) with the priorities
+//! kernel threads are named by kind ([`ThreadKind`](crate::model::ThreadKind)) with the priorities
 //! that decided the order.
 //!
 //! One file per concept: [`Cause`] and its taxonomy, the advice prose for

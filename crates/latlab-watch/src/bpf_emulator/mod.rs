@@ -1,7 +1,7 @@
 //! The BPF program's logic (`crates/latlab-watch/bpf/watch.bpf.c`) in Rust,
 //! fed by decoded trace events in time order instead of running inside the
 //! tracepoints: the same histograms (latlab-measure's buckets, per task and
-//! kind), the same per-CPU rings of [`RING`] events, the same windows
+//! kind), the same per-CPU rings of [`RING`](crate::records::RING) events, the same windows
 //! ([`RawWindow`]) and counters, so that the session's analysis is shared.
 //! `latlab watch --tracefs` feeds it from a private tracefs instance
 //! ([`crate::tracefs_side`]).

@@ -3,7 +3,7 @@
 //! into explanations as they arrive, a snapshot every interval, and the
 //! final [`WatchDocument`]. Memory is bounded by the threads alive, not by
 //! the threads seen, however long it runs: histograms are sparse (the
-//! buckets in use, [`SparseHistogram`]; the kernel's map holds at most
+//! buckets in use, [`SparseHistogram`](crate::histograms::SparseHistogram); the kernel's map holds at most
 //! 65 536), the kernel's set of watched threads loses a thread when it ends,
 //! and at every rescan the buckets of threads it no longer watches come to
 //! user space, where the latest [`KEEP_ENDED`] keep a row each and older
