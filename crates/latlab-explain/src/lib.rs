@@ -603,6 +603,6 @@ fn explain_with(
 }
 
 #[cfg(test)]
-mod tests;
+mod preempt_rt_tests;
 #[cfg(test)]
-mod tests_rt;
+mod tests;

@@ -4,7 +4,7 @@ use crate::model::{Kind, Names, Rec};
 use crate::{explain_with, Cause, Options, Records, Report, Result, Silence, Threshold};
 
 /// `crate::explain` (one pass), checked against the two-pass reference:
-/// every test below (and in `tests_rt`) also proves the one-pass windows are
+/// every test below (and in `preempt_rt_tests`) also proves the one-pass windows are
 /// identical.
 pub(crate) fn explain(source: &Records, names: Names, opts: &Options) -> Result<Report> {
     let one = explain_with(source, names.clone(), opts, true)?;

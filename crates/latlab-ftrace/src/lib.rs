@@ -9,7 +9,8 @@
 //! - [`printfmt`]: the `print fmt` of a format file, compiled once and
 //!   evaluated per record.
 //! - [`dat`]: trace-cmd `.dat` files, versions 6 and 7 (zstd/zlib compressed),
-//!   and [`stream`]: a time-ordered merge of all CPUs with bounded memory.
+//!   and [`stream`]: a time-ordered merge of all CPUs with bounded memory;
+//!   [`compress`]: the block decompression both use.
 //! - [`render`]: `trace-cmd report`-style text.
 //! - [`text`]: ftrace text (tracefs `trace`, `trace-cmd report` output) and
 //!   LTTng CTF through the `babeltrace2` program.
@@ -52,6 +53,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod compress;
 pub mod dat;
 pub mod endian;
 pub mod error;

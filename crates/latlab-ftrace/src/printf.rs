@@ -260,7 +260,24 @@ pub(crate) fn push_dec(out: &mut Vec<u8>, mut v: u64) {
 /// Appends `0x` and the lowercase hex digits of `v`.
 fn push_hex(out: &mut Vec<u8>, v: u64) {
     out.extend_from_slice(b"0x");
-    crate::printfmt::push_hex_digits(out, v);
+    push_hex_digits(out, v);
+}
+
+/// Appends the lowercase hex digits of `v` (no prefix).
+pub(crate) fn push_hex_digits(out: &mut Vec<u8>, v: u64) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut buf = [0u8; 16];
+    let mut i = buf.len();
+    let mut v = v;
+    loop {
+        i -= 1;
+        buf[i] = HEX[(v & 15) as usize];
+        v >>= 4;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&buf[i..]);
 }
 
 /// Pads what was written since `start` to `width` (left or right, as `spec` says).

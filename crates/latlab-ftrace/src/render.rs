@@ -520,13 +520,13 @@ impl<'m> Renderer<'m> {
             Some((name, addr)) => {
                 out.extend_from_slice(name.as_bytes());
                 out.extend_from_slice(b"/0x");
-                crate::printfmt::push_hex_digits(out, addr.wrapping_sub(v));
+                crate::printf::push_hex_digits(out, addr.wrapping_sub(v));
             }
             None => {
                 // 0x{v:08x}
                 out.extend_from_slice(b"0x");
                 let start = out.len();
-                crate::printfmt::push_hex_digits(out, v);
+                crate::printf::push_hex_digits(out, v);
                 let n = out.len() - start;
                 if n < 8 {
                     out.splice(start..start, std::iter::repeat_n(b'0', 8 - n));
@@ -541,7 +541,7 @@ impl<'m> Renderer<'m> {
         out.extend_from_slice(b"hrtimer=");
         if let Some(t) = ev.unum(0) {
             out.extend_from_slice(b"0x");
-            crate::printfmt::push_hex_digits(out, t);
+            crate::printf::push_hex_digits(out, t);
         }
         if kind == Special::HrtimerExpireEntry {
             out.extend_from_slice(b" now=");
@@ -574,7 +574,7 @@ impl<'m> Renderer<'m> {
             Some((name, _)) => out.extend_from_slice(name.as_bytes()),
             None => {
                 out.extend_from_slice(b"0x");
-                crate::printfmt::push_hex_digits(out, ip);
+                crate::printf::push_hex_digits(out, ip);
             }
         }
         out.extend_from_slice(b": ");
@@ -588,7 +588,7 @@ impl<'m> Renderer<'m> {
             Some(s) => out.extend_from_slice(s),
             None => {
                 out.extend_from_slice(b"0x");
-                crate::printfmt::push_hex_digits(out, addr);
+                crate::printf::push_hex_digits(out, addr);
             }
         }
     }

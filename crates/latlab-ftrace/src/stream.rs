@@ -5,7 +5,8 @@
 
 use std::borrow::Cow;
 
-use crate::dat::{Compression, CpuData, Decompressor, Meta};
+use crate::compress::{Compression, Decompressor};
+use crate::dat::{CpuData, DatFile, Meta};
 use crate::endian::Endian;
 use crate::error::{Error, Result};
 use crate::format::{EventFormat, Value};
@@ -696,5 +697,12 @@ impl CommTracker {
             return "<idle>";
         }
         self.comms.get(&pid).map(|s| s.as_str()).unwrap_or("<...>")
+    }
+}
+
+impl DatFile {
+    /// A merged, time-ordered stream of all events of all buffers and CPUs.
+    pub fn events(&self) -> Events<'_> {
+        Events::new(self.bytes(), &self.meta)
     }
 }

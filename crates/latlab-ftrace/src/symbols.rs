@@ -30,7 +30,7 @@ enum Raw {
 struct Compressed {
     bytes: SharedBytes,
     range: std::ops::Range<usize>,
-    comp: crate::dat::Compression,
+    comp: crate::compress::Compression,
     size: usize,
     endian: crate::Endian,
     text: std::sync::OnceLock<Vec<u8>>,
@@ -43,7 +43,7 @@ impl Compressed {
         let body = self.text.get_or_init(|| {
             let data = &(*self.bytes).as_ref()[self.range.clone()];
             let mut out = Vec::new();
-            if crate::dat::Decompressor::default()
+            if crate::compress::Decompressor::default()
                 .decompress_into(self.comp, data, self.size, 0, &mut out)
                 .is_err()
             {
@@ -113,7 +113,7 @@ impl Kallsyms {
     pub(crate) fn compressed(
         bytes: SharedBytes,
         range: std::ops::Range<usize>,
-        comp: crate::dat::Compression,
+        comp: crate::compress::Compression,
         size: usize,
         endian: crate::Endian,
     ) -> Self {

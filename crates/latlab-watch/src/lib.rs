@@ -8,7 +8,7 @@
 //! wake-ups (plus a sample of normal ones) to user space. This crate:
 //! - [`probe`]: what the kernel and the user offer (BTF, bpf(), CAP_BPF);
 //! - [`loader`]: the object loaded and attached, its maps;
-//! - [`tracefs`] and [`mirror`]: without BPF (`--tracefs`), the same
+//! - [`tracefs_side`] and [`bpf_emulator`]: without BPF (`--tracefs`), the same
 //!   tracepoints streamed from a private tracefs instance into the BPF
 //!   program's logic written in Rust;
 //! - [`side`]: what the session needs of either kernel side;
@@ -25,6 +25,8 @@
 //! - [`metrics`]: OpenMetrics text for `--metrics`.
 #![warn(missing_docs)]
 
+#[cfg(feature = "bpf")]
+pub mod bpf_emulator;
 pub mod document;
 pub mod error;
 pub mod functions;
@@ -33,8 +35,6 @@ pub mod irqnames;
 #[cfg(feature = "bpf")]
 pub mod loader;
 pub mod metrics;
-#[cfg(feature = "bpf")]
-pub mod mirror;
 pub mod own;
 pub mod probe;
 pub mod records;
@@ -45,7 +45,7 @@ pub mod session;
 pub mod side;
 pub mod stats;
 #[cfg(feature = "bpf")]
-pub mod tracefs;
+pub mod tracefs_side;
 pub mod window;
 
 pub use document::{Backend, PathReads, WatchDocument};
@@ -57,4 +57,4 @@ pub use session::{Session, SessionOptions};
 #[cfg(feature = "bpf")]
 pub use side::KernelSide;
 #[cfg(feature = "bpf")]
-pub use tracefs::TracefsSide;
+pub use tracefs_side::TracefsSide;

@@ -10,7 +10,7 @@ use crate::document::{Backend, PathReads};
 use crate::error::{Result, WatchError};
 use crate::loader::{BpfSide, Counters};
 use crate::records::RawWindow;
-use crate::tracefs::TracefsSide;
+use crate::tracefs_side::TracefsSide;
 
 /// What the session needs of a kernel side.
 pub trait KernelSide {
@@ -129,29 +129,29 @@ impl KernelSide for TracefsSide {
         Backend::Tracefs
     }
     fn watch(&mut self, tid: u32) -> Result<()> {
-        if self.mirror_mut().watch(tid) {
+        if self.emulator_mut().watch(tid) {
             Ok(())
         } else {
             Err(WatchError::Selection(format!(
                 "too many tasks to watch (at most {})",
-                crate::mirror::MAX_WATCHED
+                crate::bpf_emulator::MAX_WATCHED
             )))
         }
     }
     fn unwatch(&mut self, tid: u32) {
-        self.mirror_mut().unwatch(tid)
+        self.emulator_mut().unwatch(tid)
     }
     fn watched(&self) -> Vec<u32> {
-        self.mirror().watched()
+        self.emulator().watched()
     }
     fn histogram_counts(&self) -> Vec<(u32, u32, u32, u64)> {
-        self.mirror().histogram_counts()
+        self.emulator().histogram_counts()
     }
     fn take_histograms(&mut self, tids: &[u32]) -> Vec<(u32, u32, u32, u64)> {
-        self.mirror_mut().take_histograms(tids)
+        self.emulator_mut().take_histograms(tids)
     }
     fn take_rows(&mut self, rows: &[(u32, u32, u32, u64)]) -> Vec<(u32, u32, u32, u64)> {
-        self.mirror_mut().take_rows(rows)
+        self.emulator_mut().take_rows(rows)
     }
     fn counters(&self) -> Counters {
         TracefsSide::counters(self)
@@ -171,7 +171,7 @@ impl KernelSide for TracefsSide {
             "measured through tracefs (--tracefs): overhead counts watch's process only; the kernel's cost of recording every event is not in it (docs/watch.md gives measured figures)"
                 .into(),
         );
-        let inferred = self.mirror().inferred_switches();
+        let inferred = self.emulator().inferred_switches();
         if inferred > 0 {
             n.push(format!(
                 "{inferred} task switches were missing from the trace (this kernel does not record every sched_switch in tracefs) and were put in at the next task's first event: those wake-ups are measured to that moment, later than the switch by the time the task took to its first traced event"

@@ -287,7 +287,7 @@ impl BpfSide {
             load_error(
                 &format!(
                     "map watched (too many tasks? at most {})",
-                    crate::mirror::MAX_WATCHED
+                    crate::bpf_emulator::MAX_WATCHED
                 ),
                 &e,
             )

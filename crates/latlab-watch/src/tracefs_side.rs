@@ -2,7 +2,7 @@
 //! the BPF programs use are enabled in a private tracefs instance
 //! (latlab-tracefs's capture, in flight-recorder mode, read live), every
 //! CPU's ring buffer is read every poll, the pages decoded
-//! (latlab-ftrace), merged in time order and fed to [`Mirror`], the BPF
+//! (latlab-ftrace), merged in time order and fed to [`BpfEmulator`], the BPF
 //! logic in Rust. Events are held in memory only until they are fed;
 //! nothing is written to disk. The instance is switched off and removed
 //! when the side is dropped (end, Ctrl-C, SIGTERM, error).
@@ -20,9 +20,9 @@ use latlab_ftrace::page::{Missed, Page};
 use latlab_ftrace::Endian;
 use latlab_tracefs::{Capture, CaptureOptions, LiveReader, TRACE_CLOCK};
 
+use crate::bpf_emulator::{BpfEmulator, Event, Input};
 use crate::error::{Result, WatchError};
 use crate::loader::{Counters, Settings};
-use crate::mirror::{Event, Input, Mirror};
 use crate::records::{RawWindow, VECTOR_NAMES};
 
 /// The events enabled, and whether the watch needs them (the others are
@@ -283,7 +283,7 @@ impl Decoder {
 
 /// The kernel side fed by a private tracefs instance.
 pub struct TracefsSide {
-    mirror: Mirror,
+    emulator: BpfEmulator,
     decoder: Decoder,
     reader: Option<LiveReader>,
     capture: Option<Capture>,
@@ -372,7 +372,7 @@ impl TracefsSide {
             ));
         }
         Ok(TracefsSide {
-            mirror: Mirror::new(*settings),
+            emulator: BpfEmulator::new(*settings),
             decoder,
             cpus: reader.cpus(),
             page_size: capture.page_size(),
@@ -391,7 +391,7 @@ impl TracefsSide {
     }
 
     /// Reads every CPU's buffer and feeds the events up to now, in time
-    /// order, to the mirror (later ones wait for the next read, when every
+    /// order, to the emulator (later ones wait for the next read, when every
     /// CPU has passed them).
     pub fn read(&mut self) -> Result<()> {
         let Some(reader) = self.reader.as_ref() else {
@@ -406,7 +406,7 @@ impl TracefsSide {
             for page in self.buf.chunks(self.page_size) {
                 if self.decoder.page(page, cpu as u32, &mut self.queue)? {
                     self.pages_after_loss += 1;
-                    self.mirror.lost_before(cpu as u32);
+                    self.emulator.lost_before(cpu as u32);
                 }
             }
         }
@@ -415,24 +415,24 @@ impl TracefsSide {
         self.queue.sort_by_key(|e| e.ts);
         let due = self.queue.partition_point(|e| e.ts <= watermark);
         for e in self.queue.drain(..due) {
-            self.mirror.feed(&e);
+            self.emulator.feed(&e);
         }
         Ok(())
     }
 
     /// The BPF logic the events are fed to.
-    pub fn mirror(&self) -> &Mirror {
-        &self.mirror
+    pub fn emulator(&self) -> &BpfEmulator {
+        &self.emulator
     }
 
     /// The same, to change what is watched.
-    pub fn mirror_mut(&mut self) -> &mut Mirror {
-        &mut self.mirror
+    pub fn emulator_mut(&mut self) -> &mut BpfEmulator {
+        &mut self.emulator
     }
 
     /// The counters, the events the kernel lost included.
     pub fn counters(&self) -> Counters {
-        let mut c = self.mirror.counters();
+        let mut c = self.emulator.counters();
         c.events_lost = self.capture.as_ref().map_or(0, |c| c.lost_events());
         c
     }
@@ -446,7 +446,7 @@ impl TracefsSide {
 
     /// The next window.
     pub fn next_window(&mut self) -> Option<RawWindow> {
-        self.mirror.next_window()
+        self.emulator.next_window()
     }
 
     /// Switches tracing off and removes the instance (also on drop).
