@@ -11,13 +11,17 @@
 
 use std::fmt::Write;
 
-use latlab_document::comparable::{Distribution, Figure, Quantity};
+use latlab_document::comparable::{Distribution, Quantity};
 use latlab_measure::histogram::Histogram;
 use latlab_measure::units::format_ns;
 
+use super::badge::verdict_badge;
+use super::delta::{change, delta_cell};
+use super::entry::Entry;
+use super::page::figures;
 use super::plots::{self, color, load_kinds};
 use super::svg::{escape, Marker, Plot};
-use super::{delta_cell, figures, rate, verdict_badge, Entry};
+use crate::units::{self, count_or_unknown, rate};
 
 /// One distribution in a comparison, with the name it has there.
 #[derive(Debug, Clone)]
@@ -254,17 +258,6 @@ fn peer_note(h: &mut String, members: &[Member<'_>]) {
     );
 }
 
-/// A figure as the comparison shows it: the value, `≥ X` for one among a
-/// peer histogram's overflows, or `unknown`.
-pub fn figure_text(figure: Figure) -> String {
-    match figure {
-        Figure::Known(ns) => format_ns(ns),
-        Figure::Overflow(Some(from)) => format!("≥ {}", format_ns(from)),
-        Figure::Overflow(None) => "past the histogram".into(),
-        Figure::Unknown => crate::peer::UNKNOWN.into(),
-    }
-}
-
 fn capitalized(text: &str) -> String {
     let mut chars = text.chars();
     chars
@@ -289,10 +282,8 @@ fn table(h: &mut String, members: &[Member<'_>]) {
             h,
             "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td>",
             escape(&member.label),
-            d.verdict.map_or("–", verdict_badge),
-            d.figures
-                .count
-                .map_or_else(|| crate::peer::UNKNOWN.to_string(), |n| n.to_string()),
+            d.verdict.map_or_else(|| "–".into(), verdict_badge),
+            count_or_unknown(d.figures.count),
         );
         match (d.missed, d.peer) {
             // A peer file does not say how many periods its tool missed.
@@ -320,7 +311,7 @@ fn table(h: &mut String, members: &[Member<'_>]) {
                 (Some(v), Some(b)) => delta_cell(b as f64, v as f64, true),
                 _ => "<td>–</td>".into(),
             };
-            let _ = write!(h, "<td>{}</td>{delta}", escape(&figure_text(value)));
+            let _ = write!(h, "<td>{}</td>{delta}", escape(&units::figure(value)));
         }
         if let Some(doc) = d.peer {
             let _ = writeln!(
@@ -340,7 +331,7 @@ fn table(h: &mut String, members: &[Member<'_>]) {
                     let delta = base_load
                         .iter()
                         .find(|b| b.kind == k.kind)
-                        .and_then(|b| super::change(b.per_second, k.per_second))
+                        .and_then(|b| change(b.per_second, k.per_second))
                         .map(|pct| format!(" ({pct:+.1} %)"))
                         .unwrap_or_default();
                     format!(

@@ -10,9 +10,12 @@ use latlab_measure::histogram::Histogram;
 use latlab_measure::units::format_ns;
 use latlab_peers::{Column, Measurement};
 
+use super::page::figures;
 use super::plots;
 use super::svg::{escape, Marker, Plot};
-use crate::peer::{count, figure, mean, provenance};
+use crate::formats::HtmlSection;
+use crate::text::peer::{figure, provenance};
+use crate::units::{count_or_unknown, mean_or_unknown, UNKNOWN};
 
 /// The plot id of measurement `index` (`doc2-m0-histogram`, ...).
 fn prefix(id: &str, index: usize) -> String {
@@ -106,7 +109,7 @@ fn cpus(m: &Measurement) -> String {
 }
 
 fn cell(text: &str) -> String {
-    if text == crate::peer::UNKNOWN {
+    if text == UNKNOWN {
         "<td class=\"unknown\">unknown</td>".into()
     } else {
         format!("<td>{}</td>", escape(text))
@@ -156,15 +159,15 @@ pub fn section(h: &mut String, id: &str, label: &str, doc: &PeerDocument) {
                 cell(&cpu)
             );
             for text in [
-                count(l.count),
+                count_or_unknown(l.count),
                 figure(l.min, c, m),
-                mean(l.mean),
+                mean_or_unknown(l.mean),
                 figure(l.p50, c, m),
                 figure(l.p99, c, m),
                 figure(l.p99_9, c, m),
                 figure(l.p99_99, c, m),
                 figure(l.max, c, m),
-                count(c.overflows),
+                count_or_unknown(c.overflows),
             ] {
                 h.push_str(&cell(&text));
             }
@@ -192,7 +195,7 @@ pub fn section(h: &mut String, id: &str, label: &str, doc: &PeerDocument) {
             .into_iter()
             .filter(|plot| plot.id.starts_with(&format!("{p}-")))
             .collect();
-        super::figures(h, &plots);
+        figures(h, &plots);
     }
     if doc.measurements.is_empty() {
         h.push_str("<p>This file has no latency figures latlab reads.</p>\n");
@@ -219,6 +222,16 @@ pub fn section(h: &mut String, id: &str, label: &str, doc: &PeerDocument) {
         );
     }
     h.push_str("</section>\n");
+}
+
+impl HtmlSection for PeerDocument {
+    fn html_section(&self, h: &mut String, id: &str, label: &str) {
+        section(h, id, label, self);
+    }
+
+    fn html_plots(&self, id: &str) -> Vec<Plot> {
+        peer_plots(id, self)
+    }
 }
 
 #[cfg(test)]

@@ -7,9 +7,11 @@ use latlab_measure::histogram::Histogram;
 use latlab_measure::units::format_ns;
 use latlab_respond::result::{LatencyResult, RespondResult};
 
+use super::page::figures;
 use super::plots as draw;
 use super::svg::escape;
 use super::svg::Plot;
+use crate::formats::HtmlSection;
 
 /// Both directions with their names: one-way, then round-trip.
 fn directions(result: &RespondResult) -> [(&'static str, &LatencyResult); 2] {
@@ -92,5 +94,17 @@ fn verdict_name(verdict: latlab_measure::result::Verdict) -> &'static str {
         Verdict::Fail => "fail",
         Verdict::None => "none",
         Verdict::Suspect => "suspect",
+    }
+}
+
+impl HtmlSection for latlab_document::RespondResult {
+    fn html_section(&self, h: &mut String, id: &str, label: &str) {
+        render(h, id, label, self);
+        figures(h, &plots(id, self));
+        h.push_str("</section>\n");
+    }
+
+    fn html_plots(&self, id: &str) -> Vec<Plot> {
+        plots(id, self)
     }
 }

@@ -7,6 +7,8 @@ use std::fmt::Write;
 use latlab_lock::document::SimReport;
 
 use super::svg::escape;
+use super::svg::Plot;
+use crate::formats::HtmlSection;
 
 /// The section of one simulation document.
 pub fn render(h: &mut String, id: &str, label: &str, simulation: &SimReport) {
@@ -63,4 +65,14 @@ pub fn render(h: &mut String, id: &str, label: &str, simulation: &SimReport) {
         c.with.refusals,
         c.with.forced_entries,
     );
+}
+
+impl HtmlSection for latlab_document::SimReport {
+    fn html_section(&self, h: &mut String, id: &str, label: &str) {
+        render(h, id, label, self);
+    }
+
+    fn html_plots(&self, _id: &str) -> Vec<Plot> {
+        Vec::new()
+    }
 }

@@ -15,8 +15,8 @@ use latlab_measure::result::{RunResult, Verdict};
 use latlab_measure::units::format_ns;
 use latlab_tracefs::CaptureReport;
 
-use crate::explain::{top_causes, CauseSummary};
-use crate::table::{
+use super::explain::{top_causes, CauseSummary};
+use super::run::{
     early_block, header_line, latency_table, system_line, us, verdict_block, LatencyRow,
 };
 
@@ -69,7 +69,7 @@ pub fn short_text(doc: &RunDocument) -> String {
     split_line(&mut out, doc);
     period_line(&mut out, doc);
     if let Some(load) = &doc.load {
-        let _ = writeln!(out, "{}", crate::load::summary_line(load));
+        let _ = writeln!(out, "{}", super::load::summary_line(load));
     }
     if let Some(explain) = &doc.explain {
         out.push('\n');
@@ -120,7 +120,7 @@ pub fn attention(doc: &RunDocument) -> Vec<String> {
         lines.push(format!(
             "unprivileged run: the threads ran {}{}; not representative of a real-time task \
              (the result's warnings say what was refused and the fix)",
-            crate::table::scheduling(s)
+            super::run::scheduling(s)
                 .split(" (")
                 .next()
                 .unwrap_or_default(),
