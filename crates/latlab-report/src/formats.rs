@@ -56,3 +56,58 @@ pub trait LavaTestCases {
     /// The lines, each ending in a newline.
     fn lava_test_cases(&self) -> String;
 }
+
+/// The formats write the same figure the same way: each test renders one
+/// result in the terminal and in HTML and compares the figure's text.
+#[cfg(test)]
+mod tests {
+    use latlab_document::{LoadDocument, RunDocument};
+
+    use super::{HtmlSection, TerminalText};
+
+    /// The HTML section of a document.
+    fn html(document: &dyn HtmlSection) -> String {
+        let mut h = String::new();
+        document.html_section(&mut h, "doc1", "label");
+        h
+    }
+
+    /// The text between `before` and the next `after` in `text`.
+    fn between<'a>(text: &'a str, before: &str, after: &str) -> &'a str {
+        let start = text
+            .find(before)
+            .unwrap_or_else(|| panic!("no {before:?} in {text}"));
+        let rest = &text[start + before.len()..];
+        &rest[..rest
+            .find(after)
+            .unwrap_or_else(|| panic!("no {after:?} in {rest}"))]
+    }
+
+    /// The terminal said `1024.0 MB/s` where the HTML said `1.02 GB/s`.
+    #[test]
+    fn a_load_rate_reads_the_same_in_the_terminal_and_in_html() {
+        let document = LoadDocument::new(crate::text::load::tests::sample());
+        let text = document.terminal_text();
+        let net_row = text.lines().find(|l| l.starts_with("net ")).unwrap();
+        let cells: Vec<&str> = net_row.split("  ").filter(|c| !c.is_empty()).collect();
+        let terminal = cells[3].trim();
+        let html = html(&document);
+        let html = between(&html, "<td class=\"l\">net</td><td>1</td><td>", "</td>");
+        assert_eq!(terminal, html, "{text}");
+        assert_eq!(terminal, "1.02 GB/s");
+    }
+
+    /// The terminal said `1500.0 us` where the HTML said `1.50 ms`.
+    #[test]
+    fn a_latency_reads_the_same_in_the_terminal_and_in_html() {
+        let run = RunDocument::new(crate::fixture::sample_result_with_early(2, 1_500_000));
+        let text = run.terminal_text();
+        let html = html(&run);
+        let early = |t| between(t, "up to ", " before the intended time").to_owned();
+        assert_eq!(early(&text), early(&html));
+        assert_eq!(early(&text), "1.50 ms");
+        let worst_terminal = between(&text, "   1. CPU1 ", "  cycle").trim().to_owned();
+        assert_eq!(worst_terminal, between(&html, "Worst sample: ", " on CPU1"));
+        assert_eq!(worst_terminal, "3.42 ms");
+    }
+}

@@ -28,6 +28,12 @@ pub fn us_f64(ns: f64) -> String {
     format!("{:.1}", ns / 1e3)
 }
 
+/// Nanoseconds as whole microseconds with the unit (`61 µs`), as the
+/// delayed-locking paper's tables give them.
+pub fn whole_us(ns: f64) -> String {
+    format!("{:.0} µs", ns / 1e3)
+}
+
 /// A wall-clock length as `hh:mm:ss` (whole seconds).
 pub fn hms(ns: u64) -> String {
     let s = ns / 1_000_000_000;

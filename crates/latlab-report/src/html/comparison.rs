@@ -20,7 +20,8 @@ use super::delta::{change, delta_cell};
 use super::entry::Entry;
 use super::page::figures;
 use super::plots::{self, color, load_kinds};
-use super::svg::{escape, Marker, Plot};
+use super::svg::{Marker, Plot};
+use crate::markup::escape;
 use crate::units::{self, count_or_unknown, rate};
 
 /// One distribution in a comparison, with the name it has there.
@@ -160,7 +161,7 @@ fn quantity_plots(prefix: &str, quantity: Quantity, members: &[Member<'_>]) -> V
         .filter_map(|(i, m)| {
             let max = m.distribution.figures.max.known()?;
             Some(Marker {
-                x: max as f64 / 1e3,
+                x: units::micros(max),
                 label: format!("max {}", format_ns(max)),
                 color: color(i),
             })

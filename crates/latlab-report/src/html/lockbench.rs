@@ -9,8 +9,9 @@ use latlab_measure::units::format_ns;
 
 use super::page::figures;
 use super::plots::color;
-use super::svg::{escape, Axis, Plot, Series, Shape};
+use super::svg::{Axis, Plot, Series, Shape};
 use crate::formats::HtmlSection;
+use crate::markup::escape;
 
 /// The throughput plot: background critical sections per second over time.
 pub fn throughput_plot(id: &str, bench: &BenchReport) -> Option<Plot> {

@@ -12,10 +12,11 @@ use latlab_peers::{Column, Measurement};
 
 use super::page::figures;
 use super::plots;
-use super::svg::{escape, Marker, Plot};
+use super::svg::{Marker, Plot};
 use crate::formats::HtmlSection;
+use crate::markup::escape;
 use crate::text::peer::{figure, provenance};
-use crate::units::{count_or_unknown, mean_or_unknown, UNKNOWN};
+use crate::units::{count_or_unknown, mean_or_unknown, micros, UNKNOWN};
 
 /// The plot id of measurement `index` (`doc2-m0-histogram`, ...).
 fn prefix(id: &str, index: usize) -> String {
@@ -37,7 +38,7 @@ pub fn markers(column: &Column, color: &str, prefix: &str) -> Vec<Marker> {
         .into_iter()
         .filter_map(|(name, ns)| {
             Some(Marker {
-                x: ns? as f64 / 1e3,
+                x: micros(ns?),
                 label: format!("{prefix}{name} {}", format_ns(ns?)),
                 color: color.to_string(),
             })

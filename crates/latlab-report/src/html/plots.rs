@@ -9,6 +9,7 @@ use latlab_measure::histogram::Histogram;
 use latlab_measure::result::RunResult;
 
 use super::svg::{Axis, Band, Format, Marker, Plot, Series, Shape, PALETTE};
+use crate::units::micros;
 
 /// Display bins per decade of latency in histograms.
 const BINS_PER_DECADE: f64 = 20.0;
@@ -20,10 +21,6 @@ const DEVIATION_BINS: f64 = 80.0;
 /// Colour number `i` of the palette.
 pub fn color(i: usize) -> String {
     PALETTE[i % PALETTE.len()].to_string()
-}
-
-fn us(ns: u64) -> f64 {
-    ns as f64 / 1e3
 }
 
 /// A bucket's middle in µs (at least 1 ns, so it has a place on a log axis).
@@ -60,10 +57,10 @@ pub fn tail_points(histogram: &Histogram) -> Vec<(f64, f64)> {
     let mut seen = 0u64;
     let mut current: Option<i64> = None;
     for b in histogram.buckets() {
-        let x = us(b.high.max(1));
+        let x = micros(b.high.max(1));
         let index = (x.log10() * CDF_PER_DECADE).floor() as i64;
         if current.is_none() {
-            points.push((us(b.low.max(1)), 1.0));
+            points.push((micros(b.low.max(1)), 1.0));
         }
         seen += b.count;
         let above = (total - seen) as f64 / total as f64;
@@ -90,7 +87,7 @@ fn latency_range(histograms: &[&Histogram]) -> (f64, f64) {
         .filter_map(|h| h.max())
         .max()
         .unwrap_or(1_000);
-    (us(min.max(1)), us(max.max(1)) * 1.0001)
+    (micros(min.max(1)), micros(max.max(1)) * 1.0001)
 }
 
 /// Histogram plot of several histograms on a log count axis.
@@ -160,7 +157,7 @@ pub fn percentile_markers(run: &RunResult, color: &str, prefix: &str) -> Vec<Mar
     [("p99", s.p99), ("p99.9", s.p99_9), ("max", s.max)]
         .into_iter()
         .map(|(name, ns)| Marker {
-            x: us(ns),
+            x: micros(ns),
             label: format!("{prefix}{name} {}", latlab_measure::units::format_ns(ns)),
             color: color.to_string(),
         })
@@ -193,7 +190,7 @@ pub fn series_plot(id: &str, run: &RunResult) -> Option<Plot> {
         id,
         "Latency over time: per-second max (solid) and p99 (dashed)",
         Axis::linear(0.0, end, "time since start (s)"),
-        Axis::log(us(lo.max(1)), us(hi.max(1)), "latency (µs, log)"),
+        Axis::log(micros(lo.max(1)), micros(hi.max(1)), "latency (µs, log)"),
     );
     for (i, thread) in run.threads.iter().enumerate() {
         let mid = |p: &latlab_measure::series::SeriesPoint| p.start_s + p.width_s / 2.0;
@@ -204,7 +201,7 @@ pub fn series_plot(id: &str, run: &RunResult) -> Option<Plot> {
                 thread
                     .series
                     .iter()
-                    .map(|p| (mid(p), us(p.max_ns)))
+                    .map(|p| (mid(p), micros(p.max_ns)))
                     .collect(),
             ),
             dashed: false,
@@ -216,7 +213,7 @@ pub fn series_plot(id: &str, run: &RunResult) -> Option<Plot> {
                 thread
                     .series
                     .iter()
-                    .map(|p| (mid(p), us(p.p99_ns)))
+                    .map(|p| (mid(p), micros(p.p99_ns)))
                     .collect(),
             ),
             dashed: true,
@@ -232,12 +229,12 @@ pub fn period_plot(id: &str, run: &RunResult) -> Option<Plot> {
     if p.count == 0 {
         return None;
     }
-    let tol = us(p.tolerance_ns);
+    let tol = micros(p.tolerance_ns);
     // From the earliest to the latest period, and at least twice the band.
-    let lo = (-us(p.min_deviation_ns.min(0).unsigned_abs()))
+    let lo = (-micros(p.min_deviation_ns.min(0).unsigned_abs()))
         .min(-2.0 * tol)
         .min(-1.0);
-    let hi = us(p.max_deviation_ns.max(0).unsigned_abs())
+    let hi = micros(p.max_deviation_ns.max(0).unsigned_abs())
         .max(2.0 * tol)
         .max(1.0);
     let width = (hi - lo) / DEVIATION_BINS;

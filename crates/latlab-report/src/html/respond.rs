@@ -9,9 +9,9 @@ use latlab_respond::result::{LatencyResult, RespondResult};
 
 use super::page::figures;
 use super::plots as draw;
-use super::svg::escape;
 use super::svg::Plot;
 use crate::formats::HtmlSection;
+use crate::markup::escape;
 
 /// Both directions with their names: one-way, then round-trip.
 fn directions(result: &RespondResult) -> [(&'static str, &LatencyResult); 2] {

@@ -10,13 +10,10 @@ use latlab_measure::units::format_ns;
 use latlab_measure::worst::WorstSample;
 use latlab_rt::sysinfo::SystemInfo;
 
+use crate::units::{us, us_f64};
+
 /// How many worst samples the summary lists.
 const WORST_SHOWN: usize = 5;
-
-/// Nanoseconds as microseconds with one decimal (`12.3`).
-pub fn us(ns: u64) -> String {
-    format!("{:.1}", ns as f64 / 1e3)
-}
 
 /// The summary printed at the end of `latlab run --verbose` (and by
 /// `latlab report` on a terminal): every table.
@@ -218,8 +215,8 @@ pub fn latency_table(
             row.label,
             l.count,
             us(l.min),
-            format!("{:.1}", l.mean / 1e3),
-            format!("{:.1}", l.stddev / 1e3),
+            us_f64(l.mean),
+            us_f64(l.stddev),
             us(l.p50),
             us(l.p90),
             us(l.p99),
@@ -310,12 +307,12 @@ pub(crate) fn early_block(out: &mut String, result: &RunResult) {
     for t in result.threads.iter().filter(|t| t.early_wakeups > 0) {
         let _ = writeln!(
             out,
-            "early wake-ups: {} on CPU{} (up to {} us before the intended time; not in the \
+            "early wake-ups: {} on CPU{} (up to {} before the intended time; not in the \
              figures above): the measurement is suspect (a latlab bug or a clock problem; \
              please report it with the result JSON)",
             t.early_wakeups,
             t.cpu,
-            us(t.max_early_ns)
+            format_ns(t.max_early_ns)
         );
     }
 }

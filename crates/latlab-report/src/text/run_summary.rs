@@ -15,10 +15,10 @@ use latlab_measure::result::{RunResult, Verdict};
 use latlab_measure::units::format_ns;
 use latlab_tracefs::CaptureReport;
 
+use crate::units::us;
+
 use super::explain::{top_causes, CauseSummary};
-use super::run::{
-    early_block, header_line, latency_table, system_line, us, verdict_block, LatencyRow,
-};
+use super::run::{early_block, header_line, latency_table, system_line, verdict_block, LatencyRow};
 
 /// Threads listed one per row in the short summary; with more, the
 /// summary shows all of them together and the worst few.
