@@ -12,6 +12,7 @@ use super::plots as draw;
 use super::svg::Plot;
 use crate::formats::HtmlSection;
 use crate::markup::escape;
+use crate::verdict;
 
 /// Both directions with their names: one-way, then round-trip.
 fn directions(result: &RespondResult) -> [(&'static str, &LatencyResult); 2] {
@@ -54,7 +55,7 @@ pub fn render(h: &mut String, id: &str, label: &str, result: &RespondResult) {
         result.events_sent,
         result.events_answered,
         result.events_lost,
-        verdict_name(result.verdict),
+        verdict::name(result.verdict),
     );
     h.push_str("<ul class=\"req\">");
     for detail in result.requirements.iter().flat_map(|r| &r.details) {
@@ -84,17 +85,6 @@ pub fn render(h: &mut String, id: &str, label: &str, result: &RespondResult) {
         }
     }
     h.push_str("</table>\n");
-}
-
-/// The verdict as the JSON spells it.
-fn verdict_name(verdict: latlab_measure::result::Verdict) -> &'static str {
-    use latlab_measure::result::Verdict;
-    match verdict {
-        Verdict::Pass => "pass",
-        Verdict::Fail => "fail",
-        Verdict::None => "none",
-        Verdict::Suspect => "suspect",
-    }
 }
 
 impl HtmlSection for latlab_document::RespondResult {

@@ -330,17 +330,13 @@ pub fn verdict_block(
             let _ = writeln!(out, "No requirement given ({hint}).");
         }
         Verdict::Pass | Verdict::Fail | Verdict::Suspect => {
-            let _ = writeln!(
-                out,
-                "Verdict: {}",
-                match verdict {
-                    Verdict::Pass => "PASS",
-                    Verdict::Fail => "FAIL",
-                    _ =>
-                        "SUSPECT: wake-ups came before their intended time, so these figures \
-                          prove nothing (the requirements below as measured)",
-                }
-            );
+            let why = if verdict == Verdict::Suspect {
+                ": wake-ups came before their intended time, so these figures prove nothing \
+                 (the requirements below as measured)"
+            } else {
+                ""
+            };
+            let _ = writeln!(out, "Verdict: {}{why}", crate::verdict::headline(verdict));
             for outcome in outcomes {
                 for line in &outcome.details {
                     let _ = writeln!(out, "  {line}");
