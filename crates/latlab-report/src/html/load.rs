@@ -3,6 +3,7 @@
 
 use std::fmt::Write;
 
+use super::list::list;
 use super::page::figures;
 use super::plots::{self, load_kinds};
 use super::svg::Plot;
@@ -55,11 +56,5 @@ pub(crate) fn render_load(h: &mut String, load: &latlab_load::LoadReport, name: 
         );
     }
     h.push_str("</table>\n");
-    if !load.warnings.is_empty() {
-        h.push_str("<ul class=\"warn\">");
-        for w in &load.warnings {
-            let _ = write!(h, "<li>{}</li>", escape(w));
-        }
-        h.push_str("</ul>\n");
-    }
+    list(h, "warn", &load.warnings);
 }

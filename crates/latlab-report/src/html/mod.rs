@@ -26,6 +26,7 @@ pub mod comparison;
 mod delta;
 pub mod entry;
 pub mod explain;
+mod list;
 pub mod load;
 pub mod lockbench;
 pub mod opening;

@@ -10,6 +10,7 @@ use latlab_measure::histogram::Histogram;
 use latlab_measure::units::format_ns;
 use latlab_peers::{Column, Measurement};
 
+use super::list::list;
 use super::page::figures;
 use super::plots;
 use super::svg::{Marker, Plot};
@@ -202,11 +203,8 @@ pub fn section(h: &mut String, id: &str, label: &str, doc: &PeerDocument) {
         h.push_str("<p>This file has no latency figures latlab reads.</p>\n");
     }
     if !doc.unknown.is_empty() {
-        h.push_str("<h3>Not in the file (shown as unknown)</h3><ul class=\"unknown\">");
-        for u in &doc.unknown {
-            let _ = write!(h, "<li>{}</li>", escape(u));
-        }
-        h.push_str("</ul>\n");
+        h.push_str("<h3>Not in the file (shown as unknown)</h3>");
+        list(h, "unknown", &doc.unknown);
     }
     if !doc.notes.is_empty() {
         h.push_str("<details class=\"notes\"><summary>Notes from the file</summary><ul>");

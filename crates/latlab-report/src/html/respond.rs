@@ -4,11 +4,11 @@
 use std::fmt::Write;
 
 use latlab_measure::histogram::Histogram;
-use latlab_measure::units::format_ns;
 use latlab_respond::result::{LatencyResult, RespondResult};
 
 use super::page::figures;
 use super::plots as draw;
+use super::run::latency_cells;
 use super::svg::Plot;
 use crate::formats::HtmlSection;
 use crate::markup::escape;
@@ -71,16 +71,9 @@ pub fn render(h: &mut String, id: &str, label: &str, result: &RespondResult) {
         {
             let _ = writeln!(
                 h,
-                "<tr><td class=\"l\">{name}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
-                 <td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                "<tr><td class=\"l\">{name}</td><td>{}</td>{}</tr>",
                 s.count,
-                format_ns(s.min),
-                format_ns(s.mean.round() as u64),
-                format_ns(s.p50),
-                format_ns(s.p99),
-                format_ns(s.p99_9),
-                format_ns(s.p99_99),
-                format_ns(s.max),
+                latency_cells(s)
             );
         }
     }

@@ -9,6 +9,7 @@ use latlab_measure::units::format_ns;
 
 use super::badge::verdict_badge;
 use super::explain::render_explain;
+use super::list::list;
 use super::load::render_load;
 use super::page::figures;
 use super::plots::{self, percentile_markers};
@@ -99,13 +100,7 @@ fn render_run(h: &mut String, id: &str, label: &str, run: &RunDocument) {
         }
         h.push_str("</ul>\n");
     }
-    if !run.warnings.is_empty() {
-        h.push_str("<ul class=\"warn\">");
-        for w in &run.warnings {
-            let _ = write!(h, "<li>{}</li>", escape(w));
-        }
-        h.push_str("</ul>\n");
-    }
+    list(h, "warn", &run.warnings);
     h.push_str(
         "<h3>Wake-up latency</h3><table class=\"summary\"><tr><th class=\"l\">CPU</th><th>samples</th>\
          <th>min</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>p99.99</th><th>max</th>\
@@ -180,19 +175,28 @@ fn render_run(h: &mut String, id: &str, label: &str, run: &RunDocument) {
 fn summary_row(h: &mut String, name: &str, cycles: u64, missed: u64, s: &Summary) {
     let _ = writeln!(
         h,
-        "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
-         <td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+        "<tr><td class=\"l\">{}</td><td>{}</td>{}<td>{}</td></tr>",
         escape(name),
         cycles,
-        format_ns(s.min),
-        format_ns(s.mean.round() as u64),
-        format_ns(s.p50),
-        format_ns(s.p99),
-        format_ns(s.p99_9),
-        format_ns(s.p99_99),
-        format_ns(s.max),
+        latency_cells(s),
         missed
     );
+}
+
+/// The cells of a latency table's figures: min, mean, p50, p99, p99.9,
+/// p99.99, max.
+pub(crate) fn latency_cells(s: &Summary) -> String {
+    [
+        s.min,
+        s.mean.round() as u64,
+        s.p50,
+        s.p99,
+        s.p99_9,
+        s.p99_99,
+        s.max,
+    ]
+    .map(|ns| format!("<td>{}</td>", format_ns(ns)))
+    .concat()
 }
 
 /// A requirement in words: `max latency ≤ 1.00 ms`.

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use latlab_measure::requirements::RequirementOutcome;
-use latlab_measure::result::{RunResult, RunSettings, Verdict};
+use latlab_measure::result::{RunResult, RunSettings, ThreadResult, Verdict};
 use latlab_measure::stats::Summary;
 use latlab_measure::units::format_ns;
 use latlab_measure::worst::WorstSample;
@@ -24,9 +24,31 @@ pub fn summary_table(result: &RunResult) -> String {
     system_line(&mut out, sys);
     out.push('\n');
     out.push_str("Wake-up latency (us)\n");
-    let labels: Vec<String> = result.threads.iter().map(|t| t.cpu.to_string()).collect();
-    let mut rows: Vec<LatencyRow<'_>> = result
-        .threads
+    let threads: Vec<&ThreadResult> = result.threads.iter().collect();
+    thread_latency_table(&mut out, result, &threads);
+    split_block(&mut out, result);
+    early_block(&mut out, result);
+    out.push('\n');
+    period_block(&mut out, result);
+    worst_block(&mut out, "Worst samples", &result.overall.worst, "cycle");
+    verdict_block(
+        &mut out,
+        result.verdict,
+        &result.requirements,
+        "try --max-latency 1ms or --profile emblix-class2",
+    );
+    out
+}
+
+/// Appends the latency table of `threads`, a row each labelled by its CPU,
+/// and the row of all threads when the run had more than one.
+pub(crate) fn thread_latency_table(
+    out: &mut String,
+    result: &RunResult,
+    threads: &[&ThreadResult],
+) {
+    let labels: Vec<String> = threads.iter().map(|t| t.cpu.to_string()).collect();
+    let mut rows: Vec<LatencyRow<'_>> = threads
         .iter()
         .zip(&labels)
         .map(|(t, label)| LatencyRow {
@@ -42,19 +64,7 @@ pub fn summary_table(result: &RunResult) -> String {
             extra: Some(result.overall.missed_periods),
         });
     }
-    latency_table(&mut out, ("CPU", 4), Some("missed"), &rows);
-    split_block(&mut out, result);
-    early_block(&mut out, result);
-    out.push('\n');
-    period_block(&mut out, result);
-    worst_block(&mut out, "Worst samples", &result.overall.worst, "cycle");
-    verdict_block(
-        &mut out,
-        result.verdict,
-        &result.requirements,
-        "try --max-latency 1ms or --profile emblix-class2",
-    );
-    out
+    latency_table(out, ("CPU", 4), Some("missed"), &rows);
 }
 
 /// Appends the first line of a run's summary: the timer, interval,

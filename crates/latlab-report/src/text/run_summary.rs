@@ -18,7 +18,7 @@ use latlab_tracefs::CaptureReport;
 use crate::units::us;
 
 use super::explain::{top_causes, CauseSummary};
-use super::run::{early_block, header_line, latency_table, system_line, verdict_block, LatencyRow};
+use super::run::{early_block, header_line, system_line, thread_latency_table, verdict_block};
 
 /// Threads listed one per row in the short summary; with more, the
 /// summary shows all of them together and the worst few.
@@ -219,24 +219,7 @@ fn latency_rows(out: &mut String, result: &RunResult) {
         threads.truncate(WORST_LISTED);
         threads.sort_by_key(|t| t.cpu);
     }
-    let labels: Vec<String> = threads.iter().map(|t| t.cpu.to_string()).collect();
-    let mut rows: Vec<LatencyRow<'_>> = threads
-        .iter()
-        .zip(&labels)
-        .map(|(t, label)| LatencyRow {
-            label,
-            latency: &t.latency,
-            extra: Some(t.missed_periods),
-        })
-        .collect();
-    if result.threads.len() > 1 {
-        rows.push(LatencyRow {
-            label: "all",
-            latency: &result.overall.latency,
-            extra: Some(result.overall.missed_periods),
-        });
-    }
-    latency_table(out, ("CPU", 4), Some("missed"), &rows);
+    thread_latency_table(out, result, &threads);
     if many {
         let _ = writeln!(
             out,
