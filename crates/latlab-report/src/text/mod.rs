@@ -3,9 +3,12 @@
 //!
 //! One module per kind: [`run`] (the run's tables, and the blocks other
 //! kinds share), [`run_summary`] (what `latlab run` prints at each
-//! verbosity), [`respond`], [`lockbench`], [`simulation`], [`explain`],
+//! verbosity), [`respond`], [`lockbench`], [`simulation`], [`explain`] (with
+//! [`causes`] and [`agreement`]),
 //! [`load`], [`watch`] and [`peer`] (a peer tool's result read by latlab).
 
+pub mod agreement;
+pub mod causes;
 pub mod explain;
 pub mod load;
 pub mod lockbench;
@@ -38,7 +41,7 @@ impl TerminalText for RunDocument {
         }
         if let Some(agreement) = &self.trace_agreement {
             out.push('\n');
-            out.push_str(&explain::agreement_text(agreement));
+            out.push_str(&agreement::agreement_text(agreement));
         }
         out
     }
