@@ -1,13 +1,14 @@
 //! The terminal text of every document kind ([`TerminalText`]): what a
 //! command prints at its end and `latlab report` shows on a terminal.
 //!
-//! One module per kind: [`run`] (the run's tables, and the blocks other
-//! kinds share), [`run_summary`] (what `latlab run` prints at each
+//! One module per kind: [`run`] (the run's tables; [`blocks`] holds those
+//! respond shares), [`run_summary`] (what `latlab run` prints at each
 //! verbosity), [`respond`], [`lockbench`], [`simulation`], [`explain`] (with
 //! [`causes`] and [`agreement`]),
 //! [`load`], [`watch`] and [`peer`] (a peer tool's result read by latlab).
 
 pub mod agreement;
+pub mod blocks;
 pub mod causes;
 pub mod explain;
 pub mod load;

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::run::{latency_table, system_line, verdict_block, worst_block, LatencyRow};
+use super::blocks::{latency_table, system_line, verdict_block, worst_block, LatencyRow};
 use latlab_measure::result::Verdict;
 use latlab_measure::units::format_ns;
 

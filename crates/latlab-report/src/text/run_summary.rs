@@ -17,8 +17,9 @@ use latlab_tracefs::CaptureReport;
 
 use crate::units::us;
 
+use super::blocks::{system_line, verdict_block};
 use super::explain::{top_causes, CauseSummary};
-use super::run::{early_block, header_line, system_line, thread_latency_table, verdict_block};
+use super::run::{early_block, header_line, thread_latency_table};
 
 /// Threads listed one per row in the short summary; with more, the
 /// summary shows all of them together and the worst few.
