@@ -19,7 +19,7 @@
 //! implementing [`HtmlSection`](crate::formats::HtmlSection) for its kind
 //! ([`run`] with [`split`] and [`system`], [`respond`], [`lockbench`],
 //! [`simulation`], [`explain`], [`load`], [`watch`], [`peer`]); the plots
-//! are built in [`plots`] and drawn by [`svg`].
+//! are built in [`mod@plots`] and drawn by [`svg`].
 
 mod badge;
 pub mod comparison;

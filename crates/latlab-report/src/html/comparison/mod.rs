@@ -1,6 +1,7 @@
 //! The comparison at the top of a report of several results: per quantity
-//! measured ([`Quantity`]: timer wake-up latency, wake-up latency, response
-//! latency, and the peer tools' quantities), the distributions of every
+//! measured ([`Quantity`](latlab_document::comparable::Quantity): timer
+//! wake-up latency, wake-up latency, response latency, and the peer tools'
+//! quantities), the distributions of every
 //! result that holds one, set against the first (the baseline), in a table
 //! of changes and two overlaid plots. A run and a watch of the same thread
 //! are compared (both hold a timer wake-up latency), and so are a run and a
