@@ -11,10 +11,14 @@
 
 use std::fmt::Write;
 
+use latlab_document::RunDocument;
 use latlab_measure::histogram::Histogram;
 use latlab_measure::result::RunResult;
 use latlab_measure::stats::Summary;
 use latlab_measure::worst::WorstSample;
+use latlab_respond::result::RespondResult;
+
+use crate::formats::CyclictestText;
 
 /// Most rows written (100 ms of 1 us buckets); larger samples count as overflows.
 pub const MAX_ROWS: usize = 100_000;
@@ -138,6 +142,38 @@ pub fn histogram_text_columns(columns: &[HistogramColumn<'_>]) -> String {
     out
 }
 
+/// cyclictest's `-h` text with two columns: one-way, then round trip.
+pub fn respond_histogram_text(result: &RespondResult) -> String {
+    let columns: Vec<HistogramColumn<'_>> = [&result.one_way, &result.round_trip]
+        .into_iter()
+        .map(|l| HistogramColumn {
+            histogram: &l.histogram,
+            latency: &l.latency,
+            worst: &l.worst,
+        })
+        .collect();
+    histogram_text_columns(&columns)
+}
+
+impl CyclictestText for RunResult {
+    fn cyclictest_text(&self) -> String {
+        histogram_text(self)
+    }
+}
+
+impl CyclictestText for RunDocument {
+    fn cyclictest_text(&self) -> String {
+        histogram_text(&self.result)
+    }
+}
+
+impl CyclictestText for RespondResult {
+    /// Column 1 one-way, column 2 round-trip.
+    fn cyclictest_text(&self) -> String {
+        respond_histogram_text(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,10 +189,8 @@ mod tests {
         insta::assert_snapshot!(format!("{head}\n...\n{tail}"));
     }
 
-    #[test]
-    fn rows_add_up_to_the_sample_count() {
-        let result = sample_result();
-        let text = histogram_text(&result);
+    /// The sums of the two count columns of a histogram text.
+    fn column_sums(text: &str) -> [u64; 2] {
         let mut sums = [0u64; 2];
         for line in text.lines().filter(|l| !l.starts_with('#')) {
             let mut fields = line.split([' ', '\t']);
@@ -165,7 +199,20 @@ mod tests {
                 *sum += field.parse::<u64>().unwrap();
             }
         }
-        assert_eq!(sums, [10_000, 10_000]);
+        sums
+    }
+
+    #[test]
+    fn rows_add_up_to_the_sample_count() {
+        let result = sample_result();
+        let text = histogram_text(&result);
+        assert_eq!(column_sums(&text), [10_000, 10_000]);
         assert_eq!(text.lines().filter(|l| !l.starts_with('#')).count(), 3421);
+    }
+
+    #[test]
+    fn respond_columns_add_up_to_the_answered_events() {
+        let text = respond_histogram_text(&crate::fixture::sample_respond());
+        assert_eq!(column_sums(&text), [2000, 2000]);
     }
 }

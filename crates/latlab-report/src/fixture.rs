@@ -2,11 +2,13 @@
 
 use latlab_measure::engine::{MeasureOutput, ThreadOutput};
 use latlab_measure::period::PeriodTracker;
-use latlab_measure::requirements::Requirement;
+use latlab_measure::requirements::{profile, Requirement};
 use latlab_measure::result::{RunContext, RunResult, RunSettings, Verdict};
 use latlab_measure::stats::Stats;
 use latlab_measure::timer::TimerKind;
 use latlab_measure::worst::{WorstSample, WorstSamples};
+use latlab_respond::measure::{Gap, LatencyOutput, Placement, RespondOutput};
+use latlab_respond::result::{CheckOn, RespondContext, RespondResult, RespondSettings};
 use latlab_rt::sched::Policy;
 use latlab_rt::sysinfo::SystemInfo;
 
@@ -135,6 +137,95 @@ fn result_of(threads: Vec<ThreadOutput>) -> RunResult {
         &[Requirement::MaxLatency {
             limit_ns: 1_000_000,
         }],
+    )
+}
+
+fn latency(base: u64, spike: u64) -> LatencyOutput {
+    let mut stats = Stats::new();
+    let mut worst = WorstSamples::new(20);
+    for event in 0..2000u64 {
+        let ns = if event == 1234 {
+            spike
+        } else {
+            base + event * 7919 % 9_000
+        };
+        stats.record(ns);
+        worst.offer(WorstSample {
+            latency_ns: ns,
+            cycle: event,
+            intended_ns: 1_000_000_000 + event * 1_000_000,
+            offset_s: event as f64 / 1e3,
+            cpu: 1,
+        });
+    }
+    LatencyOutput {
+        stats,
+        worst,
+        series: Vec::new(),
+    }
+}
+
+/// A `latlab respond` result: 2000 events over a pty; one 61 us round trip at event 1234 fails moblin-ivi.
+pub fn sample_respond() -> RespondResult {
+    let output = RespondOutput {
+        sent: 2001,
+        answered: 2000,
+        lost: 1,
+        one_way: latency(6_000, 31_000),
+        round_trip: latency(14_000, 61_000),
+        kernel_timestamps: false,
+        gpio_edges: None,
+        start_ns: 1_000_000_000,
+        end_ns: 3_000_000_000,
+        interrupted: false,
+        responder: Placement {
+            cpu: 1,
+            policy: Some(Policy::Fifo),
+            priority: 95,
+            mlocked: true,
+        },
+        stimulus: Placement {
+            cpu: 0,
+            policy: Some(Policy::Fifo),
+            priority: 94,
+            mlocked: true,
+        },
+    };
+    let context = RespondContext {
+        command_line: vec!["latlab".into(), "respond".into()],
+        started_unix_s: 1_700_000_000.0,
+        settings: RespondSettings {
+            channel: "pty".into(),
+            channel_description: "pseudo-terminal pair, raw (kernel tty path)".into(),
+            gpio: None,
+            count: Some(2001),
+            duration_s: None,
+            gap: Gap::Random {
+                min_ns: 500_000,
+                max_ns: 1_500_000,
+            },
+            policy: Policy::Fifo,
+            priority: 95,
+            timeout_ns: 1_000_000_000,
+            cpu_dma_latency_us: Some(0),
+            unprivileged: false,
+            steal_ns: vec![(0, 0), (1, 2_500_000)],
+        },
+        system: SystemInfo {
+            kernel_release: "6.18.0".into(),
+            preemption_model: Some("none".into()),
+            hz: Some(250),
+            clocksource: Some("tsc".into()),
+            virtualization: Some("KVM".into()),
+            ..SystemInfo::default()
+        },
+        warnings: Vec::new(),
+    };
+    RespondResult::assemble(
+        &output,
+        context,
+        &profile("moblin-ivi").unwrap(),
+        CheckOn::RoundTrip,
     )
 }
 

@@ -1,19 +1,19 @@
-//! One small trait per output format, implemented for the document kinds
-//! where that format makes sense:
+//! One small trait per output format, implemented in that format's module
+//! for the document kinds where the format makes sense. The crate is laid
+//! out by format: each module below renders every kind it takes, and the
+//! pieces a format shares (its table layout, its CSS and SVG) stay inside it.
 //!
-//! | format | trait | kinds |
-//! |---|---|---|
-//! | terminal text | [`TerminalText`] | every kind (a peer tool's result too) |
-//! | cyclictest `-h` text | [`CyclictestText`] | run, respond |
-//! | rt-tests `--json` | [`RtTestsJson`] | run |
-//! | HTML | [`HtmlSection`] | every kind, a peer tool's result too (a page of several: [`crate::html::render`]) |
-//! | JUnit XML | [`JunitXml`] | run, respond, lockbench |
-//! | LAVA `lava-test-case` lines | [`LavaTestCases`] | run, respond, lockbench |
-
-use latlab_document::{
-    BenchReport, Document, ExplainDocument, LoadDocument, RespondResult, RunDocument, SimReport,
-};
-use latlab_measure::result::RunResult;
+//! | format | trait | module | kinds |
+//! |---|---|---|---|
+//! | terminal text | [`TerminalText`] | [`crate::text`] | every kind (a peer tool's result too) |
+//! | cyclictest `-h` text | [`CyclictestText`] | [`crate::cyclictest`] | run, respond |
+//! | rt-tests `--json` | [`RtTestsJson`] | [`crate::rt_tests`] | run |
+//! | HTML | [`HtmlSection`] | [`crate::html`] | every kind, a peer tool's result too (a page of several: [`crate::html::render`]) |
+//! | JUnit XML | [`JunitXml`] | [`crate::junit_lava`] | run, respond, lockbench |
+//! | LAVA `lava-test-case` lines | [`LavaTestCases`] | [`crate::junit_lava`] | run, respond, lockbench |
+//!
+//! Every format writes a quantity through [`crate::units`], escapes markup
+//! through [`crate::markup`] and names a verdict through [`crate::verdict`].
 
 use crate::html::svg::Plot;
 
@@ -45,174 +45,69 @@ pub trait HtmlSection {
     fn html_plots(&self, id: &str) -> Vec<Plot>;
 }
 
-/// JUnit XML, one test case per requirement ([`crate::farm`]).
+/// JUnit XML, one test case per requirement ([`crate::junit_lava`]).
 pub trait JunitXml {
     /// The XML file's text.
     fn junit_xml(&self) -> String;
 }
 
-/// LAVA's `lava-test-case` lines, one per requirement ([`crate::farm`]).
+/// LAVA's `lava-test-case` lines, one per requirement ([`crate::junit_lava`]).
 pub trait LavaTestCases {
     /// The lines, each ending in a newline.
     fn lava_test_cases(&self) -> String;
 }
 
-impl JunitXml for RunDocument {
-    fn junit_xml(&self) -> String {
-        crate::farm::junit_xml(&crate::farm::run_suite(self))
+/// The formats write the same figure the same way: each test renders one
+/// result in the terminal and in HTML and compares the figure's text.
+#[cfg(test)]
+mod tests {
+    use latlab_document::{LoadDocument, RunDocument};
+
+    use super::{HtmlSection, TerminalText};
+
+    /// The HTML section of a document.
+    fn html(document: &dyn HtmlSection) -> String {
+        let mut h = String::new();
+        document.html_section(&mut h, "doc1", "label");
+        h
     }
-}
 
-impl JunitXml for RespondResult {
-    fn junit_xml(&self) -> String {
-        crate::farm::junit_xml(&crate::farm::respond_suite(self))
+    /// The text between `before` and the next `after` in `text`.
+    fn between<'a>(text: &'a str, before: &str, after: &str) -> &'a str {
+        let start = text
+            .find(before)
+            .unwrap_or_else(|| panic!("no {before:?} in {text}"));
+        let rest = &text[start + before.len()..];
+        &rest[..rest
+            .find(after)
+            .unwrap_or_else(|| panic!("no {after:?} in {rest}"))]
     }
-}
 
-impl JunitXml for BenchReport {
-    fn junit_xml(&self) -> String {
-        crate::farm::junit_xml(&crate::farm::lockbench_suite(self))
+    /// The terminal said `1024.0 MB/s` where the HTML said `1.02 GB/s`.
+    #[test]
+    fn a_load_rate_reads_the_same_in_the_terminal_and_in_html() {
+        let document = LoadDocument::new(crate::text::load::tests::sample());
+        let text = document.terminal_text();
+        let net_row = text.lines().find(|l| l.starts_with("net ")).unwrap();
+        let cells: Vec<&str> = net_row.split("  ").filter(|c| !c.is_empty()).collect();
+        let terminal = cells[3].trim();
+        let html = html(&document);
+        let html = between(&html, "<td class=\"l\">net</td><td>1</td><td>", "</td>");
+        assert_eq!(terminal, html, "{text}");
+        assert_eq!(terminal, "1.02 GB/s");
     }
-}
 
-impl LavaTestCases for RunDocument {
-    fn lava_test_cases(&self) -> String {
-        crate::farm::lava_lines(&crate::farm::run_suite(self))
-    }
-}
-
-impl LavaTestCases for RespondResult {
-    fn lava_test_cases(&self) -> String {
-        crate::farm::lava_lines(&crate::farm::respond_suite(self))
-    }
-}
-
-impl LavaTestCases for BenchReport {
-    fn lava_test_cases(&self) -> String {
-        crate::farm::lava_lines(&crate::farm::lockbench_suite(self))
-    }
-}
-
-/// The background load section under a summary table (empty without a load).
-fn background_load(load: Option<&latlab_load::LoadReport>) -> String {
-    load.map(|load| {
-        format!(
-            "\nBackground load ({})\n{}",
-            load.name(),
-            crate::load::table(load)
-        )
-    })
-    .unwrap_or_default()
-}
-
-impl TerminalText for RunDocument {
-    fn terminal_text(&self) -> String {
-        let mut out = crate::table::summary_table(&self.result);
-        out.push_str(&background_load(self.load.as_ref()));
-        if let Some(explain) = &self.explain {
-            out.push('\n');
-            out.push_str(&crate::explain::text(explain));
-        }
-        if let Some(agreement) = &self.trace_agreement {
-            out.push('\n');
-            out.push_str(&crate::explain::agreement_text(agreement));
-        }
-        out
-    }
-}
-
-impl TerminalText for RespondResult {
-    fn terminal_text(&self) -> String {
-        let mut out = crate::respond::summary_table(self);
-        out.push_str(&background_load(self.load.as_ref()));
-        out
-    }
-}
-
-impl TerminalText for BenchReport {
-    fn terminal_text(&self) -> String {
-        let mut out = crate::lockbench::table(&self.config, &self.results);
-        out.push_str(&background_load(self.load.as_ref()));
-        out
-    }
-}
-
-impl TerminalText for SimReport {
-    fn terminal_text(&self) -> String {
-        crate::simulation::table(&self.comparison)
-    }
-}
-
-impl TerminalText for ExplainDocument {
-    fn terminal_text(&self) -> String {
-        crate::explain::text(&self.report)
-    }
-}
-
-impl TerminalText for LoadDocument {
-    fn terminal_text(&self) -> String {
-        crate::load::table(&self.report)
-    }
-}
-
-impl TerminalText for latlab_document::WatchDocument {
-    fn terminal_text(&self) -> String {
-        crate::watch::text(self)
-    }
-}
-
-impl TerminalText for latlab_document::PeerDocument {
-    fn terminal_text(&self) -> String {
-        crate::peer::text(self)
-    }
-}
-
-impl TerminalText for Document {
-    /// The kind's text; a kind latlab does not know, as pretty JSON.
-    fn terminal_text(&self) -> String {
-        match self {
-            Document::Run(d) => d.terminal_text(),
-            Document::Respond(d) => d.terminal_text(),
-            Document::Lockbench(d) => d.terminal_text(),
-            Document::Simulation(d) => d.terminal_text(),
-            Document::Explain(d) => d.terminal_text(),
-            Document::Load(d) => d.terminal_text(),
-            Document::Watch(d) => d.terminal_text(),
-            Document::Peer(d) => d.terminal_text(),
-            Document::Other { value, .. } => {
-                serde_json::to_string_pretty(value).unwrap_or_default() + "\n"
-            }
-        }
-    }
-}
-
-impl CyclictestText for RunResult {
-    fn cyclictest_text(&self) -> String {
-        crate::cyclictest::histogram_text(self)
-    }
-}
-
-impl CyclictestText for RunDocument {
-    fn cyclictest_text(&self) -> String {
-        crate::cyclictest::histogram_text(&self.result)
-    }
-}
-
-impl CyclictestText for RespondResult {
-    /// Column 1 one-way, column 2 round-trip.
-    fn cyclictest_text(&self) -> String {
-        crate::respond::histogram_text(self)
-    }
-}
-
-impl RtTestsJson for RunResult {
-    fn rt_tests_json(&self, start: &str, end: &str, exit_code: i32) -> String {
-        crate::rt_tests::rt_tests_json(self, start, end, exit_code)
-    }
-}
-
-impl RtTestsJson for RunDocument {
-    fn rt_tests_json(&self, start: &str, end: &str, exit_code: i32) -> String {
-        crate::rt_tests::rt_tests_json(&self.result, start, end, exit_code)
+    /// The terminal said `1500.0 us` where the HTML said `1.50 ms`.
+    #[test]
+    fn a_latency_reads_the_same_in_the_terminal_and_in_html() {
+        let run = RunDocument::new(crate::fixture::sample_result_with_early(2, 1_500_000));
+        let text = run.terminal_text();
+        let html = html(&run);
+        let early = |t| between(t, "up to ", " before the intended time").to_owned();
+        assert_eq!(early(&text), early(&html));
+        assert_eq!(early(&text), "1.50 ms");
+        let worst_terminal = between(&text, "   1. CPU1 ", "  cycle").trim().to_owned();
+        assert_eq!(worst_terminal, between(&html, "Worst sample: ", " on CPU1"));
+        assert_eq!(worst_terminal, "3.42 ms");
     }
 }

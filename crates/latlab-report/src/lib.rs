@@ -1,19 +1,25 @@
 //! latlab-report: renderers from results to bytes. Every renderer is a pure
 //! function of a result; none does I/O.
 //!
-//! - [`table`]: the terminal tables of `latlab run`;
-//! - [`run_summary`]: what `latlab run` prints at each verbosity;
+//! The crate is laid out by output format, one trait per format
+//! ([`formats`]); each format's module renders every document kind it takes:
+//!
+//! - [`text`]: the terminal text of every kind (`latlab run`'s tables, its
+//!   summary at each verbosity, respond, lockbench, explain, load, watch, a
+//!   peer tool's result);
+//! - [`html`]: the self-contained HTML report with SVG plots;
 //! - [`cyclictest`]: cyclictest's `-h` histogram text, for tools that plot it;
 //! - [`rt_tests`]: rt-tests' `--json` format;
-//! - [`respond`]: the terminal summary and histogram text of `latlab respond`;
-//! - [`peer`]: a peer tool's result read by latlab (cyclictest, rt-tests, rtla);
-//! - [`html`]: the self-contained HTML report with SVG plots;
-//! - [`farm`]: JUnit XML and LAVA test case lines, for test farms;
+//! - [`junit_lava`]: JUnit XML and LAVA test case lines, for test farms;
 //! - [`dashboard`]: the pages of `latlab serve`.
 //!
+//! What every format shares: [`units`] (how a quantity is written),
+//! [`markup`] (the one XML/HTML escaper) and [`verdict`] (a verdict in words).
+//!
 //! ```
-//! use latlab_report::table::us;
+//! use latlab_report::units::{rate, us};
 //! assert_eq!(us(12_345), "12.3");
+//! assert_eq!(rate(1.024e9, "bytes"), "1.02 GB/s");
 //! ```
 
 #![warn(missing_docs)]
@@ -21,21 +27,21 @@
 pub mod characterize;
 pub mod cyclictest;
 pub mod dashboard;
-pub mod explain;
-pub mod farm;
 pub mod formats;
 pub mod html;
-pub mod load;
-pub mod lockbench;
+pub mod junit_lava;
+pub mod markup;
 pub mod montavista;
-pub mod peer;
 pub mod png;
-pub mod respond;
 pub mod rt_tests;
-pub mod run_summary;
-pub mod simulation;
-pub mod table;
-pub mod watch;
+pub mod text;
+pub mod units;
+pub mod verdict;
+
+// The paths the terminal renderers had before the crate was laid out by
+// format, kept while the binary's call sites move to `text::...`.
+#[doc(hidden)]
+pub use text::{explain, load, run as table, run_summary};
 
 #[cfg(test)]
 pub(crate) mod fixture;

@@ -8,9 +8,11 @@
 
 use serde_json::{json, Map};
 
+use latlab_document::RunDocument;
 use latlab_measure::result::RunResult;
 
 use crate::cyclictest::{per_microsecond, MAX_ROWS};
+use crate::formats::RtTestsJson;
 
 /// Renders the rt-tests JSON document. `end_time` is an RFC 2822 date as
 /// rt-tests writes it; `return_code` the process exit code.
@@ -79,6 +81,18 @@ pub fn rfc2822(unix_s: f64) -> String {
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];
     format!("{weekday}, {day:02} {} {y} {time} +0000", months[month - 1])
+}
+
+impl RtTestsJson for RunResult {
+    fn rt_tests_json(&self, start: &str, end: &str, exit_code: i32) -> String {
+        rt_tests_json(self, start, end, exit_code)
+    }
+}
+
+impl RtTestsJson for RunDocument {
+    fn rt_tests_json(&self, start: &str, end: &str, exit_code: i32) -> String {
+        rt_tests_json(&self.result, start, end, exit_code)
+    }
 }
 
 #[cfg(test)]

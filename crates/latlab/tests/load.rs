@@ -138,7 +138,8 @@ fn a_normal_run_reports_every_kind_and_leaves_nothing() {
         "{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    for needle in ["cpu", "io", "udp", "command", "MB/s", "µs per KiB"] {
+    // Bytes per second with an SI prefix (`285 MB/s`, `1.02 GB/s`).
+    for needle in ["cpu", "io", "udp", "command", "B/s", "µs per KiB"] {
         assert!(stdout.contains(needle), "{needle} missing:\n{stdout}");
     }
     let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();

@@ -7,8 +7,11 @@ use std::fmt::Write;
 use latlab_lock::document::BenchReport;
 use latlab_measure::units::format_ns;
 
+use super::page::figures;
 use super::plots::color;
-use super::svg::{escape, Axis, Plot, Series, Shape};
+use super::svg::{Axis, Plot, Series, Shape};
+use crate::formats::HtmlSection;
+use crate::markup::escape;
 
 /// The throughput plot: background critical sections per second over time.
 pub fn throughput_plot(id: &str, bench: &BenchReport) -> Option<Plot> {
@@ -121,6 +124,18 @@ pub fn render(
             .collect::<Vec<_>>(),
     );
     h.push_str("</section>\n");
+}
+
+impl HtmlSection for latlab_document::BenchReport {
+    fn html_section(&self, h: &mut String, id: &str, label: &str) {
+        render(h, id, label, self, figures);
+    }
+
+    fn html_plots(&self, id: &str) -> Vec<Plot> {
+        throughput_plot(&format!("{id}-throughput"), self)
+            .into_iter()
+            .collect()
+    }
 }
 
 #[cfg(test)]

@@ -10,9 +10,14 @@ use latlab_measure::histogram::Histogram;
 use latlab_measure::units::format_ns;
 use latlab_peers::{Column, Measurement};
 
+use super::list::list;
+use super::page::figures;
 use super::plots;
-use super::svg::{escape, Marker, Plot};
-use crate::peer::{count, figure, mean, provenance};
+use super::svg::{Marker, Plot};
+use crate::formats::HtmlSection;
+use crate::markup::escape;
+use crate::text::peer::{figure, provenance};
+use crate::units::{count_or_unknown, mean_or_unknown, micros, UNKNOWN};
 
 /// The plot id of measurement `index` (`doc2-m0-histogram`, ...).
 fn prefix(id: &str, index: usize) -> String {
@@ -34,7 +39,7 @@ pub fn markers(column: &Column, color: &str, prefix: &str) -> Vec<Marker> {
         .into_iter()
         .filter_map(|(name, ns)| {
             Some(Marker {
-                x: ns? as f64 / 1e3,
+                x: micros(ns?),
                 label: format!("{prefix}{name} {}", format_ns(ns?)),
                 color: color.to_string(),
             })
@@ -106,7 +111,7 @@ fn cpus(m: &Measurement) -> String {
 }
 
 fn cell(text: &str) -> String {
-    if text == crate::peer::UNKNOWN {
+    if text == UNKNOWN {
         "<td class=\"unknown\">unknown</td>".into()
     } else {
         format!("<td>{}</td>", escape(text))
@@ -156,15 +161,15 @@ pub fn section(h: &mut String, id: &str, label: &str, doc: &PeerDocument) {
                 cell(&cpu)
             );
             for text in [
-                count(l.count),
+                count_or_unknown(l.count),
                 figure(l.min, c, m),
-                mean(l.mean),
+                mean_or_unknown(l.mean),
                 figure(l.p50, c, m),
                 figure(l.p99, c, m),
                 figure(l.p99_9, c, m),
                 figure(l.p99_99, c, m),
                 figure(l.max, c, m),
-                count(c.overflows),
+                count_or_unknown(c.overflows),
             ] {
                 h.push_str(&cell(&text));
             }
@@ -192,17 +197,14 @@ pub fn section(h: &mut String, id: &str, label: &str, doc: &PeerDocument) {
             .into_iter()
             .filter(|plot| plot.id.starts_with(&format!("{p}-")))
             .collect();
-        super::figures(h, &plots);
+        figures(h, &plots);
     }
     if doc.measurements.is_empty() {
         h.push_str("<p>This file has no latency figures latlab reads.</p>\n");
     }
     if !doc.unknown.is_empty() {
-        h.push_str("<h3>Not in the file (shown as unknown)</h3><ul class=\"unknown\">");
-        for u in &doc.unknown {
-            let _ = write!(h, "<li>{}</li>", escape(u));
-        }
-        h.push_str("</ul>\n");
+        h.push_str("<h3>Not in the file (shown as unknown)</h3>");
+        list(h, "unknown", &doc.unknown);
     }
     if !doc.notes.is_empty() {
         h.push_str("<details class=\"notes\"><summary>Notes from the file</summary><ul>");
@@ -219,6 +221,16 @@ pub fn section(h: &mut String, id: &str, label: &str, doc: &PeerDocument) {
         );
     }
     h.push_str("</section>\n");
+}
+
+impl HtmlSection for PeerDocument {
+    fn html_section(&self, h: &mut String, id: &str, label: &str) {
+        section(h, id, label, self);
+    }
+
+    fn html_plots(&self, id: &str) -> Vec<Plot> {
+        peer_plots(id, self)
+    }
 }
 
 #[cfg(test)]

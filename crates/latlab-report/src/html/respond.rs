@@ -4,12 +4,15 @@
 use std::fmt::Write;
 
 use latlab_measure::histogram::Histogram;
-use latlab_measure::units::format_ns;
 use latlab_respond::result::{LatencyResult, RespondResult};
 
+use super::page::figures;
 use super::plots as draw;
-use super::svg::escape;
+use super::run::latency_cells;
 use super::svg::Plot;
+use crate::formats::HtmlSection;
+use crate::markup::escape;
+use crate::verdict;
 
 /// Both directions with their names: one-way, then round-trip.
 fn directions(result: &RespondResult) -> [(&'static str, &LatencyResult); 2] {
@@ -52,7 +55,7 @@ pub fn render(h: &mut String, id: &str, label: &str, result: &RespondResult) {
         result.events_sent,
         result.events_answered,
         result.events_lost,
-        verdict_name(result.verdict),
+        verdict::name(result.verdict),
     );
     h.push_str("<ul class=\"req\">");
     for detail in result.requirements.iter().flat_map(|r| &r.details) {
@@ -68,29 +71,23 @@ pub fn render(h: &mut String, id: &str, label: &str, result: &RespondResult) {
         {
             let _ = writeln!(
                 h,
-                "<tr><td class=\"l\">{name}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
-                 <td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                "<tr><td class=\"l\">{name}</td><td>{}</td>{}</tr>",
                 s.count,
-                format_ns(s.min),
-                format_ns(s.mean.round() as u64),
-                format_ns(s.p50),
-                format_ns(s.p99),
-                format_ns(s.p99_9),
-                format_ns(s.p99_99),
-                format_ns(s.max),
+                latency_cells(s)
             );
         }
     }
     h.push_str("</table>\n");
 }
 
-/// The verdict as the JSON spells it.
-fn verdict_name(verdict: latlab_measure::result::Verdict) -> &'static str {
-    use latlab_measure::result::Verdict;
-    match verdict {
-        Verdict::Pass => "pass",
-        Verdict::Fail => "fail",
-        Verdict::None => "none",
-        Verdict::Suspect => "suspect",
+impl HtmlSection for latlab_document::RespondResult {
+    fn html_section(&self, h: &mut String, id: &str, label: &str) {
+        render(h, id, label, self);
+        figures(h, &plots(id, self));
+        h.push_str("</section>\n");
+    }
+
+    fn html_plots(&self, id: &str) -> Vec<Plot> {
+        plots(id, self)
     }
 }

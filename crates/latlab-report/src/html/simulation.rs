@@ -6,11 +6,13 @@ use std::fmt::Write;
 
 use latlab_lock::document::SimReport;
 
-use super::svg::escape;
+use super::svg::Plot;
+use crate::formats::HtmlSection;
+use crate::markup::escape;
+use crate::units::whole_us;
 
 /// The section of one simulation document.
 pub fn render(h: &mut String, id: &str, label: &str, simulation: &SimReport) {
-    let us = |ns: f64| format!("{:.0} µs", ns / 1e3);
     let paper = &simulation.paper;
     let c = &simulation.comparison;
     let config = &c.config;
@@ -43,7 +45,7 @@ pub fn render(h: &mut String, id: &str, label: &str, simulation: &SimReport) {
             let _ = writeln!(
                 h,
                 "<tr><td class=\"l\">{name}, {run_name} delayed locking</td><td>{}</td><td>{paper_us} µs</td></tr>",
-                us(simulated),
+                whole_us(simulated),
             );
         }
     }
@@ -63,4 +65,14 @@ pub fn render(h: &mut String, id: &str, label: &str, simulation: &SimReport) {
         c.with.refusals,
         c.with.forced_entries,
     );
+}
+
+impl HtmlSection for latlab_document::SimReport {
+    fn html_section(&self, h: &mut String, id: &str, label: &str) {
+        render(h, id, label, self);
+    }
+
+    fn html_plots(&self, _id: &str) -> Vec<Plot> {
+        Vec::new()
+    }
 }

@@ -1,7 +1,7 @@
 //! Snapshot tests of the report: its structure (plots reduced to one line)
 //! and each plot's SVG, on the deterministic fixture.
 
-use latlab_document::{ExplainDocument, RespondResult, SimReport};
+use latlab_document::{ExplainDocument, RespondResult, RunDocument, SimReport};
 use latlab_load::{KindReport, LoadReport};
 use latlab_measure::series::SeriesPoint;
 use latlab_measure::stats::Stats;

@@ -15,10 +15,11 @@ use latlab_measure::result::{RunResult, Verdict};
 use latlab_measure::units::format_ns;
 use latlab_tracefs::CaptureReport;
 
-use crate::explain::{top_causes, CauseSummary};
-use crate::table::{
-    early_block, header_line, latency_table, system_line, us, verdict_block, LatencyRow,
-};
+use crate::units::us;
+
+use super::blocks::{system_line, verdict_block};
+use super::explain::{top_causes, CauseSummary};
+use super::run::{early_block, header_line, thread_latency_table};
 
 /// Threads listed one per row in the short summary; with more, the
 /// summary shows all of them together and the worst few.
@@ -69,7 +70,7 @@ pub fn short_text(doc: &RunDocument) -> String {
     split_line(&mut out, doc);
     period_line(&mut out, doc);
     if let Some(load) = &doc.load {
-        let _ = writeln!(out, "{}", crate::load::summary_line(load));
+        let _ = writeln!(out, "{}", super::load::summary_line(load));
     }
     if let Some(explain) = &doc.explain {
         out.push('\n');
@@ -120,7 +121,7 @@ pub fn attention(doc: &RunDocument) -> Vec<String> {
         lines.push(format!(
             "unprivileged run: the threads ran {}{}; not representative of a real-time task \
              (the result's warnings say what was refused and the fix)",
-            crate::table::scheduling(s)
+            super::run::scheduling(s)
                 .split(" (")
                 .next()
                 .unwrap_or_default(),
@@ -219,24 +220,7 @@ fn latency_rows(out: &mut String, result: &RunResult) {
         threads.truncate(WORST_LISTED);
         threads.sort_by_key(|t| t.cpu);
     }
-    let labels: Vec<String> = threads.iter().map(|t| t.cpu.to_string()).collect();
-    let mut rows: Vec<LatencyRow<'_>> = threads
-        .iter()
-        .zip(&labels)
-        .map(|(t, label)| LatencyRow {
-            label,
-            latency: &t.latency,
-            extra: Some(t.missed_periods),
-        })
-        .collect();
-    if result.threads.len() > 1 {
-        rows.push(LatencyRow {
-            label: "all",
-            latency: &result.overall.latency,
-            extra: Some(result.overall.missed_periods),
-        });
-    }
-    latency_table(out, ("CPU", 4), Some("missed"), &rows);
+    thread_latency_table(out, result, &threads);
     if many {
         let _ = writeln!(
             out,

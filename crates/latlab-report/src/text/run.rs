@@ -1,22 +1,14 @@
-//! The terminal summary of a run, and the blocks (latency table, worst
-//! samples, verdict) other commands such as `latlab respond` share.
+//! The terminal summary of a run (`latlab run --verbose`): its header,
+//! the latency and period tables, the split, the early wake-ups; the
+//! blocks it shares with `latlab respond` are in [`super::blocks`].
 
 use std::fmt::Write;
 
-use latlab_measure::requirements::RequirementOutcome;
-use latlab_measure::result::{RunResult, RunSettings, Verdict};
-use latlab_measure::stats::Summary;
+use latlab_measure::result::{RunResult, RunSettings, ThreadResult};
 use latlab_measure::units::format_ns;
-use latlab_measure::worst::WorstSample;
-use latlab_rt::sysinfo::SystemInfo;
 
-/// How many worst samples the summary lists.
-const WORST_SHOWN: usize = 5;
-
-/// Nanoseconds as microseconds with one decimal (`12.3`).
-pub fn us(ns: u64) -> String {
-    format!("{:.1}", ns as f64 / 1e3)
-}
+use super::blocks::{latency_table, system_line, verdict_block, worst_block, LatencyRow};
+use crate::units::us;
 
 /// The summary printed at the end of `latlab run --verbose` (and by
 /// `latlab report` on a terminal): every table.
@@ -27,9 +19,31 @@ pub fn summary_table(result: &RunResult) -> String {
     system_line(&mut out, sys);
     out.push('\n');
     out.push_str("Wake-up latency (us)\n");
-    let labels: Vec<String> = result.threads.iter().map(|t| t.cpu.to_string()).collect();
-    let mut rows: Vec<LatencyRow<'_>> = result
-        .threads
+    let threads: Vec<&ThreadResult> = result.threads.iter().collect();
+    thread_latency_table(&mut out, result, &threads);
+    split_block(&mut out, result);
+    early_block(&mut out, result);
+    out.push('\n');
+    period_block(&mut out, result);
+    worst_block(&mut out, "Worst samples", &result.overall.worst, "cycle");
+    verdict_block(
+        &mut out,
+        result.verdict,
+        &result.requirements,
+        "try --max-latency 1ms or --profile emblix-class2",
+    );
+    out
+}
+
+/// Appends the latency table of `threads`, a row each labelled by its CPU,
+/// and the row of all threads when the run had more than one.
+pub(crate) fn thread_latency_table(
+    out: &mut String,
+    result: &RunResult,
+    threads: &[&ThreadResult],
+) {
+    let labels: Vec<String> = threads.iter().map(|t| t.cpu.to_string()).collect();
+    let mut rows: Vec<LatencyRow<'_>> = threads
         .iter()
         .zip(&labels)
         .map(|(t, label)| LatencyRow {
@@ -45,19 +59,7 @@ pub fn summary_table(result: &RunResult) -> String {
             extra: Some(result.overall.missed_periods),
         });
     }
-    latency_table(&mut out, ("CPU", 4), Some("missed"), &rows);
-    split_block(&mut out, result);
-    early_block(&mut out, result);
-    out.push('\n');
-    period_block(&mut out, result);
-    worst_block(&mut out, "Worst samples", &result.overall.worst, "cycle");
-    verdict_block(
-        &mut out,
-        result.verdict,
-        &result.requirements,
-        "try --max-latency 1ms or --profile emblix-class2",
-    );
-    out
+    latency_table(out, ("CPU", 4), Some("missed"), &rows);
 }
 
 /// Appends the first line of a run's summary: the timer, interval,
@@ -164,76 +166,6 @@ pub(crate) fn split_block(out: &mut String, result: &RunResult) {
     }
 }
 
-/// Appends the one-line description of the machine (kernel, preemption,
-/// HZ, clocksource, VM).
-pub fn system_line(out: &mut String, sys: &SystemInfo) {
-    let _ = writeln!(
-        out,
-        "kernel {} | preemption {} | HZ {} | clocksource {} | {}",
-        sys.kernel_release,
-        sys.preemption_model.as_deref().unwrap_or("unknown"),
-        sys.hz.map_or("?".to_string(), |hz| hz.to_string()),
-        sys.clocksource.as_deref().unwrap_or("?"),
-        sys.virtualization
-            .as_ref()
-            .map_or("bare metal".to_string(), |v| format!("VM: {v}"))
-    );
-}
-
-/// One row of a latency table.
-#[derive(Debug, Clone, Copy)]
-pub struct LatencyRow<'a> {
-    /// First column, e.g. the CPU or `one-way`.
-    pub label: &'a str,
-    /// The figures of the row.
-    pub latency: &'a Summary,
-    /// The last, optional count column (`missed` periods, `lost` events).
-    pub extra: Option<u64>,
-}
-
-/// Appends a latency table in microseconds: a header, then one row per
-/// entry. `label` is the first column's header and width; `extra` names
-/// the optional count column.
-pub fn latency_table(
-    out: &mut String,
-    label: (&str, usize),
-    extra: Option<&str>,
-    rows: &[LatencyRow<'_>],
-) {
-    let (header, width) = label;
-    let _ = write!(
-        out,
-        "{:>width$} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9}",
-        header, "samples", "min", "mean", "stddev", "p50", "p90", "p99", "p99.9", "p99.99", "max",
-    );
-    if let Some(extra) = extra {
-        let _ = write!(out, " {extra:>7}");
-    }
-    out.push('\n');
-    for row in rows {
-        let l = row.latency;
-        let _ = write!(
-            out,
-            "{:>width$} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9}",
-            row.label,
-            l.count,
-            us(l.min),
-            format!("{:.1}", l.mean / 1e3),
-            format!("{:.1}", l.stddev / 1e3),
-            us(l.p50),
-            us(l.p90),
-            us(l.p99),
-            us(l.p99_9),
-            us(l.p99_99),
-            us(l.max),
-        );
-        if let (Some(_), Some(value)) = (extra, row.extra) {
-            let _ = write!(out, " {value:>7}");
-        }
-        out.push('\n');
-    }
-}
-
 pub(crate) fn period_block(out: &mut String, result: &RunResult) {
     let reference = result.settings.interval_ns;
     let _ = writeln!(
@@ -273,27 +205,6 @@ pub(crate) fn period_block(out: &mut String, result: &RunResult) {
     out.push('\n');
 }
 
-/// Appends the five worst samples under `title`; `index_name` names a
-/// sample's index (`cycle`, `event`).
-pub fn worst_block(out: &mut String, title: &str, worst: &[WorstSample], index_name: &str) {
-    if worst.is_empty() {
-        return;
-    }
-    let _ = writeln!(out, "{title}");
-    for (rank, w) in worst.iter().take(WORST_SHOWN).enumerate() {
-        let _ = writeln!(
-            out,
-            "{:>4}. CPU{:<3} {:>10}  {index_name} {:<10} at {:.3} s",
-            rank + 1,
-            w.cpu,
-            format_ns(w.latency_ns),
-            w.cycle,
-            w.offset_s
-        );
-    }
-    out.push('\n');
-}
-
 /// Appends the early wake-ups, if there were any: a wake-up before its
 /// intended time cannot happen, so it is named, never folded into the table.
 /// Also the wake-ups whose expiry the kernel did not tell.
@@ -310,46 +221,13 @@ pub(crate) fn early_block(out: &mut String, result: &RunResult) {
     for t in result.threads.iter().filter(|t| t.early_wakeups > 0) {
         let _ = writeln!(
             out,
-            "early wake-ups: {} on CPU{} (up to {} us before the intended time; not in the \
+            "early wake-ups: {} on CPU{} (up to {} before the intended time; not in the \
              figures above): the measurement is suspect (a latlab bug or a clock problem; \
              please report it with the result JSON)",
             t.early_wakeups,
             t.cpu,
-            us(t.max_early_ns)
+            format_ns(t.max_early_ns)
         );
-    }
-}
-
-/// Appends the verdict and each requirement's outcome; `hint` suggests
-/// requirements when none was given.
-pub fn verdict_block(
-    out: &mut String,
-    verdict: Verdict,
-    outcomes: &[RequirementOutcome],
-    hint: &str,
-) {
-    match verdict {
-        Verdict::None => {
-            let _ = writeln!(out, "No requirement given ({hint}).");
-        }
-        Verdict::Pass | Verdict::Fail | Verdict::Suspect => {
-            let _ = writeln!(
-                out,
-                "Verdict: {}",
-                match verdict {
-                    Verdict::Pass => "PASS",
-                    Verdict::Fail => "FAIL",
-                    _ =>
-                        "SUSPECT: wake-ups came before their intended time, so these figures \
-                          prove nothing (the requirements below as measured)",
-                }
-            );
-            for outcome in outcomes {
-                for line in &outcome.details {
-                    let _ = writeln!(out, "  {line}");
-                }
-            }
-        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! The comparison at the top of a report of several results: per quantity
-//! measured ([`Quantity`]: timer wake-up latency, wake-up latency, response
-//! latency, and the peer tools' quantities), the distributions of every
+//! measured ([`Quantity`](latlab_document::comparable::Quantity): timer
+//! wake-up latency, wake-up latency, response latency, and the peer tools'
+//! quantities), the distributions of every
 //! result that holds one, set against the first (the baseline), in a table
 //! of changes and two overlaid plots. A run and a watch of the same thread
 //! are compared (both hold a timer wake-up latency), and so are a run and a
@@ -9,174 +10,22 @@
 //! result that holds nothing another result holds is named, with what it
 //! holds, instead of being left out silently.
 
+mod overlay;
+mod plan;
+
 use std::fmt::Write;
 
-use latlab_document::comparable::{Distribution, Figure, Quantity};
-use latlab_measure::histogram::Histogram;
-use latlab_measure::units::format_ns;
+pub use overlay::plots;
+use overlay::{prefix, quantity_plots};
+pub use plan::{plan, Member, Plan};
 
-use super::plots::{self, color, load_kinds};
-use super::svg::{escape, Marker, Plot};
-use super::{delta_cell, figures, rate, verdict_badge, Entry};
-
-/// One distribution in a comparison, with the name it has there.
-#[derive(Debug, Clone)]
-pub struct Member<'a> {
-    /// Which entry of the report holds it (0-based).
-    pub entry: usize,
-    /// Its name: the entry's label, and the part (`watch comm x: thread
-    /// cyclictest 4242`).
-    pub label: String,
-    /// The distribution.
-    pub distribution: Distribution<'a>,
-}
-
-/// What a report of several results compares.
-#[derive(Debug, Clone, Default)]
-pub struct Plan<'a> {
-    /// Per quantity that two results or more hold, its members (the
-    /// baseline first), in the order the quantities first appear.
-    pub compared: Vec<(Quantity, Vec<Member<'a>>)>,
-    /// The entries compared in none of them (0-based), with why.
-    pub left_out: Vec<(usize, String)>,
-}
-
-/// The comparison of `entries`: every quantity that two or more of them
-/// hold, and the entries left out with what they hold.
-pub fn plan(entries: &[Entry]) -> Plan<'_> {
-    let mut all: Vec<(Quantity, Vec<Member<'_>>)> = Vec::new();
-    for (i, entry) in entries.iter().enumerate() {
-        for distribution in entry.document.distributions() {
-            let label = match (distribution.part, distribution.tid) {
-                (Some(_), Some(0)) => format!("{}: ended threads", entry.label),
-                (Some(part), Some(tid)) => format!("{}: thread {part} {tid}", entry.label),
-                (Some(part), None) => format!("{}: {part}", entry.label),
-                (None, _) => entry.label.clone(),
-            };
-            let quantity = distribution.quantity;
-            let member = Member {
-                entry: i,
-                label,
-                distribution,
-            };
-            match all.iter_mut().find(|(q, _)| *q == quantity) {
-                Some((_, members)) => members.push(member),
-                None => all.push((quantity, vec![member])),
-            }
-        }
-    }
-    // A quantity is compared when two entries hold it (the threads of one
-    // watch alone are its own section's business).
-    all.retain(|(_, members)| members.iter().any(|m| m.entry != members[0].entry));
-    let left_out = (0..entries.len())
-        .filter(|&i| !all.iter().any(|(_, m)| m.iter().any(|m| m.entry == i)))
-        .map(|i| {
-            let document = &entries[i].document;
-            let why = if document.distributions().is_empty() {
-                format!("it holds {}", document.holds())
-            } else {
-                format!("no other result holds its {}", document.holds())
-            };
-            (i, why)
-        })
-        .collect();
-    Plan {
-        compared: all,
-        left_out,
-    }
-}
-
-impl Plan<'_> {
-    /// The plan in sentences, one per line, for a terminal: what is
-    /// compared with what, and what is not and why.
-    pub fn describe(&self, entries: &[Entry]) -> Vec<String> {
-        let mut lines: Vec<String> = self
-            .compared
-            .iter()
-            .map(|(quantity, members)| {
-                format!(
-                    "compared, {} (the first is the baseline): {}",
-                    quantity.name(),
-                    members
-                        .iter()
-                        .map(|m| m.label.as_str())
-                        .collect::<Vec<_>>()
-                        .join("; ")
-                )
-            })
-            .collect();
-        lines.extend(
-            self.left_out
-                .iter()
-                .map(|(i, why)| format!("not compared: {}: {why}", entries[*i].label)),
-        );
-        lines
-    }
-}
-
-/// The plot ids of comparison `n` (0-based): `compare` for the first.
-fn prefix(n: usize) -> String {
-    if n == 0 {
-        "compare".into()
-    } else {
-        format!("compare{}", n + 1)
-    }
-}
-
-/// The overlaid histograms and tail distributions of each comparison.
-pub fn plots(entries: &[Entry]) -> Vec<Plot> {
-    plan(entries)
-        .compared
-        .iter()
-        .enumerate()
-        .flat_map(|(n, (quantity, members))| quantity_plots(&prefix(n), *quantity, members))
-        .collect()
-}
-
-fn quantity_plots(prefix: &str, quantity: Quantity, members: &[Member<'_>]) -> Vec<Plot> {
-    // The members with a histogram (a peer file may have none), each with
-    // its colour in both plots.
-    let drawn: Vec<&Member<'_>> = members
-        .iter()
-        .filter(|m| m.distribution.histogram.is_some())
-        .collect();
-    let series = |tail: bool| -> Vec<(String, &Histogram)> {
-        drawn
-            .iter()
-            .filter_map(|m| {
-                let d = &m.distribution;
-                let h = if tail { &d.tail } else { &d.histogram };
-                Some((m.label.clone(), h.as_deref()?))
-            })
-            .collect()
-    };
-    let markers = drawn
-        .iter()
-        .enumerate()
-        .filter_map(|(i, m)| {
-            let max = m.distribution.figures.max.known()?;
-            Some(Marker {
-                x: max as f64 / 1e3,
-                label: format!("max {}", format_ns(max)),
-                color: color(i),
-            })
-        })
-        .collect();
-    let (histogram, tail) = match quantity {
-        Quantity::TimerWakeUp => (
-            "Latency histograms, all CPUs".to_string(),
-            "Cumulative distribution: share of samples above each latency".to_string(),
-        ),
-        other => (
-            format!("Histograms of the {}", other.name()),
-            format!("Share of samples above each {}", other.name()),
-        ),
-    };
-    vec![
-        plots::histogram_plot(&format!("{prefix}-histogram"), &histogram, &series(false)),
-        plots::tail_plot(&format!("{prefix}-tail"), &tail, &series(true), markers),
-    ]
-}
+use super::badge::verdict_badge;
+use super::delta::{change, delta_cell};
+use super::entry::Entry;
+use super::page::figures;
+use super::plots::load_kinds;
+use crate::markup::escape;
+use crate::units::{self, count_or_unknown, rate};
 
 /// The comparison section of a report: the results left out named first,
 /// then per quantity compared its table and plots (under a heading when
@@ -254,17 +103,6 @@ fn peer_note(h: &mut String, members: &[Member<'_>]) {
     );
 }
 
-/// A figure as the comparison shows it: the value, `≥ X` for one among a
-/// peer histogram's overflows, or `unknown`.
-pub fn figure_text(figure: Figure) -> String {
-    match figure {
-        Figure::Known(ns) => format_ns(ns),
-        Figure::Overflow(Some(from)) => format!("≥ {}", format_ns(from)),
-        Figure::Overflow(None) => "past the histogram".into(),
-        Figure::Unknown => crate::peer::UNKNOWN.into(),
-    }
-}
-
 fn capitalized(text: &str) -> String {
     let mut chars = text.chars();
     chars
@@ -289,10 +127,8 @@ fn table(h: &mut String, members: &[Member<'_>]) {
             h,
             "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td>",
             escape(&member.label),
-            d.verdict.map_or("–", verdict_badge),
-            d.figures
-                .count
-                .map_or_else(|| crate::peer::UNKNOWN.to_string(), |n| n.to_string()),
+            d.verdict.map_or_else(|| "–".into(), verdict_badge),
+            count_or_unknown(d.figures.count),
         );
         match (d.missed, d.peer) {
             // A peer file does not say how many periods its tool missed.
@@ -320,7 +156,7 @@ fn table(h: &mut String, members: &[Member<'_>]) {
                 (Some(v), Some(b)) => delta_cell(b as f64, v as f64, true),
                 _ => "<td>–</td>".into(),
             };
-            let _ = write!(h, "<td>{}</td>{delta}", escape(&figure_text(value)));
+            let _ = write!(h, "<td>{}</td>{delta}", escape(&units::figure(value)));
         }
         if let Some(doc) = d.peer {
             let _ = writeln!(
@@ -340,7 +176,7 @@ fn table(h: &mut String, members: &[Member<'_>]) {
                     let delta = base_load
                         .iter()
                         .find(|b| b.kind == k.kind)
-                        .and_then(|b| super::change(b.per_second, k.per_second))
+                        .and_then(|b| change(b.per_second, k.per_second))
                         .map(|pct| format!(" ({pct:+.1} %)"))
                         .unwrap_or_default();
                     format!(
@@ -362,6 +198,7 @@ fn table(h: &mut String, members: &[Member<'_>]) {
 mod tests {
     use super::*;
     use crate::fixture::sample_result;
+    use latlab_document::comparable::Quantity;
     use latlab_document::{Document, RunDocument};
 
     fn entry(label: &str, document: Document) -> Entry {
@@ -439,7 +276,7 @@ mod tests {
         # Histogram Overflow at cycle number:\n# Thread 0: 4\n";
 
     const TIMERLAT: &str =
-        include_str!("../../../latlab-peers/tests/fixtures/rtla-timerlat-hist.txt");
+        include_str!("../../../../latlab-peers/tests/fixtures/rtla-timerlat-hist.txt");
 
     #[test]
     fn peer_files_join_the_comparison_of_their_quantity() {

@@ -3,13 +3,15 @@
 
 use latlab_lock::sim::{paper, SimComparison};
 
+use crate::units::whole_us;
+
 const US: u64 = 1_000;
 
 /// Renders the comparison as the paper's Table 4, the simulated figures next to the
 /// paper's, followed by the sender's cost and the admission counters.
 pub fn table(c: &SimComparison) -> String {
     use std::fmt::Write as _;
-    let us = |ns: u64| format!("{:.0} µs", ns as f64 / 1e3);
+    let us = |ns: u64| whole_us(ns as f64);
     let paper_us = |v: f64| format!("{v} µs");
     let mut out = String::new();
     let cfg = &c.config;

@@ -1,10 +1,9 @@
-//! The terminal summary and the cyclictest-style histogram of
-//! `latlab respond`, built from the blocks `latlab run` uses.
+//! The terminal summary of `latlab respond`, built from the blocks
+//! `latlab run` uses.
 
 use std::fmt::Write;
 
-use crate::cyclictest::{histogram_text_columns, HistogramColumn};
-use crate::table::{latency_table, system_line, verdict_block, worst_block, LatencyRow};
+use super::blocks::{latency_table, system_line, verdict_block, worst_block, LatencyRow};
 use latlab_measure::result::Verdict;
 use latlab_measure::units::format_ns;
 
@@ -125,118 +124,10 @@ pub fn summary_table(result: &RespondResult) -> String {
     out
 }
 
-/// cyclictest's `-h` text with two columns: one-way, then round trip.
-pub fn histogram_text(result: &RespondResult) -> String {
-    let columns: Vec<HistogramColumn<'_>> = [&result.one_way, &result.round_trip]
-        .into_iter()
-        .map(|l| HistogramColumn {
-            histogram: &l.histogram,
-            latency: &l.latency,
-            worst: &l.worst,
-        })
-        .collect();
-    histogram_text_columns(&columns)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use latlab_measure::requirements::profile;
-    use latlab_measure::stats::Stats;
-    use latlab_measure::worst::{WorstSample, WorstSamples};
-    use latlab_respond::measure::{Gap, LatencyOutput, Placement, RespondOutput};
-    use latlab_respond::result::{CheckOn, RespondContext, RespondSettings};
-    use latlab_rt::sched::Policy;
-    use latlab_rt::sysinfo::SystemInfo;
-
-    fn latency(base: u64, spike: u64) -> LatencyOutput {
-        let mut stats = Stats::new();
-        let mut worst = WorstSamples::new(20);
-        for event in 0..2000u64 {
-            let ns = if event == 1234 {
-                spike
-            } else {
-                base + event * 7919 % 9_000
-            };
-            stats.record(ns);
-            worst.offer(WorstSample {
-                latency_ns: ns,
-                cycle: event,
-                intended_ns: 1_000_000_000 + event * 1_000_000,
-                offset_s: event as f64 / 1e3,
-                cpu: 1,
-            });
-        }
-        LatencyOutput {
-            stats,
-            worst,
-            series: Vec::new(),
-        }
-    }
-
-    /// 2000 events over a pty; one 61 us round trip at event 1234 fails moblin-ivi.
-    fn sample() -> RespondResult {
-        let output = RespondOutput {
-            sent: 2001,
-            answered: 2000,
-            lost: 1,
-            one_way: latency(6_000, 31_000),
-            round_trip: latency(14_000, 61_000),
-            kernel_timestamps: false,
-            gpio_edges: None,
-            start_ns: 1_000_000_000,
-            end_ns: 3_000_000_000,
-            interrupted: false,
-            responder: Placement {
-                cpu: 1,
-                policy: Some(Policy::Fifo),
-                priority: 95,
-                mlocked: true,
-            },
-            stimulus: Placement {
-                cpu: 0,
-                policy: Some(Policy::Fifo),
-                priority: 94,
-                mlocked: true,
-            },
-        };
-        let context = RespondContext {
-            command_line: vec!["latlab".into(), "respond".into()],
-            started_unix_s: 1_700_000_000.0,
-            settings: RespondSettings {
-                channel: "pty".into(),
-                channel_description: "pseudo-terminal pair, raw (kernel tty path)".into(),
-                gpio: None,
-                count: Some(2001),
-                duration_s: None,
-                gap: Gap::Random {
-                    min_ns: 500_000,
-                    max_ns: 1_500_000,
-                },
-                policy: Policy::Fifo,
-                priority: 95,
-                timeout_ns: 1_000_000_000,
-                cpu_dma_latency_us: Some(0),
-                unprivileged: false,
-                steal_ns: vec![(0, 0), (1, 2_500_000)],
-            },
-            system: SystemInfo {
-                kernel_release: "6.18.0".into(),
-                preemption_model: Some("none".into()),
-                hz: Some(250),
-                clocksource: Some("tsc".into()),
-                virtualization: Some("KVM".into()),
-                ..SystemInfo::default()
-            },
-            warnings: Vec::new(),
-        };
-        RespondResult::assemble(
-            &output,
-            context,
-            &profile("moblin-ivi").unwrap(),
-            CheckOn::RoundTrip,
-        )
-    }
+    use crate::fixture::sample_respond as sample;
 
     /// A GPIO run says its round trips end at the kernel's edge timestamps,
     /// and warns when some could not (the lab's CP2112 pair showed the
@@ -290,20 +181,6 @@ mod tests {
             ["FAIL: round-trip max 61.0 us > 40.0 us (event 1234)"]
         );
         assert_eq!(result.requirements.len(), 1, "period tolerance is skipped");
-    }
-
-    #[test]
-    fn histogram_columns_add_up_to_the_answered_events() {
-        let text = histogram_text(&sample());
-        let mut sums = [0u64; 2];
-        for line in text.lines().filter(|l| !l.starts_with('#')) {
-            let mut fields = line.split([' ', '\t']);
-            fields.next();
-            for (sum, field) in sums.iter_mut().zip(fields) {
-                *sum += field.parse::<u64>().unwrap();
-            }
-        }
-        assert_eq!(sums, [2000, 2000]);
     }
 
     #[test]

@@ -10,25 +10,14 @@ use latlab_document::PeerDocument;
 use latlab_measure::units::format_ns;
 use latlab_peers::{Column, Measurement};
 
-/// How an unknown figure is shown.
-pub const UNKNOWN: &str = "unknown";
+use crate::units::{self, count_or_unknown, mean_or_unknown, UNKNOWN};
 
 /// A latency figure of `column`: the value, `≥ X` for a percentile that
 /// falls among the overflows (X: the first value past the histogram, in
-/// the tool's labels), or [`UNKNOWN`] ([`Figure::of_peer`], shown as the
-/// comparison shows it).
+/// the tool's labels), or [`UNKNOWN`] ([`Figure::of_peer`], written by
+/// [`units::figure`]).
 pub fn figure(value: Option<u64>, column: &Column, measurement: &Measurement) -> String {
-    crate::html::comparison::figure_text(Figure::of_peer(value, column, measurement))
-}
-
-/// A mean, or [`UNKNOWN`].
-pub fn mean(value: Option<f64>) -> String {
-    value.map_or_else(|| UNKNOWN.into(), |v| format_ns(v.round() as u64))
-}
-
-/// A count, or [`UNKNOWN`].
-pub fn count(value: Option<u64>) -> String {
-    value.map_or_else(|| UNKNOWN.into(), |v| v.to_string())
+    units::figure(Figure::of_peer(value, column, measurement))
 }
 
 /// The lines that say where a peer result comes from: tool, format,
@@ -121,14 +110,14 @@ pub fn text(doc: &PeerDocument) -> String {
             rows.push(vec![
                 c.name.clone(),
                 c.cpu.map_or_else(|| "?".into(), |cpu| cpu.to_string()),
-                count(l.count),
+                count_or_unknown(l.count),
                 figure(l.min, c, m),
-                mean(l.mean),
+                mean_or_unknown(l.mean),
                 figure(l.p50, c, m),
                 figure(l.p99, c, m),
                 figure(l.p99_9, c, m),
                 figure(l.max, c, m),
-                count(c.overflows),
+                count_or_unknown(c.overflows),
             ]);
         }
         let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();

@@ -3,6 +3,8 @@
 
 use latlab_lock::bench::{goal_checks, BenchConfig, GoalCheck, SiteChoice, VariantResult};
 
+use crate::units::{us, us_f64};
+
 /// Renders the results in the shape of the paper's Table 4: one column per variant.
 pub fn table(cfg: &BenchConfig, results: &[VariantResult]) -> String {
     use std::fmt::Write as _;
@@ -61,7 +63,6 @@ pub fn table(cfg: &BenchConfig, results: &[VariantResult]) -> String {
         }
         out.push('\n');
     };
-    let us = |ns: u64| format!("{:.1}", ns as f64 / 1e3);
     row(
         &mut out,
         "",
@@ -86,10 +87,7 @@ pub fn table(cfg: &BenchConfig, results: &[VariantResult]) -> String {
         row(
             &mut out,
             "  mean",
-            results
-                .iter()
-                .map(|r| format!("{:.1}", summary(r).mean / 1e3))
-                .collect(),
+            results.iter().map(|r| us_f64(summary(r).mean)).collect(),
         );
         row(
             &mut out,

@@ -1,11 +1,13 @@
 //! The terminal text of a background load's report (`latlab load`, and the
 //! load part of run, respond and lockbench results).
 
-use latlab_load::{rate, si, LoadReport};
+use latlab_load::LoadReport;
+
+use crate::units::{amount, cpus_busy, rate, us_per_kib};
 
 /// One line for a summary that is about something else (e.g. a latency
-/// run): `load full: cpu 2x 210.0 Mops/s, io 285.0 MB/s, net 562.5 MB/s
-/// (1.820 µs/KiB), mem 54.127 kpages/s`.
+/// run): `load full: cpu 2x 210 Mops/s, io 285 MB/s, net 562 MB/s
+/// (1.820 µs/KiB), mem 54.1 kpages/s`.
 pub fn summary_line(load: &LoadReport) -> String {
     let mut parts: Vec<String> = load
         .kinds
@@ -18,13 +20,16 @@ pub fn summary_line(load: &LoadReport) -> String {
             };
             let mut part = format!("{} {workers}{}", k.kind, rate(k.per_second, &k.unit));
             if k.us_per_kib.is_some() && k.total > 0 {
-                part.push_str(&format!(" ({:.3} µs/KiB)", 1024.0 * 1e6 / k.per_second));
+                part.push_str(&format!(
+                    " ({} µs/KiB)",
+                    us_per_kib(1024.0 * 1e6 / k.per_second)
+                ));
             }
             part
         })
         .collect();
     if let Some(c) = &load.external {
-        parts.push(format!("command {:.2} CPUs busy", c.cpus_busy));
+        parts.push(format!("command {}", cpus_busy(c.cpus_busy)));
     }
     if parts.is_empty() {
         parts.push("nothing ran".to_owned());
@@ -32,8 +37,9 @@ pub fn summary_line(load: &LoadReport) -> String {
     format!("load {}: {}", load.name(), parts.join(", "))
 }
 
-/// A plain-text table: one line per kind (and the command), with
-/// human units (MB/s for bytes, where 1 MB = 10^6 bytes).
+/// A plain-text table: one line per kind (and the command), with the
+/// units the HTML report writes too ([`crate::units`]: an SI prefix, 1 MB
+/// = 10^6 bytes).
 pub fn table(load: &LoadReport) -> String {
     let mut rows = vec![[
         "load".to_owned(),
@@ -51,9 +57,7 @@ pub fn table(load: &LoadReport) -> String {
             _ => "-".to_owned(),
         };
         let per_kib = match &k.us_per_kib {
-            Some(_) if k.total > 0 => {
-                format!("{:.3}", load.duration_s * 1e6 / (k.total as f64 / 1024.0))
-            }
+            Some(_) if k.total > 0 => us_per_kib(load.duration_s * 1e6 / (k.total as f64 / 1024.0)),
             _ => "-".to_owned(),
         };
         rows.push([
@@ -74,7 +78,7 @@ pub fn table(load: &LoadReport) -> String {
             "command".to_owned(),
             "1".to_owned(),
             format!("{:.1} CPU-s", c.cpu_seconds),
-            format!("{:.2} CPUs busy", c.cpus_busy),
+            cpus_busy(c.cpus_busy),
             range,
             "-".to_owned(),
         ]);
@@ -122,21 +126,12 @@ fn max(v: &[f64]) -> Option<f64> {
     v.iter().copied().reduce(f64::max)
 }
 
-/// A count with an SI prefix: "1.23 G ops", "456 MB".
-fn amount(value: f64, unit: &str) -> String {
-    if unit == "bytes" {
-        return format!("{:.1} MB", value / 1e6);
-    }
-    let (scaled, prefix) = si(value);
-    format!("{scaled:.3} {prefix}{unit}")
-}
-
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use latlab_load::KindReport;
 
-    fn sample() -> LoadReport {
+    pub(crate) fn sample() -> LoadReport {
         LoadReport {
             spec: "cpu:1,net:1".into(),
             command: None,
@@ -170,9 +165,9 @@ mod tests {
     #[test]
     fn table_uses_human_units_and_transfer_time_per_kib() {
         let table = table(&sample());
-        assert!(table.contains("1.500 Gops/s"), "{table}");
-        assert!(table.contains("1.400 Gops/s..1.600 Gops/s"), "{table}");
-        assert!(table.contains("1024.0 MB/s"), "{table}");
+        assert!(table.contains("1.5 Gops/s"), "{table}");
+        assert!(table.contains("1.4 Gops/s..1.6 Gops/s"), "{table}");
+        assert!(table.contains("1.02 GB/s"), "{table}");
         // 2 s to move 2_000_000 KiB = 1 µs per KiB.
         assert!(table.contains("1.000"), "{table}");
         assert!(table.contains("warning: io ran on a tmpfs"), "{table}");
@@ -199,7 +194,7 @@ mod tests {
         let line = summary_line(&sample());
         assert_eq!(
             line,
-            "load cpu:1,net:1: cpu 1.500 Gops/s, net 1024.0 MB/s (1.000 µs/KiB)"
+            "load cpu:1,net:1: cpu 1.5 Gops/s, net 1.02 GB/s (1.000 µs/KiB)"
         );
     }
 }

@@ -1,0 +1,201 @@
+//! The causes of late wake-ups as the short summaries list them (`latlab run
+//! --explain`, `latlab scenario characterize`): the top few, each fix once.
+
+use std::fmt::Write as _;
+
+use latlab_explain::{Cause, CauseRow};
+
+/// One cause as the short summaries list it (`latlab run --explain`,
+/// `latlab scenario characterize`).
+#[derive(Debug, Clone, Copy)]
+pub struct CauseSummary<'a> {
+    /// What happened.
+    pub description: &'a str,
+    /// Its share of all late-window latency (0-1).
+    pub share: f64,
+    /// Late windows it took part in.
+    pub late_windows: u64,
+    /// What to do about it: fixes separated by `; `.
+    pub recommendation: &'a str,
+    /// The command name of the task the cause names (`ld-io0` of
+    /// `ld-io0:812`, `rustc` of `rustc (10 pids)`), which its fix names too:
+    /// two causes differing only by it have the same fix.
+    pub task: Option<&'a str>,
+}
+
+impl<'a> CauseSummary<'a> {
+    /// The summary of a ranked cause of an explanation.
+    pub fn of(row: &'a CauseRow) -> CauseSummary<'a> {
+        CauseSummary {
+            description: &row.description,
+            share: row.share,
+            late_windows: row.late_windows,
+            recommendation: &row.recommendation,
+            task: task_of(&row.cause),
+        }
+    }
+}
+
+/// `text` with each mention of the task `comm` (as a cause names it: `comm`,
+/// `comm:PID` or `comm (N pids)`) replaced by one placeholder: the words of
+/// a fix apart from the task it is about.
+fn without_task(text: &str, comm: &str) -> String {
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '-');
+    let digits = |s: &str| s.len() - s.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(comm) {
+        let after = &rest[at + comm.len()..];
+        // Only the whole name: not `dd` in `add`.
+        if word(rest[..at].chars().next_back()) || word(after.chars().next()) {
+            out.push_str(&rest[..at + comm.len()]);
+            rest = after;
+            continue;
+        }
+        out.push_str(&rest[..at]);
+        out.push('\u{0}');
+        rest = after;
+        if let Some(tail) = rest.strip_prefix(':') {
+            let n = digits(tail);
+            if n > 0 {
+                rest = &tail[n..];
+            }
+        } else if let Some(tail) = rest.strip_prefix(" (") {
+            let n = digits(tail);
+            if let Some(tail) = tail[n..].strip_prefix(" pids)").filter(|_| n > 0) {
+                rest = tail;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The task a cause names (its command name), if it names one.
+fn task_of(cause: &Cause) -> Option<&str> {
+    match cause {
+        Cause::TimerIrqDelay { task }
+        | Cause::SilentGap { task, .. }
+        | Cause::SoftTimer { task, .. }
+        | Cause::IrqThread { task, .. }
+        | Cause::SoftirqThread { task, .. }
+        | Cause::KernelThread { task, .. }
+        | Cause::OtherTask { task, .. }
+        | Cause::NonPreemptibleKernel { task } => Some(task),
+        _ => None,
+    }
+}
+
+/// The causes, ranked, with their fixes, each fix given once: a fix is the
+/// recommendation's `; `-separated parts, and a part an earlier cause
+/// already gave (the same words but for the task it names) is not
+/// repeated: the cause says `as for #1` instead. Two lines per cause.
+pub fn top_causes(causes: &[CauseSummary<'_>]) -> String {
+    let mut o = String::new();
+    // Each fix part given so far (the task replaced by a placeholder) and
+    // the number of the cause that gave it.
+    let mut given: Vec<(String, usize)> = Vec::new();
+    for (i, cause) in causes.iter().enumerate() {
+        let number = i + 1;
+        let mut new_parts: Vec<&str> = Vec::new();
+        let mut as_for: Vec<usize> = Vec::new();
+        for part in cause
+            .recommendation
+            .split("; ")
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+        {
+            let key = match cause.task {
+                Some(task) if !task.is_empty() => without_task(part, task),
+                _ => part.to_string(),
+            };
+            match given.iter().find(|(k, _)| *k == key) {
+                Some(&(_, earlier)) => {
+                    if !as_for.contains(&earlier) {
+                        as_for.push(earlier);
+                    }
+                }
+                None => {
+                    given.push((key, number));
+                    new_parts.push(part);
+                }
+            }
+        }
+        as_for.sort_unstable();
+        let earlier = as_for
+            .iter()
+            .map(|n| format!("#{n}"))
+            .collect::<Vec<_>>()
+            .join(" and ");
+        let fix = match (new_parts.is_empty(), as_for.is_empty()) {
+            (true, true) => "(no fix known)".to_string(),
+            (true, false) => format!("as for {earlier}"),
+            (false, true) => new_parts.join("; "),
+            (false, false) => format!("{}; and as for {earlier}", new_parts.join("; ")),
+        };
+        let _ = writeln!(
+            o,
+            "  {number}. {} ({:.0} % of the late latency, {} late window{})\n     -> {fix}",
+            cause.description,
+            cause.share * 100.0,
+            cause.late_windows,
+            if cause.late_windows == 1 { "" } else { "s" }
+        );
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_task_is_named_whole_with_its_pid_or_count() {
+        assert_eq!(
+            without_task("dd:812 ran; add dd (3 pids) and dd", "dd"),
+            "\u{0} ran; add \u{0} and \u{0}"
+        );
+        assert_eq!(without_task("ld-io0:7 ran", "ld-io"), "ld-io0:7 ran");
+    }
+
+    #[test]
+    fn top_causes_give_each_fix_once() {
+        let cause = |description, recommendation, task| CauseSummary {
+            description,
+            share: 0.2,
+            late_windows: 3,
+            recommendation,
+            task,
+        };
+        let causes = [
+            cause(
+                "a:1 held the CPU",
+                "a:1 ran long: boot with preempt=full; it allocated pages: mlock",
+                Some("a"),
+            ),
+            cause(
+                "b (12 pids) held the CPU",
+                "b (12 pids) ran long: boot with preempt=full; it allocated pages: mlock",
+                Some("b"),
+            ),
+            cause(
+                "softirq NET_RX",
+                "threaded NAPI; it allocated pages: mlock",
+                None,
+            ),
+            cause("hrtimer interrupt", "", None),
+        ];
+        let text = top_causes(&causes);
+        assert_eq!(
+            text,
+            "  1. a:1 held the CPU (20 % of the late latency, 3 late windows)\n     \
+             -> a:1 ran long: boot with preempt=full; it allocated pages: mlock\n  \
+             2. b (12 pids) held the CPU (20 % of the late latency, 3 late windows)\n     \
+             -> as for #1\n  \
+             3. softirq NET_RX (20 % of the late latency, 3 late windows)\n     \
+             -> threaded NAPI; and as for #1\n  \
+             4. hrtimer interrupt (20 % of the late latency, 3 late windows)\n     \
+             -> (no fix known)\n"
+        );
+    }
+}
