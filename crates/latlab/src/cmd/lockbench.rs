@@ -110,7 +110,7 @@ pub struct LockbenchArgs {
     /// benchmark is about it).
     #[arg(long)]
     pub allow_unprivileged: bool,
-    /// Exit with status 2 unless delayed-quantile meets the goal of issue 6: worst lock
+    /// Exit with status 2 unless delayed-quantile meets the delayed-locking goal: worst lock
     /// latency at most 25 % of plain's and below pi's, background work loss at most 20 %
     /// (needs plain, pi and delayed-quantile among the variants).
     #[arg(long)]
@@ -128,7 +128,7 @@ pub struct LockbenchArgs {
     /// Write the results (with the background throughput over time) as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Background load from the loads issue, running through all variants (real threads only).
+    /// Background load, running through all variants (real threads only).
     #[command(flatten)]
     pub load: super::background::LoadFlags,
     /// The history database the results are also stored in.

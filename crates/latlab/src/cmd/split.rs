@@ -1,6 +1,6 @@
 //! `latlab run --split`: the run's own timer-driven wake-ups measured in the
 //! kernel by latlab watch's BPF side and split at the timer interrupt into
-//! interrupt latency and preemption latency (issue 16; the MontaVista
+//! interrupt latency and preemption latency (the MontaVista
 //! paper's two parts, rtla timerlat's IRQ and thread latency).
 //!
 //! The BPF side is loaded with only the programs the histograms need and no
