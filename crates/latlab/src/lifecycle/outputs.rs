@@ -1,41 +1,10 @@
-//! Flags and output steps shared by the measuring commands (`run`,
-//! `respond`): requirements, and saving a result (file, history).
+//! Writing a measuring command's result: the saved copy and the history,
+//! `--json`, the other files, the test-farm formats and `--push`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-
-use latlab_measure::requirements::{self, Requirement};
-use latlab_rt::duration;
-
-/// `--max-latency`, `--percentile`, `--profile`.
-#[derive(Debug, Clone, clap::Args)]
-pub struct RequirementFlags {
-    /// Requirement: no sample above this latency (e.g. `1ms`, `40us`).
-    #[arg(long, value_name = "DURATION", value_parser = duration::latency)]
-    pub max_latency: Option<u64>,
-    /// Requirement: a percentile at or below a limit, e.g. `99.9:40us` (repeatable).
-    #[arg(long, value_name = "P:DURATION", value_parser = requirements::parse_percentile)]
-    pub percentile: Vec<Requirement>,
-    /// Requirements from a paper: emblix-class1 (< 100 ms), emblix-class2 (< 1 ms),
-    /// emblix-class3 (< 100 us),
-    /// moblin-ivi (40 us; and every period within +-5 % where there are periods).
-    #[arg(long, value_name = "NAME", value_parser = requirements::profile)]
-    pub profile: Vec<Vec<Requirement>>,
-}
-
-impl RequirementFlags {
-    /// The profiles' requirements, then --max-latency, then each --percentile.
-    pub fn requirements(&self) -> Vec<Requirement> {
-        let mut all: Vec<Requirement> = self.profile.iter().flatten().cloned().collect();
-        if let Some(limit_ns) = self.max_latency {
-            all.push(Requirement::MaxLatency { limit_ns });
-        }
-        all.extend(self.percentile.iter().cloned());
-        all
-    }
-}
 
 /// Where a result is saved: `<output-dir>/<timestamp>/<file>` and the history.
 #[derive(Debug, Clone, clap::Args)]
@@ -196,7 +165,7 @@ impl OutputFiles {
             0 => Ok(()),
             1 => Err(self.failures.remove(0)),
             n => {
-                let all: Vec<String> = self.failures.iter().map(super::describe).collect();
+                let all: Vec<String> = self.failures.iter().map(crate::cmd::describe).collect();
                 anyhow::bail!("{n} outputs failed: {}", all.join("; "))
             }
         }
