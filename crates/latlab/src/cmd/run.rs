@@ -21,7 +21,7 @@ use latlab_rt::session::SessionOptions;
 
 use super::{EXIT_REQUIREMENT_FAILED, EXIT_SUSPECT};
 use crate::config::run::{resolve, RunConfig};
-use crate::kernel_side::split::{Split, SplitMode, SplitMonitor};
+use crate::kernel_side::split::{self, SplitMode, SplitMonitor};
 use crate::lifecycle::{Lifecycle, MeasuringFlags, RequirementFlags, Verbosity};
 use crate::live::run::LiveView;
 
@@ -146,7 +146,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
 
     // The split's BPF side first: `--split on` without BPF fails before a
     // trace is started.
-    let mut split = Split::start(run.split)?;
+    let mut split = split::start(run.split)?;
     let trace = run.trace.start(&mut run.measure)?;
 
     life.begin();
@@ -185,7 +185,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
 
     let mut result = assemble_document(&life, &run, &output);
     if let Some(split) = split {
-        split.finish(&mut result.result);
+        split::finish(split, &mut result.result);
     }
     result.load = load_report;
     result.trace = trace_report.clone();

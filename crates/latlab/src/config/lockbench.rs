@@ -35,16 +35,7 @@ pub fn resolve(args: &LockbenchArgs) -> anyhow::Result<(BenchConfig, Vec<BenchVa
                 .trim()
                 .parse()
                 .with_context(|| format!("--cpu {text:?}: expected a CPU number or `none`"))?;
-            if !usable.contains(&cpu) {
-                bail!(
-                    "CPU {cpu} is not usable (online and allowed CPUs: {}); see --cpu",
-                    usable
-                        .iter()
-                        .map(|c| c.to_string())
-                        .collect::<Vec<_>>()
-                        .join(",")
-                );
-            }
+            super::check_usable(cpu, &usable, "--cpu")?;
             Some(cpu)
         }
         None => usable.last().copied(),

@@ -8,3 +8,19 @@ pub mod record;
 pub mod respond;
 pub mod run;
 pub mod watch;
+
+/// Fails, naming the usable CPUs and the flag `flag` to fix, unless `cpu`
+/// is one of `usable` (online and allowed).
+pub fn check_usable(cpu: usize, usable: &[usize], flag: &str) -> anyhow::Result<()> {
+    if !usable.contains(&cpu) {
+        anyhow::bail!(
+            "CPU {cpu} is not usable (online and allowed CPUs: {}); see {flag}",
+            usable
+                .iter()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+    }
+    Ok(())
+}

@@ -38,17 +38,7 @@ pub struct RespondRun {
 pub fn resolve(args: &RespondArgs) -> anyhow::Result<RespondRun> {
     let usable = sched::usable_cpus();
     let check_cpu = |cpu: usize, flag: &str| -> anyhow::Result<usize> {
-        if !usable.contains(&cpu) {
-            bail!(
-                "CPU {cpu} is not usable (online and allowed CPUs: {}); see {flag}",
-                usable
-                    .iter()
-                    .map(|c| c.to_string())
-                    .collect::<Vec<_>>()
-                    .join(",")
-            );
-        }
-        Ok(cpu)
+        super::check_usable(cpu, &usable, flag).map(|()| cpu)
     };
     let first = *usable.first().context("no usable CPU")?;
     let last = *usable.last().context("no usable CPU")?;

@@ -1,6 +1,5 @@
 //! `latlab run`'s arguments resolved into the configuration the libraries take.
 
-use anyhow::bail;
 
 use latlab_measure::engine::{self, MeasureConfig};
 use latlab_measure::requirements::{self, Requirement};
@@ -36,15 +35,8 @@ pub fn resolve(args: &RunArgs) -> anyhow::Result<RunConfig> {
         Some(list) => {
             let cpus = sched::parse_cpu_list(list)?;
             let usable = sched::usable_cpus();
-            if let Some(bad) = cpus.iter().find(|c| !usable.contains(c)) {
-                bail!(
-                    "CPU {bad} is not usable (online and allowed CPUs: {}); see --cpus",
-                    usable
-                        .iter()
-                        .map(|c| c.to_string())
-                        .collect::<Vec<_>>()
-                        .join(",")
-                );
+            for &cpu in &cpus {
+                super::check_usable(cpu, &usable, "--cpus")?;
             }
             cpus
         }
