@@ -19,14 +19,12 @@ use latlab_lock::sim;
 use latlab_report::formats::TerminalText;
 use latlab_rt::duration;
 use latlab_rt::sched;
-use latlab_rt::session::{RtSession, SessionOptions};
-
-use latlab_rt::sysinfo::SystemInfo;
+use latlab_rt::session::SessionOptions;
 
 use crate::config::lockbench::{resolve, resolve_simulation};
 use crate::lifecycle::load::LoadFlags;
-use crate::lifecycle::notes::{self, Verbosity};
 use crate::lifecycle::outputs::{write_file, FarmFlags, OutputFiles};
+use crate::lifecycle::{Lifecycle, Verbosity};
 
 /// Arguments of `latlab lockbench`.
 #[derive(Debug, clap::Args)]
@@ -174,37 +172,33 @@ pub fn execute(args: LockbenchArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    let mut session = RtSession::enter(&SessionOptions {
-        allow_unprivileged: args.allow_unprivileged,
-        hold_dma_latency: !args.no_dma_latency,
-        realtime_fallback: None,
-        realtime_required_why: "the benchmark's real-time task needs SCHED_FIFO",
-        ..SessionOptions::measurement(sched::Policy::Fifo, i32::from(cfg.rt_priority))
-    })?;
-    let system = SystemInfo::gather();
-    notes::print_before_measuring(
-        &system.pitfall_list(),
-        session.warnings(),
-        Verbosity::Normal,
-        "`latlab run --verbose`: why, and the fix",
-    );
-    let started = latlab_rt::clock::unix_time_s();
     let load_plan = args.load.resolve();
-    let load = match &load_plan.spec {
-        Some(spec) => Some(load_plan.start(spec)?),
-        None => None,
-    };
+    let mut life = Lifecycle::enter(
+        SessionOptions {
+            allow_unprivileged: args.allow_unprivileged,
+            hold_dma_latency: !args.no_dma_latency,
+            realtime_fallback: None,
+            realtime_required_why: "the benchmark's real-time task needs SCHED_FIFO",
+            ..SessionOptions::measurement(sched::Policy::Fifo, i32::from(cfg.rt_priority))
+        },
+        Vec::new(),
+        Verbosity::Normal,
+        &load_plan,
+    )?;
+    life.print_notes("`latlab run --verbose`: why, and the fix");
+    life.begin();
+    let load = life.start_load()?;
     let outcome = bench::run(&cfg, &variants, &latlab_rt::stop::requested, &mut |what| {
         eprintln!("latlab lockbench: {what}")
     });
     let load_report = load.map(crate::lifecycle::load::stop).transpose()?;
-    session.unlock_memory();
+    life.end();
     let results = match outcome {
         Ok(results) => results,
         Err(err) => return Err(err).context("lock benchmark"),
     };
     if !results.is_empty() {
-        let report = assemble_report(&cfg, results.clone(), load_report.clone(), &system, started);
+        let report = assemble_report(&cfg, results.clone(), load_report.clone(), &life);
         print!("{}", report.terminal_text());
         if !args.no_history {
             let document = serde_json::to_value(&report).context("serializing the results")?;
@@ -240,16 +234,15 @@ fn assemble_report(
     cfg: &BenchConfig,
     results: Vec<latlab_lock::bench::VariantResult>,
     load: Option<latlab_load::LoadReport>,
-    system: &SystemInfo,
-    started: f64,
+    life: &Lifecycle,
 ) -> BenchReport {
     BenchReport {
         schema: document::BENCH_SCHEMA.into(),
         schema_version: document::BENCH_SCHEMA_VERSION,
         id: Some(latlab_document::new_id()),
-        started_at: latlab_rt::clock::format_utc(started),
+        started_at: latlab_rt::clock::format_utc(life.started()),
         load,
-        system: system.clone(),
+        system: life.system.clone(),
         command_line: std::env::args().collect(),
         autogroup: latlab_rt::autogroup::current(),
         config: cfg.clone(),

@@ -104,13 +104,15 @@ pub struct RespondArgs {
 pub fn execute(args: RespondArgs) -> anyhow::Result<ExitCode> {
     let mut run = resolve(&args)?;
     let mut life = Lifecycle::enter(
-        &run.measuring,
         SessionOptions {
+            allow_unprivileged: run.measuring.allow_unprivileged,
             hold_dma_latency: run.hold_dma_latency,
             realtime_fallback: Some("responder and stimulus run SCHED_OTHER"),
             ..SessionOptions::measurement(run.config.policy, run.config.priority)
         },
         std::mem::take(&mut run.warnings),
+        run.measuring.verbosity,
+        &run.measuring.load,
     )?;
     run.config.policy = life.session.policy();
     run.config.lock_memory = life.session.mlocked();
@@ -138,7 +140,13 @@ pub fn execute(args: RespondArgs) -> anyhow::Result<ExitCode> {
         0
     };
     print!("{}", result.terminal_text());
-    life.write_outputs(&result, "respond.json", Vec::new(), Vec::new())?;
+    life.write_outputs(
+        &run.measuring.outputs,
+        &result,
+        "respond.json",
+        Vec::new(),
+        Vec::new(),
+    )?;
     Ok(ExitCode::from(exit))
 }
 

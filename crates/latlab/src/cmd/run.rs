@@ -131,12 +131,14 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         latlab_measure::timer::block_signal(libc::SIGALRM);
     }
     let mut life = Lifecycle::enter(
-        &run.measuring,
         SessionOptions {
+            allow_unprivileged: run.measuring.allow_unprivileged,
             hold_dma_latency: run.hold_dma_latency,
             ..SessionOptions::measurement(run.measure.policy, run.measure.priority)
         },
         Vec::new(),
+        run.measuring.verbosity,
+        &run.measuring.load,
     )?;
     run.measure.policy = life.session.policy();
     run.settings.unprivileged = life.session.unprivileged();
@@ -212,6 +214,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         (path.clone(), text)
     });
     life.write_outputs(
+        &run.measuring.outputs,
         &result,
         "result.json",
         rt_tests.into_iter().collect(),

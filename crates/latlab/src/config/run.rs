@@ -1,6 +1,5 @@
 //! `latlab run`'s arguments resolved into the configuration the libraries take.
 
-
 use latlab_measure::engine::{self, MeasureConfig};
 use latlab_measure::requirements::{self, Requirement};
 use latlab_measure::result::RunSettings;

@@ -1,10 +1,11 @@
-//! The lifecycle of a measuring command (`run`, `respond`; `lockbench` uses
-//! its parts), written once, as rtla's tools share theirs:
+//! The lifecycle of a measuring command (`run`, `respond`, `lockbench`),
+//! written once, as rtla's tools share theirs:
 //!
 //! 1. enter the real-time session and check the machine's pitfalls
 //!    ([`Lifecycle::enter`]);
 //! 2. start monitoring: the background load, the notes about the machine,
-//!    the live view ([`Lifecycle::monitor`], [`LoadMonitor`]);
+//!    the live view ([`Lifecycle::monitor`], [`LoadMonitor`]; a command
+//!    without a monitor: [`Lifecycle::print_notes`], [`Lifecycle::start_load`]);
 //! 3. measure (the command's library crate), from [`Lifecycle::begin`];
 //! 4. stop the load ([`LoadMonitor::finish`]) and leave the session
 //!    ([`Lifecycle::end`]);
@@ -20,12 +21,14 @@ pub mod outputs;
 
 use std::path::PathBuf;
 
+use latlab_load::StartedLoad;
 use latlab_report::formats::{CyclictestText, JunitXml, LavaTestCases};
 use latlab_rt::clock;
 use latlab_rt::session::{RtSession, SessionOptions};
 use latlab_rt::sysinfo::SystemInfo;
 
-pub use flags::{MeasuringConfig, MeasuringFlags, RequirementFlags};
+pub use flags::{MeasuringConfig, MeasuringFlags, Outputs, RequirementFlags};
+pub use load::LoadPlan;
 pub use monitor::{LiveUpdate, LoadMonitor};
 pub use notes::Verbosity;
 pub use outputs::{write_file, OutputFiles};
@@ -33,7 +36,10 @@ pub use outputs::{write_file, OutputFiles};
 /// A measuring command from entering the real-time session to writing its
 /// outputs.
 pub struct Lifecycle<'a> {
-    config: &'a MeasuringConfig,
+    /// How much the command prints.
+    verbosity: Verbosity,
+    /// The background load.
+    load: &'a LoadPlan,
     /// The machine, as gathered before measuring.
     pub system: SystemInfo,
     /// The real-time session (priority, memory locking, cpu_dma_latency).
@@ -47,21 +53,21 @@ pub struct Lifecycle<'a> {
 impl<'a> Lifecycle<'a> {
     /// Gathers the system's description and enters the real-time session
     /// `options` describe (refused privileges are errors naming the fix,
-    /// unless `--allow-unprivileged`); `setup` are the command's own
-    /// warnings from resolving its arguments.
+    /// unless they allow running unprivileged); `setup` are the command's
+    /// own warnings from resolving its arguments; `verbosity` and `load`
+    /// are the command's.
     pub fn enter(
-        config: &'a MeasuringConfig,
         options: SessionOptions,
         mut setup: Vec<String>,
+        verbosity: Verbosity,
+        load: &'a LoadPlan,
     ) -> anyhow::Result<Self> {
         let system = SystemInfo::gather();
-        let session = RtSession::enter(&SessionOptions {
-            allow_unprivileged: config.allow_unprivileged,
-            ..options
-        })?;
+        let session = RtSession::enter(&options)?;
         setup.extend_from_slice(session.warnings());
         Ok(Lifecycle {
-            config,
+            verbosity,
+            load,
             system,
             session,
             setup,
@@ -82,13 +88,35 @@ impl<'a> Lifecycle<'a> {
     /// (each pointing at `more` for the whole text), printed once the
     /// measurement is set up.
     pub fn monitor<V>(&self, live: V, more: &str) -> LoadMonitor<'a, V> {
-        let notes = notes::before_measuring(
+        LoadMonitor::new(live, self.load, self.notes(more))
+    }
+
+    /// The notes about the machine and the set-up (see
+    /// [`notes::before_measuring`]), each pointing at `more`.
+    fn notes(&self, more: &str) -> Vec<String> {
+        notes::before_measuring(
             &self.system.pitfall_list(),
             &self.setup,
-            self.config.verbosity,
+            self.verbosity,
             more,
-        );
-        LoadMonitor::new(live, &self.config.load, notes)
+        )
+    }
+
+    /// Prints the notes now, for a command without a monitor.
+    pub fn print_notes(&self, more: &str) {
+        for line in self.notes(more) {
+            eprintln!("{line}");
+        }
+    }
+
+    /// Starts the background load now, for a command without a monitor;
+    /// `None` when none was asked for. [`load::stop`] stops it.
+    pub fn start_load(&self) -> anyhow::Result<Option<StartedLoad>> {
+        self.load
+            .spec
+            .as_ref()
+            .map(|spec| self.load.start(spec))
+            .transpose()
     }
 
     /// The measurement begins now.
@@ -115,6 +143,7 @@ impl<'a> Lifecycle<'a> {
     /// JUnit, LAVA and push.
     pub fn write_outputs<T>(
         &self,
+        outputs: &Outputs,
         result: &T,
         file_name: &'static str,
         extra: Vec<(PathBuf, String)>,
@@ -123,7 +152,6 @@ impl<'a> Lifecycle<'a> {
     where
         T: serde::Serialize + CyclictestText + JunitXml + LavaTestCases,
     {
-        let outputs = &self.config.outputs;
         let stamp = clock::format_stamp(self.started);
         let mut files = OutputFiles::with_result(
             result,
