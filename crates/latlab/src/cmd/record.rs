@@ -100,7 +100,13 @@ pub fn execute(args: RecordArgs) -> anyhow::Result<ExitCode> {
             std::process::id()
         );
     }
-    let RecordRun { capture: opts } = resolve(&args)?;
+    let RecordRun {
+        capture: opts,
+        output,
+        duration,
+        command,
+        json,
+    } = resolve(&args)?;
     // Every Ctrl-C only asks to stop: the capture's tracefs instance must
     // always be removed again.
     let session = RtSession::enter(&SessionOptions::recording())?;
@@ -117,7 +123,7 @@ pub fn execute(args: RecordArgs) -> anyhow::Result<ExitCode> {
         );
     }
 
-    let mut child = match args.command.split_first() {
+    let mut child = match command.split_first() {
         Some((prog, rest)) => Some(
             std::process::Command::new(prog)
                 .args(rest)
@@ -126,7 +132,7 @@ pub fn execute(args: RecordArgs) -> anyhow::Result<ExitCode> {
         ),
         None => None,
     };
-    let deadline = args.duration.map(|d| Instant::now() + d);
+    let deadline = duration.map(|d| Instant::now() + d);
     let mut child_status = None;
     let mut snapshots = 0u32;
     let mut forwarded: Option<Instant> = None;
@@ -157,7 +163,7 @@ pub fn execute(args: RecordArgs) -> anyhow::Result<ExitCode> {
         if SNAPSHOT.swap(false, Ordering::SeqCst) {
             if capture.is_flight_recorder() {
                 snapshots += 1;
-                let path = snapshot_path(&args.output, snapshots);
+                let path = snapshot_path(&output, snapshots);
                 let report = capture.snapshot_to(&path).context("saving a snapshot")?;
                 eprintln!(
                     "latlab: snapshot {}: {} events, {} overwritten",
@@ -194,9 +200,9 @@ pub fn execute(args: RecordArgs) -> anyhow::Result<ExitCode> {
         "the end of --duration"
     };
     let report = capture
-        .stop(&args.output)
-        .with_context(|| format!("writing {}", args.output.display()))?;
-    if args.json {
+        .stop(&output)
+        .with_context(|| format!("writing {}", output.display()))?;
+    if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print_summary(&report, interrupted);

@@ -1,6 +1,7 @@
 //! `latlab record`'s arguments resolved into the capture's options.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::Context;
 use latlab_tracefs::CaptureOptions;
@@ -10,8 +11,16 @@ use crate::cmd::record::RecordArgs;
 /// `latlab record`, resolved.
 #[derive(Debug)]
 pub struct RecordRun {
-    /// The capture (its output writable: checked).
+    /// The capture.
     pub capture: CaptureOptions,
+    /// The trace file (writable: checked).
+    pub output: PathBuf,
+    /// Record for this long (`None`: until the command ends or Ctrl-C).
+    pub duration: Option<Duration>,
+    /// The command to trace (empty: none).
+    pub command: Vec<String>,
+    /// Print the summary as JSON.
+    pub json: bool,
 }
 
 /// Validates `args` into a [`RecordRun`]; fails before recording, not
@@ -36,7 +45,13 @@ pub fn resolve(args: &RecordArgs) -> anyhow::Result<RecordRun> {
         },
     };
     check_writable(&args.output)?;
-    Ok(RecordRun { capture: opts })
+    Ok(RecordRun {
+        capture: opts,
+        output: args.output.clone(),
+        duration: args.duration,
+        command: args.command.clone(),
+        json: args.json,
+    })
 }
 
 /// `--rt-cpus`: a list of online CPUs.
