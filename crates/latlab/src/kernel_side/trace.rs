@@ -213,27 +213,16 @@ fn trace_agreement(
     output: &engine::MeasureOutput,
 ) -> Option<latlab_explain::agreement::Agreement> {
     use latlab_explain::agreement::{agreement, MeasuredSample};
-    use latlab_measure::samples::{read_samples, SampleRecord};
     if output.samples_error.is_some() {
         return None;
     }
-    let records = match read_samples(samples?) {
+    let records = match latlab_measure::samples::read_samples(samples?) {
         Ok(records) => records,
         Err(err) => {
             eprintln!("latlab: warning: cannot compare the samples with the trace: {err}");
             return None;
         }
     };
-    let samples: Vec<MeasuredSample> = records
-        .iter()
-        // An early wake-up's latency field says how early: it has no latency.
-        .filter(|r| r.flags & SampleRecord::EARLY == 0)
-        .map(|r| MeasuredSample {
-            cpu: u32::from(r.cpu),
-            intended_ns: r.intended_ns,
-            latency_ns: u64::from(r.latency_ns),
-            uncertain: r.flags & SampleRecord::UNCERTAIN != 0,
-        })
-        .collect();
+    let samples = MeasuredSample::from_log(&records);
     Some(agreement(&samples, &report.table1))
 }
