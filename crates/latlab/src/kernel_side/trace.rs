@@ -3,14 +3,13 @@
 //! measurement threads, stopped, explained and compared with the samples.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use anyhow::Context;
 
 use latlab_document::run::FlightRecorderStop;
 use latlab_measure::engine::{self, LateHook, LateSample, MeasureConfig};
-use latlab_tracefs::{Capture, CaptureOptions, CaptureReport};
+use latlab_tracefs::{Capture, CaptureOptions, CaptureReport, LateMark, LateMarks};
 
 /// The trace a run records, resolved from its flags.
 #[derive(Debug, Clone)]
@@ -79,12 +78,8 @@ impl TracePlan {
 pub struct TraceSession {
     capture: Capture,
     path: PathBuf,
-    /// Marker lines the kernel refused, and the last error number.
-    marker_failures: Arc<(AtomicU64, AtomicI32)>,
-    /// In flight-recorder mode, the sample that stopped the recording.
-    stopped_by: Arc<OnceLock<LateSample>>,
-    /// The latency at or over which a sample is marked (and stops a flight recorder), ns.
-    threshold_ns: u64,
+    /// The late samples' marks (and the flight recorder's stop).
+    marks: Arc<LateMarks>,
 }
 
 impl TraceSession {
@@ -104,68 +99,48 @@ impl TraceSession {
         for note in capture.notes() {
             eprintln!("latlab: trace: {note}");
         }
-        let threshold = plan.threshold_ns;
-        let marker = capture.marker();
-        let freezer = plan.flight_recorder.then(|| capture.freezer());
-        let stopped_by = Arc::new(OnceLock::new());
-        let stop = Arc::clone(&stopped_by);
-        let marker_failures = Arc::new((AtomicU64::new(0), AtomicI32::new(0)));
-        let failures = Arc::clone(&marker_failures);
+        let marks = Arc::new(LateMarks::new(
+            &capture,
+            plan.threshold_ns,
+            plan.flight_recorder,
+        ));
+        let hook_marks = Arc::clone(&marks);
         let hook: LateHook = Arc::new(move |sample: &LateSample| {
-            // Counted, not fatal: the measurement goes on; the run reports them.
-            if let Err(err) =
-                marker.write_sample(sample.cycle, sample.intended_ns, sample.actual_ns)
-            {
-                failures.0.fetch_add(1, Ordering::Relaxed);
-                failures
-                    .1
-                    .store(err.raw_os_error().unwrap_or(0), Ordering::Relaxed);
-            }
-            // The first sample over the threshold stops a flight recorder
-            // (a race between two CPUs has one winner: the one set here).
-            if let Some(freezer) = &freezer {
-                if stop.set(*sample).is_ok() {
-                    let _ = marker.write_stop(
-                        sample.cpu as u64,
-                        sample.cycle,
-                        sample.actual_ns.saturating_sub(sample.intended_ns),
-                        threshold,
-                    );
-                    let _ = freezer.freeze();
-                }
-            }
+            hook_marks.mark(LateMark {
+                cpu: sample.cpu,
+                cycle: sample.cycle,
+                intended_ns: sample.intended_ns,
+                actual_ns: sample.actual_ns,
+            })
         });
-        measure.late_hook = Some((threshold, hook));
+        measure.late_hook = Some((plan.threshold_ns, hook));
         Ok(TraceSession {
             capture,
             path: path.to_path_buf(),
-            marker_failures,
-            stopped_by,
-            threshold_ns: threshold,
+            marks,
         })
     }
 
     /// The sample that stopped the flight recorder, if one did; `start_ns`
     /// is the measurement's first period.
     pub fn stopped_by(&self, start_ns: u64) -> Option<FlightRecorderStop> {
-        self.stopped_by.get().map(|s| FlightRecorderStop {
+        self.marks.stopped_by().map(|s| FlightRecorderStop {
             cpu: s.cpu,
             cycle: s.cycle,
             latency_ns: s.actual_ns.saturating_sub(s.intended_ns),
             intended_ns: s.intended_ns,
             at_s: s.intended_ns.saturating_sub(start_ns) as f64 / 1e9,
-            threshold_ns: self.threshold_ns,
+            threshold_ns: self.marks.threshold_ns(),
         })
     }
 
     /// Stops the capture and writes the trace.
     pub fn stop(self) -> anyhow::Result<CaptureReport> {
-        let failed = self.marker_failures.0.load(Ordering::Relaxed);
-        if failed > 0 && !self.capture.is_flight_recorder() {
-            let errno = self.marker_failures.1.load(Ordering::Relaxed);
+        if let (Some((failed, error)), false) =
+            (self.marks.failures(), self.capture.is_flight_recorder())
+        {
             eprintln!(
-                "latlab: warning: {failed} trace marker line(s) could not be written ({}); the trace lacks those late samples' marks",
-                std::io::Error::from_raw_os_error(errno)
+                "latlab: warning: {failed} trace marker line(s) could not be written ({error}); the trace lacks those late samples' marks"
             );
         }
         self.capture
