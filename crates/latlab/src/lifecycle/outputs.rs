@@ -1,10 +1,10 @@
 //! Writing a measuring command's result: the saved copy and the history,
 //! `--json`, the other files, the test-farm formats and `--push`.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use latlab_rt::files;
 
 /// Where a result is saved: `<output-dir>/<timestamp>/<file>` and the history.
 #[derive(Debug, Clone, clap::Args)]
@@ -58,34 +58,13 @@ fn unique_dir(base: &Path, stamp: &str) -> anyhow::Result<PathBuf> {
             base.display()
         )
     })?;
-    for n in 1.. {
-        let name = if n == 1 {
-            stamp.to_string()
-        } else {
-            format!("{stamp}-{n}")
-        };
-        let dir = base.join(name);
-        match std::fs::create_dir(&dir) {
-            Ok(()) => return Ok(dir),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e).with_context(|| format!("cannot create {}", dir.display())),
-        }
-    }
-    unreachable!("the loop only ends by returning")
+    Ok(files::create_unique_dir(base, stamp)?)
 }
 
 /// Writes a file via a temporary sibling and a rename, so a full disk or a
 /// crash never leaves a half-written result where a complete one was expected.
 pub fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let tmp = path.with_extension("tmp-latlab");
-    let result = std::fs::File::create(&tmp)
-        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
-        .and_then(|()| std::fs::rename(&tmp, path));
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e).with_context(|| format!("cannot write {}", path.display()));
-    }
-    Ok(())
+    files::write_atomically(path, bytes).with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// A command's output files, written all even when one fails. When the
@@ -153,12 +132,14 @@ impl OutputFiles {
     /// instead, if it had to), or Ok when everything was written.
     pub fn finish(mut self) -> anyhow::Result<()> {
         if self.result_failed && !self.result_written {
-            match write_new_in_temp_dir(self.file_name, self.json.as_bytes()) {
+            match files::write_new_in_temp_dir(self.file_name, self.json.as_bytes()) {
                 Ok(fallback) => println!(
                     "The result could not be written where asked (below); it was written to {} instead",
                     fallback.display()
                 ),
-                Err(e) => self.failures.push(e.context("the fallback copy failed too")),
+                Err(e) => self
+                    .failures
+                    .push(anyhow::Error::new(e).context("the fallback copy failed too")),
             }
         }
         match self.failures.len() {
@@ -170,32 +151,6 @@ impl OutputFiles {
             }
         }
     }
-}
-
-/// Writes `bytes` to a new file `latlab-<pid>-<n>-<file_name>` in the
-/// temporary directory, never following or replacing an existing file (a
-/// shared /tmp may hold someone else's link of that name).
-fn write_new_in_temp_dir(file_name: &str, bytes: &[u8]) -> anyhow::Result<PathBuf> {
-    let dir = std::env::temp_dir();
-    for n in 1..100 {
-        let path = dir.join(format!("latlab-{}-{n}-{file_name}", std::process::id()));
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path);
-        match file {
-            Ok(mut file) => {
-                return file
-                    .write_all(bytes)
-                    .and_then(|()| file.sync_all())
-                    .map(|()| path.clone())
-                    .with_context(|| format!("cannot write {}", path.display()));
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e).with_context(|| format!("cannot create {}", path.display())),
-        }
-    }
-    anyhow::bail!("no free file name in {}", dir.display())
 }
 
 /// The formats test farms read, and pushing to a `latlab serve`: shared by
