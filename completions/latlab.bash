@@ -809,7 +809,7 @@ _latlab() {
             return 0
             ;;
         latlab__subcmd__respond)
-            opts="-q -h -V --channel --serial --baud --gpio --count --duration --gap --timeout --policy --priority --responder-cpu --stimulus-cpu --no-dma-latency --max-latency --percentile --profile --check-on --json --histogram-text --output-dir --no-save --db --no-history --junit --lava --push --token-file --spool --allow-unprivileged --quiet --load --load-cmd --load-disk-cap --load-temp-dir --load-in-process --help --version"
+            opts="-q -h -V --channel --serial --baud --gpio --count --duration --gap --timeout --policy --priority --responder-cpu --stimulus-cpu --no-dma-latency --max-latency --percentile --profile --check-on --output-dir --no-save --db --no-history --junit --lava --push --token-file --spool --allow-unprivileged --load --load-cmd --load-disk-cap --load-temp-dir --load-in-process --json --histogram-text --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -879,14 +879,6 @@ _latlab() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --json)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --histogram-text)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --output-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -927,6 +919,14 @@ _latlab() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --histogram-text)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -935,7 +935,7 @@ _latlab() {
             return 0
             ;;
         latlab__subcmd__run)
-            opts="-q -v -h -V --cpus --policy --priority --interval --interval-step --duration --loops --timer --rtc-device --no-dma-latency --period-tolerance --max-latency --percentile --profile --samples --json --histogram-text --rt-tests-json --output-dir --no-save --db --no-history --junit --lava --push --token-file --spool --allow-unprivileged --quiet --verbose --load --load-cmd --load-disk-cap --load-temp-dir --load-in-process --trace --trace-threshold --trace-events --flight-recorder --explain --trace-buffer-kb --split --help --version"
+            opts="-q -v -h -V --cpus --policy --priority --interval --interval-step --duration --loops --timer --rtc-device --no-dma-latency --period-tolerance --max-latency --percentile --profile --samples --json --histogram-text --output-dir --no-save --db --no-history --junit --lava --push --token-file --spool --allow-unprivileged --quiet --load --load-cmd --load-disk-cap --load-temp-dir --load-in-process --rt-tests-json --verbose --trace --trace-threshold --trace-events --flight-recorder --explain --trace-buffer-kb --split --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1005,10 +1005,6 @@ _latlab() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --rt-tests-json)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --output-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1046,6 +1042,10 @@ _latlab() {
                     return 0
                     ;;
                 --load-temp-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rt-tests-json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -59,7 +59,6 @@ complete -c latlab -n "__fish_latlab_using_subcommand run" -l profile -d 'Requir
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l samples -d 'Log every sample (16 bytes each) to FILE for offline analysis' -r -F
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l json -d 'Also write the result JSON to FILE' -r -F
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l histogram-text -d 'Write a histogram in cyclictest\'s -h text format to FILE' -r -F
-complete -c latlab -n "__fish_latlab_using_subcommand run" -l rt-tests-json -d 'Write the result in rt-tests\' JSON format to FILE' -r -F
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l output-dir -d 'Directory for `<timestamp>/<result file>`' -r -F
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l db -d 'The history database: a SQLite FILE (default: $XDG_DATA_HOME/latlab/history.sqlite, else ~/.local/share/latlab/history.sqlite), or a PostgreSQL URL (postgres://USER@HOST/DB; its tables are created on first use)' -r
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l junit -d 'Also write the result as JUnit XML to FILE: one test case per requirement, the figures as properties and in the messages' -r -F
@@ -70,6 +69,7 @@ complete -c latlab -n "__fish_latlab_using_subcommand run" -l load -d 'Backgroun
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l load-cmd -d 'Run this shell command as (part of) the load, e.g. "stress-ng --cpu 2"; it is stopped with its whole process group at the end' -r
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l load-disk-cap -d 'Most disk space the io load may use' -r
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l load-temp-dir -d 'Directory for the io load\'s temporary files [default: the system temp dir]' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand run" -l rt-tests-json -d 'Write the result in rt-tests\' JSON format to FILE' -r -F
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l trace -d 'Record kernel events while measuring into this trace-cmd .dat file (as root); measurement threads mark every sample over --trace-threshold in the trace' -r -F
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l trace-threshold -d 'Samples at or over this latency get a trace_marker line (cycle, intended and actual wake-up) [default: --max-latency if given, else 100us]' -r
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l trace-events -d 'Events to record with --trace (e.g. `sched`, `+syscalls`, `-kmem`) [default: latlab\'s latency set: sched, irq, timer, irq_vectors, nmi, workqueue, kmem page allocation on the measured CPUs]' -r
@@ -83,8 +83,8 @@ complete -c latlab -n "__fish_latlab_using_subcommand run" -l no-history -d 'Do 
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l lava -d 'Print LAVA `lava-test-case NAME --result pass|fail --measurement M --units U` lines, one per requirement (contrib/lava runs them)'
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l allow-unprivileged -d 'Measure even without real-time priority or memory locking (the result is marked)'
 complete -c latlab -n "__fish_latlab_using_subcommand run" -s q -l quiet -d 'Print only the verdict, what makes the result questionable, where it went and errors: no live view, no notes about the machine, no tables (the result file has them all)'
-complete -c latlab -n "__fish_latlab_using_subcommand run" -s v -l verbose -d 'Print every table (per CPU, the split, the periods, the load, the trace analysis\' tables and worst windows) and the whole text of every note about the machine'
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l load-in-process -d 'Run the built-in loads as threads of latlab itself instead of a child process (hidden: only to compare the two, see bench/load-vs-none.sh)'
+complete -c latlab -n "__fish_latlab_using_subcommand run" -s v -l verbose -d 'Print every table (per CPU, the split, the periods, the load, the trace analysis\' tables and worst windows) and the whole text of every note about the machine'
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l flight-recorder -d 'With --trace: keep events only in the ring buffer and stop tracing at the first sample over --trace-threshold (like cyclictest\'s breaktrace); the buffer, i.e. what led up to it, is saved at the end. Costs nothing on disk until then'
 complete -c latlab -n "__fish_latlab_using_subcommand run" -l explain -d 'Record kernel events while measuring (into --trace FILE, or a temporary file) and explain the late wake-ups at the end (the KTAS analysis of `latlab explain`, with --trace-threshold as the lateness threshold)'
 complete -c latlab -n "__fish_latlab_using_subcommand run" -s h -l help -d 'Print help'
@@ -155,7 +155,7 @@ complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l simulate -d 
 complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l no-idle-spinner -d 'No SCHED_IDLE spinner: let the CPU go idle when every background thread waits (on a VM the hypervisor may then take milliseconds to wake the real-time task)'
 complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l no-dma-latency -d 'Do not hold /dev/cpu_dma_latency at 0 during the benchmark (lets CPUs enter deep idle states)'
 complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l allow-unprivileged -d 'Run even without memory locking (the real-time task still needs SCHED_FIFO: the benchmark is about it)'
-complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l require-goal -d 'Exit with status 2 unless delayed-quantile meets the goal of issue 6: worst lock latency at most 25 % of plain\'s and below pi\'s, background work loss at most 20 % (needs plain, pi and delayed-quantile among the variants)'
+complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l require-goal -d 'Exit with status 2 unless delayed-quantile meets the delayed-locking goal: worst lock latency at most 25 % of plain\'s and below pi\'s, background work loss at most 20 % (needs plain, pi and delayed-quantile among the variants)'
 complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l load-in-process -d 'Run the built-in loads as threads of latlab itself instead of a child process (hidden: only to compare the two, see bench/load-vs-none.sh)'
 complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l no-history -d 'Do not store the results in the history database'
 complete -c latlab -n "__fish_latlab_using_subcommand lockbench" -l lava -d 'Print LAVA `lava-test-case NAME --result pass|fail --measurement M --units U` lines, one per requirement (contrib/lava runs them)'
@@ -224,8 +224,6 @@ complete -c latlab -n "__fish_latlab_using_subcommand respond" -l max-latency -d
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l percentile -d 'Requirement: a percentile at or below a limit, e.g. `99.9:40us` (repeatable)' -r
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l profile -d 'Requirements from a paper: emblix-class1 (< 100 ms), emblix-class2 (< 1 ms), emblix-class3 (< 100 us), moblin-ivi (40 us; and every period within +-5 % where there are periods)' -r
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l check-on -d 'Which latency the requirements are checked on: round-trip (what the paper\'s board timed), one-way, or both' -r
-complete -c latlab -n "__fish_latlab_using_subcommand respond" -l json -d 'Also write the result JSON (schema latlab.respond) to FILE' -r -F
-complete -c latlab -n "__fish_latlab_using_subcommand respond" -l histogram-text -d 'Write a histogram in cyclictest\'s -h text format to FILE (column 1 one-way, column 2 round-trip)' -r -F
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l output-dir -d 'Directory for `<timestamp>/<result file>`' -r -F
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l db -d 'The history database: a SQLite FILE (default: $XDG_DATA_HOME/latlab/history.sqlite, else ~/.local/share/latlab/history.sqlite), or a PostgreSQL URL (postgres://USER@HOST/DB; its tables are created on first use)' -r
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l junit -d 'Also write the result as JUnit XML to FILE: one test case per requirement, the figures as properties and in the messages' -r -F
@@ -236,13 +234,15 @@ complete -c latlab -n "__fish_latlab_using_subcommand respond" -l load -d 'Backg
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l load-cmd -d 'Run this shell command as (part of) the load, e.g. "stress-ng --cpu 2"; it is stopped with its whole process group at the end' -r
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l load-disk-cap -d 'Most disk space the io load may use' -r
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l load-temp-dir -d 'Directory for the io load\'s temporary files [default: the system temp dir]' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l json -d 'Also write the result JSON (schema latlab.respond) to FILE' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -l histogram-text -d 'Write a histogram in cyclictest\'s -h text format to FILE (column 1 one-way, column 2 round-trip)' -r -F
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l no-dma-latency -d 'Do not hold /dev/cpu_dma_latency at 0 (lets CPUs enter deep idle states, as the paper\'s Atom did)'
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l no-save -d 'Do not write `<output-dir>/<timestamp>/<result file>` (nor store it in the history)'
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l no-history -d 'Do not store the saved result in the history database'
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l lava -d 'Print LAVA `lava-test-case NAME --result pass|fail --measurement M --units U` lines, one per requirement (contrib/lava runs them)'
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l allow-unprivileged -d 'Measure even without real-time priority or memory locking (the result is marked)'
-complete -c latlab -n "__fish_latlab_using_subcommand respond" -s q -l quiet -d 'No live view'
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -l load-in-process -d 'Run the built-in loads as threads of latlab itself instead of a child process (hidden: only to compare the two, see bench/load-vs-none.sh)'
+complete -c latlab -n "__fish_latlab_using_subcommand respond" -s q -l quiet -d 'No live view'
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -s h -l help -d 'Print help'
 complete -c latlab -n "__fish_latlab_using_subcommand respond" -s V -l version -d 'Print version'
 complete -c latlab -n "__fish_latlab_using_subcommand push" -l to -d 'The server: the URL `latlab serve` listens on (http://HOST:PORT)' -r

@@ -33,6 +33,24 @@ pub struct MeasuredSample {
     pub uncertain: bool,
 }
 
+impl MeasuredSample {
+    /// The samples of a measurement's sample log that have a latency: all
+    /// but the early wake-ups (their latency field says how early).
+    pub fn from_log(records: &[latlab_measure::samples::SampleRecord]) -> Vec<MeasuredSample> {
+        use latlab_measure::samples::SampleRecord;
+        records
+            .iter()
+            .filter(|r| r.flags & SampleRecord::EARLY == 0)
+            .map(|r| MeasuredSample {
+                cpu: u32::from(r.cpu),
+                intended_ns: r.intended_ns,
+                latency_ns: u64::from(r.latency_ns),
+                uncertain: r.flags & SampleRecord::UNCERTAIN != 0,
+            })
+            .collect()
+    }
+}
+
 /// latlab's latency minus the trace's, over the matched samples, ns.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
@@ -157,6 +175,27 @@ pub fn agreement(samples: &[MeasuredSample], rows: &[PeriodRow]) -> Agreement {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sample_log_gives_every_sample_but_the_early_ones() {
+        use latlab_measure::samples::SampleRecord;
+        let record = |latency_ns, flags| SampleRecord {
+            intended_ns: 1_000,
+            latency_ns,
+            cpu: 1,
+            flags,
+        };
+        let samples = MeasuredSample::from_log(&[
+            record(5_000, 0),
+            record(300, SampleRecord::EARLY),
+            record(7_000, SampleRecord::UNCERTAIN | SampleRecord::MISSED),
+        ]);
+        assert_eq!(samples.len(), 2, "{samples:?}");
+        assert_eq!((samples[0].cpu, samples[0].latency_ns), (1, 5_000));
+        assert!(!samples[0].uncertain);
+        assert_eq!(samples[1].latency_ns, 7_000);
+        assert!(samples[1].uncertain);
+    }
 
     fn row(cpu: u32, expiry: u64, latency: u64) -> PeriodRow {
         PeriodRow {

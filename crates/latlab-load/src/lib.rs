@@ -79,6 +79,7 @@ mod report;
 mod running;
 mod sched;
 mod spec;
+mod started;
 mod tempdir;
 mod workers;
 
@@ -87,3 +88,4 @@ pub use process::{serve_stdio, LoadProcess};
 pub use report::{rate, si, CommandReport, KindReport, LoadDocument, LoadReport};
 pub use running::{LoadOptions, RunningLoad};
 pub use spec::{LoadKind, LoadSpec};
+pub use started::{own_binary, StartedLoad, LOAD_SETTLE};

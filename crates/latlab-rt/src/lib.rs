@@ -32,6 +32,7 @@ pub mod autogroup;
 pub mod clock;
 pub mod dma;
 pub mod duration;
+pub mod files;
 pub mod jobcontrol;
 pub mod memory;
 pub mod monitor;

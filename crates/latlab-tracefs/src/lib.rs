@@ -40,6 +40,7 @@ pub mod dat;
 mod error;
 pub mod events;
 mod instance;
+mod late_marks;
 mod marker;
 mod reader;
 pub mod ringbuf;
@@ -52,6 +53,7 @@ pub use instance::{
     instance_owner, latlab_instances, remove_stale_instances, Instance, StaleCleanup,
     INSTANCE_PREFIX,
 };
+pub use late_marks::{LateMark, LateMarks};
 pub use marker::{TraceFreezer, TraceMarker};
 pub use ringbuf::{RingBuffer, Sizing};
 pub use tracefs::{Tracefs, DEFAULT_MOUNT};

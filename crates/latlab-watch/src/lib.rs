@@ -38,6 +38,8 @@ pub mod metrics;
 pub mod own;
 pub mod probe;
 pub mod records;
+#[cfg(feature = "bpf")]
+pub mod run_split;
 pub mod select;
 #[cfg(feature = "bpf")]
 pub mod session;

@@ -4,7 +4,11 @@
 
 mod cli;
 mod cmd;
+mod config;
 mod generate;
+mod kernel_side;
+mod lifecycle;
+mod live;
 
 use std::process::ExitCode;
 

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use latlab_explain::{Options, Threshold};
+use latlab_explain::Threshold;
+
+use crate::config::explain::{resolve, ExplainRun};
 
 /// Arguments of `latlab explain`.
 #[derive(Debug, clap::Args)]
@@ -45,24 +47,15 @@ pub struct ExplainArgs {
 
 /// Runs `latlab explain`.
 pub fn execute(args: ExplainArgs) -> anyhow::Result<ExitCode> {
-    let threshold = args.threshold;
-    let steal_ns = match &args.run_result {
-        Some(p) => latlab_explain::steal_from_run_result(p)?,
-        None => Vec::new(),
-    };
-    let opts = Options {
-        pids: args.pid.clone(),
-        comms: args.comm.clone(),
-        threshold,
-        baseline: args.baseline,
-        dump_windows: args.dump_windows.clone(),
-        steal_ns,
-        max_windows: args.max_windows,
-    };
-    let report = latlab_explain::explain_file(&args.trace, &opts)
-        .with_context(|| format!("explaining {}", args.trace.display()))?;
-    let to_stdout_json = args.json.as_deref() == Some(std::path::Path::new("-"));
-    if let Some(path) = &args.json {
+    let ExplainRun {
+        trace,
+        options,
+        json,
+    } = resolve(&args)?;
+    let report = latlab_explain::explain_file(&trace, &options)
+        .with_context(|| format!("explaining {}", trace.display()))?;
+    let to_stdout_json = json.as_deref() == Some(std::path::Path::new("-"));
+    if let Some(path) = &json {
         let document = latlab_explain::ExplainDocument::new(report.clone());
         let text = serde_json::to_string_pretty(&document)?;
         if to_stdout_json {

@@ -6,9 +6,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
-use latlab_load::{LoadOptions, LoadSpec, RunningLoad};
+use latlab_load::RunningLoad;
 
-use super::status::{bar, StatusLine};
+use crate::config::load::{parse_size, resolve, LoadRun};
+use crate::live::status::{bar, StatusLine};
 
 /// Arguments of `latlab load`.
 #[derive(Debug, clap::Args)]
@@ -55,43 +56,11 @@ pub fn execute(args: LoadArgs) -> anyhow::Result<ExitCode> {
     if args.serve {
         return Ok(serve());
     }
-    let text = args.spec.clone().unwrap_or_else(|| {
-        if args.load_cmd.is_some() {
-            "none"
-        } else {
-            "full"
-        }
-        .to_owned()
-    });
-    let mut spec: LoadSpec = text.parse()?;
-    if let Some(cmd) = &args.load_cmd {
-        spec = spec.with_command(cmd.clone());
-    }
-    if spec.is_empty() {
-        eprintln!("latlab load: {text:?} runs no load; reporting an idle run");
-    }
-    let defaults = LoadOptions::default();
-    let options = LoadOptions {
-        disk_cap_bytes: args.disk_cap,
-        temp_root: args.temp_dir.clone().unwrap_or(defaults.temp_root),
-        cpus: match &args.cpus {
-            Some(list) => latlab_rt::sched::parse_cpu_list(list)?,
-            None => Vec::new(),
-        },
-        nice: args.nice,
-        sample_interval: args.sample_interval,
-        net_message_bytes: usize::try_from(args.net_msg_size)
-            .context("--net-msg-size too large")?,
-        ..defaults
-    };
-    if let Some(parent) = args.json.as_deref().and_then(std::path::Path::parent) {
-        if !parent.as_os_str().is_empty() && !parent.is_dir() {
-            anyhow::bail!(
-                "--json: directory {} does not exist; create it or give another path",
-                parent.display()
-            );
-        }
-    }
+    let LoadRun {
+        spec,
+        options,
+        json,
+    } = resolve(&args)?;
     latlab_rt::stop::install()?;
     let load = RunningLoad::start(&spec, &options).context("starting the load")?;
     let mut line = StatusLine::new(std::io::stderr().is_terminal());
@@ -130,7 +99,7 @@ pub fn execute(args: LoadArgs) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     out.write_all(latlab_report::load::table(&report).as_bytes())?;
     out.flush()?;
-    if let Some(path) = &args.json {
+    if let Some(path) = &json {
         let json = serde_json::to_string_pretty(&latlab_load::LoadDocument::new(report))?;
         std::fs::write(path, json + "\n")
             .with_context(|| format!("writing the JSON report to {}", path.display()))?;
@@ -149,42 +118,5 @@ fn serve() -> ExitCode {
             }
             ExitCode::from(super::EXIT_ERROR)
         }
-    }
-}
-
-/// Parses a byte count with an optional binary suffix: `4096`, `64K`, `256M`, `1G`.
-pub(crate) fn parse_size(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let (number, factor) = match t.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => {
-            let factor: u64 = match c.to_ascii_uppercase() {
-                'K' => 1 << 10,
-                'M' => 1 << 20,
-                'G' => 1 << 30,
-                'B' => 1,
-                _ => return Err(format!("unknown size suffix in {text:?}; use K, M or G")),
-            };
-            (&t[..i], factor)
-        }
-        _ => (t, 1),
-    };
-    number
-        .trim()
-        .parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(factor))
-        .ok_or_else(|| format!("{text:?} is not a size; write e.g. 4096, 64K, 256M, 1G"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sizes_parse() {
-        assert_eq!(parse_size("256M"), Ok(256 << 20));
-        assert_eq!(parse_size("4096"), Ok(4096));
-        assert_eq!(parse_size("1g"), Ok(1 << 30));
-        assert!(parse_size("12Q").is_err());
     }
 }

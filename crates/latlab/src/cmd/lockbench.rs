@@ -15,15 +15,16 @@ use serde::Serialize;
 use latlab_lock::bench::{self, BenchConfig, BenchVariant};
 use latlab_lock::document::{self, BenchReport, SimReport};
 use latlab_lock::shape::HoldShape;
-use latlab_lock::sim::{self, SimConfig};
-use latlab_lock::PredictorKind;
+use latlab_lock::sim;
 use latlab_report::formats::TerminalText;
 use latlab_rt::duration;
 use latlab_rt::sched;
-use latlab_rt::session::{RtSession, SessionOptions};
+use latlab_rt::session::SessionOptions;
 
-use super::notes::{self, Verbosity};
-use latlab_rt::sysinfo::SystemInfo;
+use crate::config::lockbench::{resolve, resolve_simulation};
+use crate::lifecycle::load::LoadFlags;
+use crate::lifecycle::outputs::{write_file, FarmFlags, OutputFiles};
+use crate::lifecycle::{Lifecycle, Verbosity};
 
 /// Arguments of `latlab lockbench`.
 #[derive(Debug, clap::Args)]
@@ -71,7 +72,7 @@ pub struct LockbenchArgs {
     /// A background critical section, `NAME=W*LO-HI,...`: W parts of the holds last LO to HI,
     /// durations with a unit (`send=93*180-340us,7*1.2-2.2ms`; a LO without one takes HI's).
     /// Repeatable, up to 8; replaces the default three shaped like the paper's Table 3.
-    #[arg(long = "site", value_name = "SHAPE", value_parser = parse_shape)]
+    #[arg(long = "site", value_name = "SHAPE", value_parser = crate::config::lockbench::parse_shape)]
     pub sites: Vec<HoldShape>,
     /// How background threads pick a site: per-thread (thread i uses site i) or random.
     #[arg(long, default_value = "per-thread", value_parser = ["per-thread", "random"])]
@@ -110,7 +111,7 @@ pub struct LockbenchArgs {
     /// benchmark is about it).
     #[arg(long)]
     pub allow_unprivileged: bool,
-    /// Exit with status 2 unless delayed-quantile meets the goal of issue 6: worst lock
+    /// Exit with status 2 unless delayed-quantile meets the delayed-locking goal: worst lock
     /// latency at most 25 % of plain's and below pi's, background work loss at most 20 %
     /// (needs plain, pi and delayed-quantile among the variants).
     #[arg(long)]
@@ -128,9 +129,9 @@ pub struct LockbenchArgs {
     /// Write the results (with the background throughput over time) as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Background load from the loads issue, running through all variants (real threads only).
+    /// Background load, running through all variants (real threads only).
     #[command(flatten)]
-    pub load: super::background::LoadFlags,
+    pub load: LoadFlags,
     /// The history database the results are also stored in.
     #[command(flatten)]
     pub history: crate::cmd::history::DbArgs,
@@ -138,17 +139,12 @@ pub struct LockbenchArgs {
     #[arg(long)]
     pub no_history: bool,
     #[command(flatten)]
-    pub farm: super::measuring::FarmFlags,
+    pub farm: FarmFlags,
 }
 
 /// Set in the environment of the copy of latlab that `--autogroup-nice` starts
 /// (to the pid of the latlab that started it).
 const IN_OWN_AUTOGROUP: &str = "LATLAB_IN_OWN_AUTOGROUP";
-
-fn parse_shape(text: &str) -> Result<HoldShape, String> {
-    text.parse()
-        .map_err(|e: latlab_lock::LockError| e.to_string())
-}
 
 /// Runs the command.
 pub fn execute(args: LockbenchArgs) -> anyhow::Result<ExitCode> {
@@ -176,48 +172,33 @@ pub fn execute(args: LockbenchArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    let mut session = RtSession::enter(&SessionOptions {
-        allow_unprivileged: args.allow_unprivileged,
-        hold_dma_latency: !args.no_dma_latency,
-        realtime_fallback: None,
-        realtime_required_why: "the benchmark's real-time task needs SCHED_FIFO",
-        ..SessionOptions::measurement(sched::Policy::Fifo, i32::from(cfg.rt_priority))
-    })?;
-    let system = SystemInfo::gather();
-    notes::print_before_measuring(
-        &system.pitfall_list(),
-        session.warnings(),
+    let load_plan = args.load.resolve();
+    let mut life = Lifecycle::enter(
+        SessionOptions {
+            allow_unprivileged: args.allow_unprivileged,
+            hold_dma_latency: !args.no_dma_latency,
+            realtime_fallback: None,
+            realtime_required_why: "the benchmark's real-time task needs SCHED_FIFO",
+            ..SessionOptions::measurement(sched::Policy::Fifo, i32::from(cfg.rt_priority))
+        },
+        Vec::new(),
         Verbosity::Normal,
-        "`latlab run --verbose`: why, and the fix",
-    );
-    let started = latlab_rt::clock::unix_time_s();
-    let load = match args.load.spec() {
-        Some(spec) => Some(args.load.start(&spec)?),
-        None => None,
-    };
+        &load_plan,
+    )?;
+    life.print_notes("`latlab run --verbose`: why, and the fix");
+    life.begin();
+    let load = life.start_load()?;
     let outcome = bench::run(&cfg, &variants, &latlab_rt::stop::requested, &mut |what| {
         eprintln!("latlab lockbench: {what}")
     });
-    let load_report = load.map(super::background::stop).transpose()?;
-    session.unlock_memory();
+    let load_report = load.map(crate::lifecycle::load::stop).transpose()?;
+    life.end();
     let results = match outcome {
         Ok(results) => results,
         Err(err) => return Err(err).context("lock benchmark"),
     };
     if !results.is_empty() {
-        let report = BenchReport {
-            schema: document::BENCH_SCHEMA.into(),
-            schema_version: document::BENCH_SCHEMA_VERSION,
-            id: Some(latlab_document::new_id()),
-            started_at: latlab_rt::clock::format_utc(started),
-            load: load_report.clone(),
-            system: system.clone(),
-            command_line: std::env::args().collect(),
-            autogroup: latlab_rt::autogroup::current(),
-            config: cfg.clone(),
-            results: results.clone(),
-            goal: bench::goal_checks(&results),
-        };
+        let report = assemble_report(&cfg, results.clone(), load_report.clone(), &life);
         print!("{}", report.terminal_text());
         if !args.no_history {
             let document = serde_json::to_value(&report).context("serializing the results")?;
@@ -226,12 +207,8 @@ pub fn execute(args: LockbenchArgs) -> anyhow::Result<ExitCode> {
             }
         }
         // A full disk: the JSON goes to the temporary directory instead.
-        let mut files = super::measuring::OutputFiles::with_result(
-            &report,
-            None,
-            "lockbench.json",
-            args.json.as_deref(),
-        )?;
+        let mut files =
+            OutputFiles::with_result(&report, None, "lockbench.json", args.json.as_deref())?;
         args.farm.emit(&report, &mut files)?;
         files.finish()?;
     } else if latlab_rt::stop::requested() {
@@ -251,97 +228,31 @@ pub fn execute(args: LockbenchArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn resolve(args: &LockbenchArgs) -> anyhow::Result<(BenchConfig, Vec<BenchVariant>)> {
-    let mut variants = Vec::new();
-    for name in &args.variants {
-        let variant: BenchVariant = name.parse()?;
-        if !variants.contains(&variant) {
-            variants.push(variant);
-        }
+/// The benchmark's document: its configuration, the variants' results and
+/// the goal checks, with the machine and the load.
+fn assemble_report(
+    cfg: &BenchConfig,
+    results: Vec<latlab_lock::bench::VariantResult>,
+    load: Option<latlab_load::LoadReport>,
+    life: &Lifecycle,
+) -> BenchReport {
+    BenchReport {
+        schema: document::BENCH_SCHEMA.into(),
+        schema_version: document::BENCH_SCHEMA_VERSION,
+        id: Some(latlab_document::new_id()),
+        started_at: latlab_rt::clock::format_utc(life.started()),
+        load,
+        system: life.system.clone(),
+        command_line: std::env::args().collect(),
+        autogroup: latlab_rt::autogroup::current(),
+        config: cfg.clone(),
+        goal: bench::goal_checks(&results),
+        results,
     }
-    let usable = sched::usable_cpus();
-    let cpu = match args.cpu.as_deref() {
-        Some("none") => None,
-        Some(text) => {
-            let cpu: usize = text
-                .trim()
-                .parse()
-                .with_context(|| format!("--cpu {text:?}: expected a CPU number or `none`"))?;
-            if !usable.contains(&cpu) {
-                bail!(
-                    "CPU {cpu} is not usable (online and allowed CPUs: {}); see --cpu",
-                    usable
-                        .iter()
-                        .map(|c| c.to_string())
-                        .collect::<Vec<_>>()
-                        .join(",")
-                );
-            }
-            Some(cpu)
-        }
-        None => usable.last().copied(),
-    };
-    let defaults = BenchConfig::default();
-    let cfg = BenchConfig {
-        period_ns: args.period,
-        rt_priority: args.priority,
-        rt_hold_ns: args.rt_hold,
-        cpu,
-        background_threads: usize::from(args.threads),
-        sites: if args.sites.is_empty() {
-            defaults.sites.clone()
-        } else {
-            args.sites.clone()
-        },
-        site_choice: args.site_choice.parse()?,
-        outside_work_ns: args.outside_work,
-        duration_ns: args.duration,
-        rounds: args.rounds,
-        warmup_ns: args.warmup,
-        sample_interval_ns: args.sample_interval,
-        delayed: latlab_lock::DelayedConfig {
-            margin_ns: args.margin.unwrap_or(defaults.delayed.margin_ns),
-            max_refusals: args.max_refusals,
-            ..defaults.delayed
-        },
-        quantile: defaults.quantile,
-        seed: args.seed,
-        idle_spinner: !args.no_idle_spinner,
-    };
-    cfg.validate()?;
-    Ok((cfg, variants))
 }
 
 fn simulate(args: &LockbenchArgs) -> anyhow::Result<ExitCode> {
-    let defaults = SimConfig::default();
-    let mut locks = defaults.locks.clone();
-    if !args.sites.is_empty() {
-        if args.sites.len() != 3 {
-            bail!("--simulate models three kernel sections (do_softirq, tcp_sendmsg, net_rx): give three --site shapes or none");
-        }
-        for (slot, shape) in locks.iter_mut().zip(&args.sites) {
-            *slot = shape.clone();
-        }
-    }
-    let cfg = SimConfig {
-        seed: args.seed,
-        periods: args.periods,
-        rt_period_ns: args.period,
-        locks,
-        t_lock_ns: if args.predictor == "table" {
-            defaults.t_lock_ns
-        } else {
-            None
-        },
-        predictor: match args.predictor.as_str() {
-            "ewma" => PredictorKind::EWMA,
-            "quantile" => PredictorKind::default(),
-            _ => PredictorKind::Max,
-        },
-        margin_ns: args.margin.unwrap_or(0),
-        max_refusals: args.max_refusals,
-        ..defaults
-    };
+    let cfg = resolve_simulation(args)?;
     for warning in cfg.warnings() {
         eprintln!("latlab: warning: {warning}");
     }
@@ -356,5 +267,5 @@ fn simulate(args: &LockbenchArgs) -> anyhow::Result<ExitCode> {
 
 fn write_json<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
     let text = serde_json::to_string_pretty(value).context("serializing the results")? + "\n";
-    super::measuring::write_file(path, text.as_bytes())
+    write_file(path, text.as_bytes())
 }

@@ -1,7 +1,7 @@
-//! One module per command; each turns raw arguments into a resolved
-//! configuration, runs, and returns the process exit code.
+//! One module per command, and nothing else: each holds its raw arguments
+//! (clap), turns them into a resolved configuration ([`crate::config`]),
+//! runs, and returns the process exit code.
 
-pub mod background;
 pub mod characterize;
 pub mod compare;
 pub mod dump;
@@ -9,8 +9,6 @@ pub mod explain;
 pub mod history;
 pub mod load;
 pub mod lockbench;
-pub mod measuring;
-pub mod notes;
 pub mod push;
 pub mod record;
 pub mod report;
@@ -18,8 +16,6 @@ pub mod respond;
 pub mod run;
 pub mod scenario;
 pub mod serve;
-pub mod split;
-pub mod status;
 pub mod watch;
 
 use std::process::ExitCode;

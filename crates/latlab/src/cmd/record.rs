@@ -7,7 +7,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use latlab_rt::session::{RtSession, SessionOptions};
-use latlab_tracefs::{Capture, CaptureOptions, CaptureReport, EVENT_SETS};
+use latlab_tracefs::{Capture, EVENT_SETS};
+
+use crate::config::record::{resolve, RecordRun};
+use crate::live::record::print_summary;
 
 /// Arguments of `latlab record`.
 #[derive(Debug, clap::Args)]
@@ -57,28 +60,6 @@ pub struct RecordArgs {
     pub command: Vec<String>,
 }
 
-/// `--rt-cpus`: a list of online CPUs.
-fn parse_rt_cpus(text: &str) -> anyhow::Result<Vec<usize>> {
-    let cpus = latlab_rt::sched::parse_cpu_list(text).context("--rt-cpus")?;
-    let online = latlab_rt::sched::online_cpus();
-    match cpus.iter().find(|c| !online.contains(c)) {
-        Some(bad) => anyhow::bail!(
-            "--rt-cpus: CPU {bad} is not online (online: {}); name the CPUs the real-time \
-             tasks run on",
-            cpu_list(&online)
-        ),
-        None => Ok(cpus),
-    }
-}
-
-/// `0,2,3`.
-fn cpu_list(cpus: &[usize]) -> String {
-    cpus.iter()
-        .map(usize::to_string)
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
 static SNAPSHOT: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_snapshot(_sig: libc::c_int) {
@@ -119,25 +100,13 @@ pub fn execute(args: RecordArgs) -> anyhow::Result<ExitCode> {
             std::process::id()
         );
     }
-    let temp_dir = args
-        .output
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("."));
-    let opts = CaptureOptions {
-        events: args.events.clone(),
-        buffer_size_kb: args.buffer_size,
-        grow_to_kb: None,
-        flight_recorder: args.flight_recorder,
-        temp_dir: Some(temp_dir),
-        kallsyms: !args.no_kallsyms,
-        measured_cpus: match &args.rt_cpus {
-            Some(list) => parse_rt_cpus(list)?,
-            None => Vec::new(),
-        },
-    };
-    check_writable(&args.output)?;
+    let RecordRun {
+        capture: opts,
+        output,
+        duration,
+        command,
+        json,
+    } = resolve(&args)?;
     // Every Ctrl-C only asks to stop: the capture's tracefs instance must
     // always be removed again.
     let session = RtSession::enter(&SessionOptions::recording())?;
@@ -154,7 +123,7 @@ pub fn execute(args: RecordArgs) -> anyhow::Result<ExitCode> {
         );
     }
 
-    let mut child = match args.command.split_first() {
+    let mut child = match command.split_first() {
         Some((prog, rest)) => Some(
             std::process::Command::new(prog)
                 .args(rest)
@@ -163,7 +132,7 @@ pub fn execute(args: RecordArgs) -> anyhow::Result<ExitCode> {
         ),
         None => None,
     };
-    let deadline = args.duration.map(|d| Instant::now() + d);
+    let deadline = duration.map(|d| Instant::now() + d);
     let mut child_status = None;
     let mut snapshots = 0u32;
     let mut forwarded: Option<Instant> = None;
@@ -194,7 +163,7 @@ pub fn execute(args: RecordArgs) -> anyhow::Result<ExitCode> {
         if SNAPSHOT.swap(false, Ordering::SeqCst) {
             if capture.is_flight_recorder() {
                 snapshots += 1;
-                let path = snapshot_path(&args.output, snapshots);
+                let path = snapshot_path(&output, snapshots);
                 let report = capture.snapshot_to(&path).context("saving a snapshot")?;
                 eprintln!(
                     "latlab: snapshot {}: {} events, {} overwritten",
@@ -231,9 +200,9 @@ pub fn execute(args: RecordArgs) -> anyhow::Result<ExitCode> {
         "the end of --duration"
     };
     let report = capture
-        .stop(&args.output)
-        .with_context(|| format!("writing {}", args.output.display()))?;
-    if args.json {
+        .stop(&output)
+        .with_context(|| format!("writing {}", output.display()))?;
+    if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print_summary(&report, interrupted);
@@ -256,24 +225,6 @@ pub fn execute(args: RecordArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Fails before recording, not after, when the output cannot be written.
-fn check_writable(out: &Path) -> anyhow::Result<()> {
-    if out.is_dir() {
-        anyhow::bail!("{} is a directory; give a file name with -o", out.display());
-    }
-    let mut probe = out.as_os_str().to_owned();
-    probe.push(".partial");
-    let probe = PathBuf::from(probe);
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&probe)
-        .with_context(|| format!("cannot write next to {}; choose another -o", out.display()))?;
-    let _ = std::fs::remove_file(&probe);
-    Ok(())
-}
-
 /// Ends the traced command when --duration is over: SIGTERM, then SIGKILL
 /// after two seconds.
 fn terminate(c: &mut std::process::Child) -> Option<std::process::ExitStatus> {
@@ -288,54 +239,6 @@ fn terminate(c: &mut std::process::Child) -> Option<std::process::ExitStatus> {
     }
     let _ = c.kill();
     c.wait().ok()
-}
-
-fn human_bytes(n: u64) -> String {
-    if n >= 1 << 20 {
-        format!("{:.1} MiB", n as f64 / f64::from(1 << 20))
-    } else {
-        format!("{:.1} KiB", n as f64 / 1024.0)
-    }
-}
-
-fn print_summary(r: &CaptureReport, interrupted: bool) {
-    println!(
-        "latlab record: wrote {} ({}) after {:.2} s{}; instance {}, clock {}, {} events enabled",
-        r.path.display(),
-        human_bytes(r.file_bytes),
-        r.duration_s,
-        if interrupted { " (interrupted)" } else { "" },
-        r.instance,
-        r.trace_clock,
-        r.events_enabled.len()
-    );
-    let lost_label = if r.flight_recorder {
-        "overwritten"
-    } else {
-        "lost"
-    };
-    println!(
-        "{:>5} {:>12} {:>12} {:>8}",
-        "CPU", "events", lost_label, "pages"
-    );
-    for c in &r.cpus {
-        println!(
-            "{:>5} {:>12} {:>12} {:>8}",
-            c.cpu, c.events, c.lost, c.pages
-        );
-    }
-    let pages: u64 = r.cpus.iter().map(|c| c.pages).sum();
-    println!(
-        "{:>5} {:>12} {:>12} {:>8}",
-        "all", r.total_events, r.lost_events, pages
-    );
-    if let Some(cpus) = &r.kmem_cpus {
-        println!(
-            "page events (kmem) on CPUs {} only (--rt-cpus)",
-            cpu_list(cpus)
-        );
-    }
-    println!("ring buffer: {}", r.ring_buffer.summary);
 }
 
 #[cfg(test)]

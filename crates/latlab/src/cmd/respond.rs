@@ -2,34 +2,27 @@
 //! paper's first test), emulated on any Linux machine or on real serial and
 //! GPIO hardware.
 //!
-//! Lifecycle as `latlab run`: parse, resolve, check privileges, apply the
-//! real-time environment, measure with a live view, summary, outputs.
+//! Parse ([`RespondArgs`]), resolve ([`crate::config::respond`]), then the
+//! measuring commands' lifecycle ([`crate::lifecycle`]) around
+//! latlab-respond's measurement.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{bail, Context};
-
-use latlab_measure::requirements::Requirement;
 use latlab_measure::result::Verdict;
-use latlab_measure::units::format_ns;
-use latlab_report::formats::{CyclictestText, TerminalText};
+use latlab_report::formats::TerminalText;
 use latlab_respond::channel::Channel;
 use latlab_respond::gpio::GpioWiring;
-use latlab_respond::measure::{self, Gap, Progress, RespondConfig};
+use latlab_respond::measure::{self, Gap, RespondOutput};
 use latlab_respond::result::{CheckOn, RespondContext, RespondResult, RespondSettings};
-use latlab_rt::clock;
 use latlab_rt::duration;
-use latlab_rt::sched::{self, Policy};
-use latlab_rt::session::{RtSession, SessionOptions};
-use latlab_rt::sysinfo::SystemInfo;
+use latlab_rt::sched::Policy;
+use latlab_rt::session::SessionOptions;
 
-use super::background::{BackgroundLoad, LiveUpdate, LoadFlags, LoadMonitor};
-use super::measuring::{write_file, FarmFlags, OutputFiles, RequirementFlags, SaveFlags};
-use super::notes::{self, Verbosity};
-use super::status::{bar, count_and_eta, StatusLine};
 use super::EXIT_REQUIREMENT_FAILED;
+use crate::config::respond::{resolve, RespondRun};
+use crate::lifecycle::{Lifecycle, MeasuringFlags, RequirementFlags, Verbosity};
+use crate::live::respond::LiveView;
 
 /// Arguments of `latlab respond`.
 #[derive(Debug, clap::Args)]
@@ -38,7 +31,12 @@ use super::EXIT_REQUIREMENT_FAILED;
     responder process (SCHED_FIFO, pinned, mlocked) blocked on it wakes and answers on the \
     reverse channel (the paper's GPIO toggle). One-way = send to wake-up, round-trip = send to \
     answer received.\n\nExit status: 0 all requirements met (or none given), 1 error, \
-    2 a requirement was violated."
+    2 a requirement was violated.",
+    mut_arg("json", |arg| arg.help("Also write the result JSON (schema latlab.respond) to FILE")),
+    mut_arg("histogram_text", |arg| arg.help(
+        "Write a histogram in cyclictest's -h text format to FILE (column 1 one-way, column 2 round-trip)"
+    )),
+    mut_arg("quiet", |arg| arg.help("No live view")),
 )]
 pub struct RespondArgs {
     /// Emulated channel: pty (raw pseudo-terminal: the kernel tty path, serial emulation),
@@ -97,159 +95,74 @@ pub struct RespondArgs {
     /// board timed), one-way, or both.
     #[arg(long, default_value = "round-trip", value_name = "WHICH")]
     pub check_on: CheckOn,
-    /// Also write the result JSON (schema latlab.respond) to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Write a histogram in cyclictest's -h text format to FILE (column 1 one-way,
-    /// column 2 round-trip).
-    #[arg(long, value_name = "FILE")]
-    pub histogram_text: Option<PathBuf>,
-    /// Where the result is saved.
+    /// The result's outputs, --quiet, the background load, --allow-unprivileged.
     #[command(flatten)]
-    pub save: SaveFlags,
-    #[command(flatten)]
-    pub farm: FarmFlags,
-    /// Measure even without real-time priority or memory locking (the result is marked).
-    #[arg(long)]
-    pub allow_unprivileged: bool,
-    /// No live view.
-    #[arg(long, short)]
-    pub quiet: bool,
-    /// Background load.
-    #[command(flatten)]
-    pub load: LoadFlags,
-}
-
-/// The paper's sample count.
-const DEFAULT_COUNT: u64 = 1_000_000;
-
-/// A measurement, fully resolved.
-struct Resolved {
-    config: RespondConfig,
-    requirements: Vec<Requirement>,
-    warnings: Vec<String>,
-}
-
-fn resolve(args: &RespondArgs) -> anyhow::Result<Resolved> {
-    let usable = sched::usable_cpus();
-    let check_cpu = |cpu: usize, flag: &str| -> anyhow::Result<usize> {
-        if !usable.contains(&cpu) {
-            bail!(
-                "CPU {cpu} is not usable (online and allowed CPUs: {}); see {flag}",
-                usable
-                    .iter()
-                    .map(|c| c.to_string())
-                    .collect::<Vec<_>>()
-                    .join(",")
-            );
-        }
-        Ok(cpu)
-    };
-    let first = *usable.first().context("no usable CPU")?;
-    let last = *usable.last().context("no usable CPU")?;
-    let responder_cpu = check_cpu(args.responder_cpu.unwrap_or(last), "--responder-cpu")?;
-    let stimulus_cpu = match args.stimulus_cpu {
-        Some(cpu) => check_cpu(cpu, "--stimulus-cpu")?,
-        None if first == responder_cpu => last,
-        None => first,
-    };
-    let mut warnings = Vec::new();
-    if responder_cpu == stimulus_cpu {
-        warnings.push(format!(
-            "stimulus and responder share CPU {responder_cpu}: the responder preempts the \
-             stimulus at each event (a separate CPU is closer to an external board)"
-        ));
-    }
-    let channel = match &args.serial {
-        Some(spec) => {
-            let (tx, rx) = spec.split_once(',').unwrap_or((spec, spec));
-            Channel::Serial {
-                tx: PathBuf::from(tx.trim()),
-                rx: PathBuf::from(rx.trim()),
-                baud: args.baud,
-            }
-        }
-        None => args.channel.clone(),
-    };
-    let policy: Policy = args.policy.parse().map_err(anyhow::Error::msg)?;
-    let mut requirements = args.requirement.requirements();
-    requirements.retain(|r| !matches!(r, Requirement::PeriodTolerance { .. }));
-    let count = match (args.count, args.duration) {
-        (None, None) => Some(DEFAULT_COUNT),
-        (count, _) => count,
-    };
-    if let Some(duration) = args.duration.filter(|&d| args.gap.min_ns() > d) {
-        bail!(
-            "--gap {} is longer than --duration {}: the run would end before its second event; \
-             shorten the gap or lengthen the duration",
-            args.gap,
-            format_ns(duration)
-        );
-    }
-    Ok(Resolved {
-        config: RespondConfig {
-            channel,
-            gpio: args.gpio.clone(),
-            count,
-            duration_ns: args.duration,
-            gap: args.gap,
-            policy,
-            priority: args.priority,
-            responder_cpu,
-            stimulus_cpu,
-            lock_memory: true,
-            timeout_ns: args.timeout,
-        },
-        requirements,
-        warnings,
-    })
+    pub measuring: MeasuringFlags,
 }
 
 /// Runs the measurement.
 pub fn execute(args: RespondArgs) -> anyhow::Result<ExitCode> {
     let mut run = resolve(&args)?;
-    let system = SystemInfo::gather();
-    let mut session = RtSession::enter(&SessionOptions {
-        allow_unprivileged: args.allow_unprivileged,
-        hold_dma_latency: !args.no_dma_latency,
-        realtime_fallback: Some("responder and stimulus run SCHED_OTHER"),
-        ..SessionOptions::measurement(run.config.policy, run.config.priority)
-    })?;
-    run.config.policy = session.policy();
-    run.config.lock_memory = session.mlocked();
-    let mut warnings = system.pitfalls();
-    let mut setup = std::mem::take(&mut run.warnings);
-    setup.extend_from_slice(session.warnings());
-    warnings.extend_from_slice(&setup);
-
-    let started = clock::unix_time_s();
-    let mut monitor = LoadMonitor {
-        live: LiveView {
-            line: StatusLine::new(!args.quiet && std::io::stderr().is_terminal()),
-            count: run.config.count,
+    let mut life = Lifecycle::enter(
+        SessionOptions {
+            allow_unprivileged: run.measuring.allow_unprivileged,
+            hold_dma_latency: run.hold_dma_latency,
+            realtime_fallback: Some("responder and stimulus run SCHED_OTHER"),
+            ..SessionOptions::measurement(run.config.policy, run.config.priority)
         },
-        load: BackgroundLoad::new(&args.load),
-        notes: notes::before_measuring(
-            &system.pitfall_list(),
-            &setup,
-            Verbosity::from_flags(args.quiet, false),
-            "the result's warnings: why, and the fix",
-        ),
-        measured_tids: Vec::new(),
-    };
-    session.measurement_starts();
+        std::mem::take(&mut run.warnings),
+        run.measuring.verbosity,
+        &run.measuring.load,
+    )?;
+    run.config.policy = life.session.policy();
+    run.config.lock_memory = life.session.mlocked();
+
+    life.begin();
+    let live = LiveView::new(
+        run.measuring.verbosity != Verbosity::Quiet && std::io::stderr().is_terminal(),
+        run.config.count,
+    );
+    let mut monitor = life.monitor(live, "the result's warnings: why, and the fix");
     let measured = measure::measure(&run.config, &mut monitor);
-    let steal_ns = session.steal_ns(&[run.config.stimulus_cpu, run.config.responder_cpu]);
-    monitor.live.finish();
-    let load_report = monitor.load.stop();
+    let steal_ns = life
+        .session
+        .steal_ns(&[run.config.stimulus_cpu, run.config.responder_cpu]);
+    let load_report = monitor.finish();
     let output = measured?;
     let load_report = load_report?;
-    session.unlock_memory();
+    life.end();
 
+    let mut result = assemble_document(&life, &run, &output, steal_ns);
+    result.load = load_report;
+    let exit = if result.verdict == Verdict::Fail {
+        EXIT_REQUIREMENT_FAILED
+    } else {
+        0
+    };
+    print!("{}", result.terminal_text());
+    life.write_outputs(
+        &run.measuring.outputs,
+        &result,
+        "respond.json",
+        Vec::new(),
+        Vec::new(),
+    )?;
+    Ok(ExitCode::from(exit))
+}
+
+/// The measurement's document: its settings (what the responder obtained),
+/// context and the verdict on the requirements.
+fn assemble_document(
+    life: &Lifecycle,
+    run: &RespondRun,
+    output: &RespondOutput,
+    steal_ns: Vec<(usize, u64)>,
+) -> RespondResult {
     let settings = RespondSettings {
         channel: run.config.channel.name().into(),
         channel_description: run.config.channel.describe(),
-        gpio: args
+        gpio: run
+            .config
             .gpio
             .as_ref()
             .map(|g| format!("{},{}", g.output, g.input)),
@@ -261,138 +174,18 @@ pub fn execute(args: RespondArgs) -> anyhow::Result<ExitCode> {
         policy: output.responder.policy.unwrap_or(Policy::Other),
         priority: output.responder.priority,
         timeout_ns: run.config.timeout_ns,
-        cpu_dma_latency_us: session.dma_latency_us(),
-        unprivileged: session.unprivileged(),
+        cpu_dma_latency_us: life.session.dma_latency_us(),
+        unprivileged: life.session.unprivileged(),
         steal_ns,
     };
     let context = RespondContext {
         command_line: std::env::args().collect(),
-        started_unix_s: started,
+        started_unix_s: life.started(),
         settings,
-        system,
-        warnings,
+        system: life.system.clone(),
+        warnings: life.warnings(),
     };
-    let mut result = RespondResult::assemble(&output, context, &run.requirements, args.check_on);
+    let mut result = RespondResult::assemble(output, context, &run.requirements, run.check_on);
     result.id = Some(latlab_document::new_id());
-    if let Some(report) = &load_report {
-        result.load = Some(report.clone());
-    }
-    let exit = if result.verdict == Verdict::Fail {
-        EXIT_REQUIREMENT_FAILED
-    } else {
-        0
-    };
-    print!("{}", result.terminal_text());
-    write_outputs(&args, &result, started)?;
-    Ok(ExitCode::from(exit))
-}
-
-fn write_outputs(args: &RespondArgs, result: &RespondResult, started: f64) -> anyhow::Result<()> {
-    let stamp = clock::format_stamp(started);
-    let mut files = OutputFiles::with_result(
-        result,
-        Some((&args.save, &stamp)),
-        "respond.json",
-        args.json.as_deref(),
-    )?;
-    if let Some(path) = &args.histogram_text {
-        files.other(write_file(path, result.cyclictest_text().as_bytes()));
-    }
-    args.farm.emit(result, &mut files)?;
-    files.finish()
-}
-
-/// The live status of a response measurement: events done (with a bar and the
-/// time left when the count is known), maxima so far and losses.
-struct LiveView {
-    line: StatusLine,
-    count: Option<u64>,
-}
-
-impl LiveView {}
-
-impl LiveUpdate<Progress> for LiveView {
-    fn update(&mut self, p: &Progress) {
-        if !self.line.enabled() {
-            return;
-        }
-        let done = p.answered + p.lost;
-        let progress = match self.count {
-            Some(count) => format!(
-                "{} {}",
-                bar(done as f64 / count.max(1) as f64),
-                count_and_eta(done, count, "events", p.elapsed_s)
-            ),
-            None => format!("{done} events, {:.0} s", p.elapsed_s),
-        };
-        self.line.draw(&format!(
-            "{progress}  one-way max {}  round-trip max {}  lost {}",
-            format_ns(p.max_one_way_ns),
-            format_ns(p.max_round_trip_ns),
-            p.lost
-        ));
-    }
-
-    fn finish(&mut self) {
-        self.line.finish();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-
-    fn parse(args: &[&str]) -> RespondArgs {
-        let mut full = vec!["latlab", "respond"];
-        full.extend_from_slice(args);
-        match crate::cli::Cli::parse_from(full).command {
-            crate::cli::Command::Respond(a) => a,
-            _ => unreachable!(),
-        }
-    }
-
-    #[test]
-    fn defaults_are_the_papers_test() {
-        let r = resolve(&parse(&[])).unwrap();
-        assert_eq!(r.config.count, Some(1_000_000));
-        assert_eq!(r.config.channel, Channel::Pty);
-        assert_eq!(r.config.policy, Policy::Fifo);
-        assert_eq!(r.config.priority, 95);
-        assert!(matches!(r.config.gap, Gap::Random { .. }));
-        let usable = sched::usable_cpus();
-        assert_eq!(r.config.responder_cpu, *usable.last().unwrap());
-        if usable.len() > 1 {
-            assert_ne!(r.config.stimulus_cpu, r.config.responder_cpu);
-        }
-    }
-
-    #[test]
-    fn moblin_profile_is_the_40us_reference_without_period() {
-        let r = resolve(&parse(&["--profile", "moblin-ivi"])).unwrap();
-        assert_eq!(
-            r.requirements,
-            vec![Requirement::MaxLatency { limit_ns: 40_000 }]
-        );
-    }
-
-    #[test]
-    fn duration_alone_means_no_count() {
-        let r = resolve(&parse(&["--duration", "5s"])).unwrap();
-        assert_eq!(r.config.count, None);
-        assert_eq!(r.config.duration_ns, Some(5_000_000_000));
-    }
-
-    #[test]
-    fn serial_pair_resolves_to_tx_and_rx() {
-        let r = resolve(&parse(&["--serial", "/dev/ttyS0,/dev/ttyS1"])).unwrap();
-        assert_eq!(
-            r.config.channel,
-            Channel::Serial {
-                tx: "/dev/ttyS0".into(),
-                rx: "/dev/ttyS1".into(),
-                baud: 115_200
-            }
-        );
-    }
+    result
 }

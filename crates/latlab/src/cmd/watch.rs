@@ -9,9 +9,11 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use latlab_measure::units::format_ns;
 use latlab_report::formats::TerminalText;
-use latlab_watch::select::{Selection, Tasks};
-use latlab_watch::session::Live;
-use latlab_watch::{Session, SessionOptions};
+use latlab_watch::select::Tasks;
+use latlab_watch::Session;
+
+use crate::config::watch::{resolve, WatchRun};
+use crate::live::watch::{progress_line, screen};
 
 /// Arguments of `latlab watch`.
 #[derive(Debug, clap::Args)]
@@ -32,10 +34,10 @@ pub struct WatchArgs {
     pub rt: bool,
     /// How long to wait for the first task the selection matches (a name or real-time thread may appear
     /// later); then the watch fails, storing nothing. 0: fail at once.
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = wait_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::config::watch::wait_duration)]
     pub wait: Duration,
     /// A wake-up later than this is late: its window is explained (e.g. 100us, 1ms).
-    #[arg(long, value_name = "DURATION", default_value = "100us", value_parser = threshold_ns)]
+    #[arg(long, value_name = "DURATION", default_value = "100us", value_parser = crate::config::watch::threshold_ns)]
     pub threshold: u64,
     /// Snapshot interval: each is kept in the result and stored in the history.
     #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = latlab_rt::duration::length)]
@@ -75,41 +77,6 @@ pub struct WatchArgs {
     /// The command to start and watch (its threads and children), after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
-}
-
-/// `--wait`: a duration, zero allowed.
-/// `--wait`: how long, with its unit; 0 fails at once.
-fn wait_duration(text: &str) -> Result<Duration, String> {
-    latlab_rt::duration::length_or_zero_ns(text).map(Duration::from_nanos)
-}
-
-fn selection(args: &WatchArgs) -> anyhow::Result<Selection> {
-    let chosen = [
-        !args.pid.is_empty(),
-        !args.comm.is_empty(),
-        !args.command.is_empty(),
-    ]
-    .iter()
-    .filter(|&&b| b)
-    .count();
-    if chosen > 1 || chosen == 0 && !args.rt {
-        anyhow::bail!(
-            "choose the tasks to watch with exactly one of --pid PID, --comm NAME, or -- COMMAND (with --rt: only their real-time threads), or --rt alone (every real-time user thread)"
-        );
-    }
-    let tasks = if !args.pid.is_empty() {
-        Tasks::Pids(args.pid.clone())
-    } else if !args.comm.is_empty() {
-        Tasks::Comms(args.comm.clone())
-    } else if !args.command.is_empty() {
-        Tasks::Command(args.command.clone())
-    } else {
-        return Ok(Selection::every_real_time_thread());
-    };
-    Ok(Selection {
-        tasks,
-        real_time: args.rt,
-    })
 }
 
 /// Waits up to `wait` for the first thread the selection matches,
@@ -170,103 +137,26 @@ fn wait_for_a_match(session: &mut Session, wait: Duration, quiet: bool) -> anyho
     }
 }
 
-/// `--threshold`: a duration with its unit, above zero.
-fn threshold_ns(text: &str) -> Result<u64, String> {
-    if text.trim_start().starts_with(['p', 'P']) {
-        return Err(
-            "give a time such as 100us or 1ms (a percentile is not known before the watch)".into(),
-        );
-    }
-    latlab_rt::duration::period(text)
-}
-
-fn clock(d: Duration) -> String {
-    let s = d.as_secs();
-    format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
-}
-
-/// The top-like view.
-fn screen(live: &Live, selection: &str, threshold: u64, cpu_share: f64, side: &str) -> String {
-    let mut s = format!(
-        "latlab watch ({side}): {selection}, {} watched, threshold {} (Ctrl-C stops and writes the result)\n\n",
-        clock(live.elapsed),
-        format_ns(threshold)
-    );
-    s.push_str(&format!(
-        "{:<16} {:>8} {:<9} {:>10} {:>10} {:>11} {:>10} {:>10} {:>6}\n",
-        "TASK", "TID", "POLICY", "WAKE-UPS", "NOW", "P99", "WORST", "IRQ WORST", "LATE"
-    ));
-    for t in live.tasks.iter().take(20) {
-        // p99 needs 1000 samples (10 above it); mark a guess with '?'.
-        let p99 = if t.samples >= latlab_watch::stats::samples_needed(99.0) {
-            format_ns(t.p99_ns)
-        } else {
-            format!("{}?", format_ns(t.p99_ns))
-        };
-        s.push_str(&format!(
-            "{:<16} {:>8} {:<9} {:>10} {:>10} {:>11} {:>10} {:>10} {:>6}\n",
-            t.comm.chars().take(16).collect::<String>(),
-            t.tid,
-            t.policy,
-            t.samples,
-            format_ns(t.current_ns),
-            p99,
-            format_ns(t.worst_ns),
-            t.irq_worst_ns.map(format_ns).unwrap_or_else(|| "-".into()),
-            t.late
-        ));
-    }
-    if live.tasks.len() > 20 {
-        s.push_str(&format!("... and {} more\n", live.tasks.len() - 20));
-    }
-    if live.tasks.is_empty() {
-        s.push_str("(no wake-up of a watched task yet)\n");
-    }
-    let sp = &live.spikes;
-    s.push_str(&format!(
-        "\nspikes over {}: {} ({:.1}/h, 95% CI {:.1}-{:.1}/h)",
-        format_ns(threshold),
-        sp.count,
-        sp.per_hour,
-        sp.per_hour_low,
-        sp.per_hour_high
-    ));
-    if let Some(ago) = live.since_worst {
-        s.push_str(&format!(
-            "; worst {} {} ago",
-            format_ns(sp.worst_ns),
-            clock(ago)
-        ));
-    }
-    s.push('\n');
-    if live.top_causes.is_empty() {
-        s.push_str("causes: no late window yet\n");
-    } else {
-        s.push_str("top causes of late wake-ups:\n");
-        for (d, n, share) in &live.top_causes {
-            s.push_str(&format!("  {:>5.1}%  {d} ({n} windows)\n", share * 100.0));
-        }
-    }
-    let c = &live.counters;
-    s.push_str(&format!(
-        "kernel: {} late, {} windows throttled, {} lost",
-        c.late, c.throttled, c.lost
-    ));
-    if side == "tracefs" {
-        s.push_str(&format!(", {} trace events lost", c.events_lost));
-    }
-    s.push_str(&format!("; watch's CPU: {:.3}%\n", cpu_share * 100.0));
-    s
+/// The watch's document, from the session that ended (`stopped_by` says why).
+fn assemble_document(session: &mut Session, stopped_by: &str) -> latlab_watch::WatchDocument {
+    let mut document = session.finish(stopped_by);
+    document.id = Some(latlab_document::new_id());
+    document
 }
 
 /// Runs the watch until its duration, Ctrl-C/SIGTERM or the command's end.
 pub fn execute(args: WatchArgs) -> anyhow::Result<ExitCode> {
-    let selection = selection(&args)?;
-    let threshold = args.threshold;
-    if args.interval < Duration::from_secs(1) {
-        anyhow::bail!("--interval must be at least 1s");
-    }
-    let metrics = match &args.metrics {
+    let WatchRun {
+        session: options,
+        wait,
+        duration,
+        json,
+        metrics,
+        history,
+        quiet,
+    } = resolve(&args)?;
+    let threshold = options.threshold_ns;
+    let metrics = match &metrics {
         Some(addr) => {
             let (text, bound) = latlab_watch::metrics::serve(addr)?;
             eprintln!("OpenMetrics at http://{bound}/metrics");
@@ -275,32 +165,20 @@ pub fn execute(args: WatchArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     latlab_rt::stop::install()?;
-    let mut session = Session::start(SessionOptions {
-        selection,
-        threshold_ns: threshold,
-        interval: args.interval,
-        max_windows_per_sec: args.max_windows,
-        baseline_every: args.baseline_every,
-        backend: if args.tracefs {
-            latlab_watch::Backend::Tracefs
-        } else {
-            latlab_watch::Backend::Bpf
-        },
-    })?;
-    let mut history = if args.no_history {
-        None
-    } else {
-        Some(args.history.open().context("opening the history (--db)")?)
+    let mut session = Session::start(options)?;
+    let mut history = match &history {
+        Some(db) => Some(db.open().context("opening the history (--db)")?),
+        None => None,
     };
-    wait_for_a_match(&mut session, args.wait, args.quiet)?;
+    wait_for_a_match(&mut session, wait, quiet)?;
     let describe = session.options().selection.describe();
     let side = session.options().backend.name();
-    let tty = std::io::stderr().is_terminal() && !args.quiet;
+    let tty = std::io::stderr().is_terminal() && !quiet;
     let started = Instant::now();
     let mut last_view = Instant::now() - Duration::from_secs(10);
     let mut last_line = Instant::now();
     let progress_every = args.interval.min(Duration::from_secs(10));
-    if !args.quiet && !tty {
+    if !quiet && !tty {
         eprintln!(
             "latlab watch ({side}): {describe}, {} task(s) now, threshold {}",
             session.watched().len(),
@@ -314,7 +192,7 @@ pub fn execute(args: WatchArgs) -> anyhow::Result<ExitCode> {
                 _ => "Ctrl-C".to_string(),
             };
         }
-        if args.duration.is_some_and(|d| started.elapsed() >= d) {
+        if duration.is_some_and(|d| started.elapsed() >= d) {
             break "duration".to_string();
         }
         if let Some(status) = session.command_exit() {
@@ -334,7 +212,7 @@ pub fn execute(args: WatchArgs) -> anyhow::Result<ExitCode> {
         }
         if last_view.elapsed() >= Duration::from_secs(1) {
             last_view = Instant::now();
-            let line_due = !args.quiet && last_line.elapsed() >= progress_every;
+            let line_due = !quiet && last_line.elapsed() >= progress_every;
             let need_live = tty || metrics.is_some() || line_due;
             if !need_live {
                 continue;
@@ -361,33 +239,13 @@ pub fn execute(args: WatchArgs) -> anyhow::Result<ExitCode> {
                 );
             } else if line_due {
                 last_line = Instant::now();
-                let worst = live.tasks.iter().map(|t| t.worst_ns).max().unwrap_or(0);
-                let samples: u64 = live.tasks.iter().map(|t| t.samples).sum();
-                let top = live
-                    .top_causes
-                    .first()
-                    .map(|(d, _, s)| format!("; top cause {d} ({:.0}%)", s * 100.0))
-                    .unwrap_or_default();
-                let lost = if live.counters.events_lost > 0 {
-                    format!("; {} trace events lost", live.counters.events_lost)
-                } else {
-                    String::new()
-                };
-                eprintln!(
-                    "[{}] {} task(s), {samples} wake-ups, worst {}, {} late ({:.1}/h){top}{lost}",
-                    clock(live.elapsed),
-                    live.tasks.len(),
-                    format_ns(worst),
-                    live.spikes.count,
-                    live.spikes.per_hour
-                );
+                eprintln!("{}", progress_line(&live));
             }
         }
     };
     session.stop_command();
     let taken = session.snapshots_taken();
-    let mut document = session.finish(&stopped_by);
-    document.id = Some(latlab_document::new_id());
+    let document = assemble_document(&mut session, &stopped_by);
     // The last, partial interval's snapshot (when finish took one) joins the others.
     let last = (session.snapshots_taken() > taken)
         .then(|| document.snapshots.last())
@@ -403,9 +261,9 @@ pub fn execute(args: WatchArgs) -> anyhow::Result<ExitCode> {
     if tty {
         eprint!("\x1b[H\x1b[2J");
     }
-    if let Some(path) = &args.json {
+    if let Some(path) = &json {
         let text = latlab_document::text::to_text(&document)?;
-        super::measuring::write_file(path, text.as_bytes())?;
+        crate::lifecycle::write_file(path, text.as_bytes())?;
         println!("Result written to {}", path.display());
     }
     if let Some(h) = history.as_mut() {

@@ -57,18 +57,6 @@ pub fn before_measuring(
     lines
 }
 
-/// Prints [`before_measuring`]'s lines on stderr.
-pub fn print_before_measuring(
-    pitfalls: &[Pitfall],
-    session: &[String],
-    verbosity: Verbosity,
-    more: &str,
-) {
-    for line in before_measuring(pitfalls, session, verbosity, more) {
-        eprintln!("{line}");
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

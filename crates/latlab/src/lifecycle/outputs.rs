@@ -1,41 +1,10 @@
-//! Flags and output steps shared by the measuring commands (`run`,
-//! `respond`): requirements, and saving a result (file, history).
+//! Writing a measuring command's result: the saved copy and the history,
+//! `--json`, the other files, the test-farm formats and `--push`.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-
-use latlab_measure::requirements::{self, Requirement};
-use latlab_rt::duration;
-
-/// `--max-latency`, `--percentile`, `--profile`.
-#[derive(Debug, Clone, clap::Args)]
-pub struct RequirementFlags {
-    /// Requirement: no sample above this latency (e.g. `1ms`, `40us`).
-    #[arg(long, value_name = "DURATION", value_parser = duration::latency)]
-    pub max_latency: Option<u64>,
-    /// Requirement: a percentile at or below a limit, e.g. `99.9:40us` (repeatable).
-    #[arg(long, value_name = "P:DURATION", value_parser = requirements::parse_percentile)]
-    pub percentile: Vec<Requirement>,
-    /// Requirements from a paper: emblix-class1 (< 100 ms), emblix-class2 (< 1 ms),
-    /// emblix-class3 (< 100 us),
-    /// moblin-ivi (40 us; and every period within +-5 % where there are periods).
-    #[arg(long, value_name = "NAME", value_parser = requirements::profile)]
-    pub profile: Vec<Vec<Requirement>>,
-}
-
-impl RequirementFlags {
-    /// The profiles' requirements, then --max-latency, then each --percentile.
-    pub fn requirements(&self) -> Vec<Requirement> {
-        let mut all: Vec<Requirement> = self.profile.iter().flatten().cloned().collect();
-        if let Some(limit_ns) = self.max_latency {
-            all.push(Requirement::MaxLatency { limit_ns });
-        }
-        all.extend(self.percentile.iter().cloned());
-        all
-    }
-}
+use latlab_rt::files;
 
 /// Where a result is saved: `<output-dir>/<timestamp>/<file>` and the history.
 #[derive(Debug, Clone, clap::Args)]
@@ -89,34 +58,13 @@ fn unique_dir(base: &Path, stamp: &str) -> anyhow::Result<PathBuf> {
             base.display()
         )
     })?;
-    for n in 1.. {
-        let name = if n == 1 {
-            stamp.to_string()
-        } else {
-            format!("{stamp}-{n}")
-        };
-        let dir = base.join(name);
-        match std::fs::create_dir(&dir) {
-            Ok(()) => return Ok(dir),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e).with_context(|| format!("cannot create {}", dir.display())),
-        }
-    }
-    unreachable!("the loop only ends by returning")
+    Ok(files::create_unique_dir(base, stamp)?)
 }
 
 /// Writes a file via a temporary sibling and a rename, so a full disk or a
 /// crash never leaves a half-written result where a complete one was expected.
 pub fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let tmp = path.with_extension("tmp-latlab");
-    let result = std::fs::File::create(&tmp)
-        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
-        .and_then(|()| std::fs::rename(&tmp, path));
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e).with_context(|| format!("cannot write {}", path.display()));
-    }
-    Ok(())
+    files::write_atomically(path, bytes).with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// A command's output files, written all even when one fails. When the
@@ -184,49 +132,25 @@ impl OutputFiles {
     /// instead, if it had to), or Ok when everything was written.
     pub fn finish(mut self) -> anyhow::Result<()> {
         if self.result_failed && !self.result_written {
-            match write_new_in_temp_dir(self.file_name, self.json.as_bytes()) {
+            match files::write_new_in_temp_dir(self.file_name, self.json.as_bytes()) {
                 Ok(fallback) => println!(
                     "The result could not be written where asked (below); it was written to {} instead",
                     fallback.display()
                 ),
-                Err(e) => self.failures.push(e.context("the fallback copy failed too")),
+                Err(e) => self
+                    .failures
+                    .push(anyhow::Error::new(e).context("the fallback copy failed too")),
             }
         }
         match self.failures.len() {
             0 => Ok(()),
             1 => Err(self.failures.remove(0)),
             n => {
-                let all: Vec<String> = self.failures.iter().map(super::describe).collect();
+                let all: Vec<String> = self.failures.iter().map(crate::cmd::describe).collect();
                 anyhow::bail!("{n} outputs failed: {}", all.join("; "))
             }
         }
     }
-}
-
-/// Writes `bytes` to a new file `latlab-<pid>-<n>-<file_name>` in the
-/// temporary directory, never following or replacing an existing file (a
-/// shared /tmp may hold someone else's link of that name).
-fn write_new_in_temp_dir(file_name: &str, bytes: &[u8]) -> anyhow::Result<PathBuf> {
-    let dir = std::env::temp_dir();
-    for n in 1..100 {
-        let path = dir.join(format!("latlab-{}-{n}-{file_name}", std::process::id()));
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path);
-        match file {
-            Ok(mut file) => {
-                return file
-                    .write_all(bytes)
-                    .and_then(|()| file.sync_all())
-                    .map(|()| path.clone())
-                    .with_context(|| format!("cannot write {}", path.display()));
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e).with_context(|| format!("cannot create {}", path.display())),
-        }
-    }
-    anyhow::bail!("no free file name in {}", dir.display())
 }
 
 /// The formats test farms read, and pushing to a `latlab serve`: shared by

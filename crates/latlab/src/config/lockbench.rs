@@ -1,0 +1,106 @@
+//! `latlab lockbench`'s arguments resolved into the benchmark's or the
+//! simulation's configuration.
+
+use anyhow::{bail, Context};
+
+use latlab_lock::bench::{BenchConfig, BenchVariant};
+use latlab_lock::shape::HoldShape;
+use latlab_lock::sim::SimConfig;
+use latlab_lock::PredictorKind;
+use latlab_rt::sched;
+
+use crate::cmd::lockbench::LockbenchArgs;
+
+/// `--site`: a critical section's hold-time shape.
+pub fn parse_shape(text: &str) -> Result<HoldShape, String> {
+    text.parse()
+        .map_err(|e: latlab_lock::LockError| e.to_string())
+}
+
+/// Validates `args` into the benchmark's configuration and its variants
+/// (each once, in the order given).
+pub fn resolve(args: &LockbenchArgs) -> anyhow::Result<(BenchConfig, Vec<BenchVariant>)> {
+    let mut variants = Vec::new();
+    for name in &args.variants {
+        let variant: BenchVariant = name.parse()?;
+        if !variants.contains(&variant) {
+            variants.push(variant);
+        }
+    }
+    let usable = sched::usable_cpus();
+    let cpu = match args.cpu.as_deref() {
+        Some("none") => None,
+        Some(text) => {
+            let cpu: usize = text
+                .trim()
+                .parse()
+                .with_context(|| format!("--cpu {text:?}: expected a CPU number or `none`"))?;
+            super::check_usable(cpu, &usable, "--cpu")?;
+            Some(cpu)
+        }
+        None => usable.last().copied(),
+    };
+    let defaults = BenchConfig::default();
+    let cfg = BenchConfig {
+        period_ns: args.period,
+        rt_priority: args.priority,
+        rt_hold_ns: args.rt_hold,
+        cpu,
+        background_threads: usize::from(args.threads),
+        sites: if args.sites.is_empty() {
+            defaults.sites.clone()
+        } else {
+            args.sites.clone()
+        },
+        site_choice: args.site_choice.parse()?,
+        outside_work_ns: args.outside_work,
+        duration_ns: args.duration,
+        rounds: args.rounds,
+        warmup_ns: args.warmup,
+        sample_interval_ns: args.sample_interval,
+        delayed: latlab_lock::DelayedConfig {
+            margin_ns: args.margin.unwrap_or(defaults.delayed.margin_ns),
+            max_refusals: args.max_refusals,
+            ..defaults.delayed
+        },
+        quantile: defaults.quantile,
+        seed: args.seed,
+        idle_spinner: !args.no_idle_spinner,
+    };
+    cfg.validate()?;
+    Ok((cfg, variants))
+}
+
+/// Validates `args` into the configuration of `--simulate`.
+pub fn resolve_simulation(args: &LockbenchArgs) -> anyhow::Result<SimConfig> {
+    let defaults = SimConfig::default();
+    let mut locks = defaults.locks.clone();
+    if !args.sites.is_empty() {
+        if args.sites.len() != 3 {
+            bail!("--simulate models three kernel sections (do_softirq, tcp_sendmsg, net_rx): give three --site shapes or none");
+        }
+        for (slot, shape) in locks.iter_mut().zip(&args.sites) {
+            *slot = shape.clone();
+        }
+    }
+    let cfg = SimConfig {
+        seed: args.seed,
+        periods: args.periods,
+        rt_period_ns: args.period,
+        locks,
+        t_lock_ns: if args.predictor == "table" {
+            defaults.t_lock_ns
+        } else {
+            None
+        },
+        predictor: match args.predictor.as_str() {
+            "ewma" => PredictorKind::EWMA,
+            "quantile" => PredictorKind::default(),
+            _ => PredictorKind::Max,
+        },
+        margin_ns: args.margin.unwrap_or(0),
+        max_refusals: args.max_refusals,
+        ..defaults
+    };
+    Ok(cfg)
+}
