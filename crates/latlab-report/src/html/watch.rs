@@ -18,18 +18,30 @@ use crate::markup::escape;
 use crate::text::watch::text;
 use crate::units::hms;
 
+/// The time axis of a watch's plots, in hours for a watch of two hours or
+/// more, else in minutes, up to its last snapshot; and the nanoseconds per
+/// unit of that axis.
+fn time_axis(d: &WatchDocument) -> (Axis, f64) {
+    let (unit, scale) = if d.duration_ns as f64 >= 7.2e12 {
+        ("hours", 3.6e12)
+    } else {
+        ("minutes", 6e10)
+    };
+    let end = d
+        .snapshots
+        .last()
+        .map_or(1.0, |s| s.at_ns as f64 / scale)
+        .max(1e-3);
+    (Axis::linear(0.0, end, &format!("time ({unit})")), scale)
+}
+
 /// The long-term plot: the worst latency of each interval over the watch
 /// (log scale), with the threshold.
 pub fn long_term_plot(id: &str, d: &WatchDocument) -> Option<Plot> {
     if d.snapshots.is_empty() {
         return None;
     }
-    let hours = d.duration_ns as f64 / 3.6e12;
-    let (unit, scale) = if hours >= 2.0 {
-        ("hours", 3.6e12)
-    } else {
-        ("minutes", 6e10)
-    };
+    let (time, scale) = time_axis(d);
     let worst = d
         .snapshots
         .iter()
@@ -45,15 +57,11 @@ pub fn long_term_plot(id: &str, d: &WatchDocument) -> Option<Plot> {
         .min()
         .unwrap_or(1)
         .max(1);
-    let end = d
-        .snapshots
-        .last()
-        .map_or(1.0, |s| s.at_ns as f64 / scale)
-        .max(1e-3);
+    let end = time.max;
     let mut plot = Plot::new(
         id,
         "Worst latency per interval over the whole watch",
-        Axis::linear(0.0, end, &format!("time ({unit})")),
+        time,
         Axis::log(
             (low as f64 / 1e3 / 2.0).max(0.1),
             (worst.max(d.settings.threshold_ns) as f64 / 1e3) * 2.0,
@@ -98,12 +106,7 @@ pub fn cause_share_plot(id: &str, d: &WatchDocument) -> Option<Plot> {
     if !any {
         return None;
     }
-    let scale = if d.duration_ns as f64 >= 7.2e12 {
-        3.6e12
-    } else {
-        6e10
-    };
-    let unit = if scale > 1e12 { "hours" } else { "minutes" };
+    let (time, scale) = time_axis(d);
     let mut top = 1.0f64;
     for s in &d.snapshots {
         let total: u64 = s.by_category.iter().map(|c| c.1).sum();
@@ -132,15 +135,10 @@ pub fn cause_share_plot(id: &str, d: &WatchDocument) -> Option<Plot> {
             by_cat.entry(cat).or_default().push((x, acc));
         }
     }
-    let end = d
-        .snapshots
-        .last()
-        .map_or(1.0, |s| s.at_ns as f64 / scale)
-        .max(1e-3);
     let mut plot = Plot::new(
         id,
         "Late windows per interval by cause category (stacked)",
-        Axis::linear(0.0, end, &format!("time ({unit})")),
+        time,
         Axis::linear(0.0, top * 1.1, "late windows"),
     );
     for (i, cat) in cats.iter().enumerate() {
