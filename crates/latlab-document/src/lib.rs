@@ -26,14 +26,13 @@
 #![warn(missing_docs)]
 
 pub mod comparable;
-pub mod id;
 pub mod run;
 pub mod text;
 
 use serde::Serialize;
 use serde_json::Value;
 
-pub use id::{content_id, document_id, new_id};
+pub use latlab_envelope::{content_id, document_id, id, new_id, Envelope, Kind};
 pub use latlab_explain::ExplainDocument;
 pub use latlab_load::LoadDocument;
 pub use latlab_lock::document::{BenchReport, SimReport};
