@@ -206,14 +206,14 @@ impl Document {
     /// The schema name: `latlab.run`, ..., or an unknown document's own.
     pub fn schema(&self) -> &str {
         match self {
-            Document::Run(d) => &d.result.schema,
-            Document::Respond(d) => &d.schema,
-            Document::Lockbench(d) => &d.schema,
-            Document::Simulation(d) => &d.schema,
-            Document::Explain(d) => &d.schema,
-            Document::Load(d) => &d.schema,
-            Document::Watch(d) => &d.schema,
-            Document::Peer(d) => &d.schema,
+            Document::Run(d) => &d.result.envelope.schema,
+            Document::Respond(d) => &d.envelope.schema,
+            Document::Lockbench(d) => &d.envelope.schema,
+            Document::Simulation(d) => &d.envelope.schema,
+            Document::Explain(d) => &d.envelope.schema,
+            Document::Load(d) => &d.envelope.schema,
+            Document::Watch(d) => &d.envelope.schema,
+            Document::Peer(d) => &d.envelope.schema,
             Document::Other { schema, .. } => schema,
         }
     }
@@ -224,14 +224,14 @@ impl Document {
     /// ([`document_id`]), which this equals for documents latlab wrote.
     pub fn id(&self) -> String {
         let explicit = match self {
-            Document::Run(d) => d.result.id.clone(),
-            Document::Respond(d) => d.id.clone(),
-            Document::Lockbench(d) => d.id.clone(),
-            Document::Simulation(d) => d.id.clone(),
-            Document::Explain(d) => d.id.clone(),
-            Document::Load(d) => d.id.clone(),
-            Document::Watch(d) => d.id.clone(),
-            Document::Peer(d) => d.id.clone(),
+            Document::Run(d) => d.result.envelope.id.clone(),
+            Document::Respond(d) => d.envelope.id.clone(),
+            Document::Lockbench(d) => d.envelope.id.clone(),
+            Document::Simulation(d) => d.envelope.id.clone(),
+            Document::Explain(d) => d.envelope.id.clone(),
+            Document::Load(d) => d.envelope.id.clone(),
+            Document::Watch(d) => d.envelope.id.clone(),
+            Document::Peer(d) => d.envelope.id.clone(),
             Document::Other { value, .. } => {
                 value.get("id").and_then(Value::as_str).map(str::to_string)
             }

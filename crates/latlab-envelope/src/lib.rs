@@ -61,6 +61,10 @@ pub trait Kind {
     const SCHEMA: &'static str;
     /// The layout version this latlab writes.
     const VERSION: u32;
+    /// True for a kind whose body has a `warnings` key of its own (a load
+    /// report's): the envelope's are the body's, and the key is written
+    /// once, by the body.
+    const WARNINGS_IN_BODY: bool = false;
 }
 
 /// The fields every result document carries, flattened into its top level
@@ -103,7 +107,7 @@ pub struct Envelope<K: Kind, S = SystemInfo> {
     pub system: S,
     /// Warnings printed before or while the result was produced (pitfalls,
     /// missing privileges, a load's shortfalls).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "warnings_in_body::<K>")]
     pub warnings: Vec<String>,
     #[serde(skip)]
     #[schemars(skip)]
@@ -112,6 +116,10 @@ pub struct Envelope<K: Kind, S = SystemInfo> {
 
 fn schema_of<K: Kind>() -> String {
     K::SCHEMA.into()
+}
+
+fn warnings_in_body<K: Kind>(_: &[String]) -> bool {
+    K::WARNINGS_IN_BODY
 }
 
 fn version_of<K: Kind>() -> u32 {
@@ -131,6 +139,15 @@ impl<K: Kind> Envelope<K, SystemInfo> {
     /// ([`SystemInfo::gather`]): see [`Envelope::at`].
     pub fn new(command_line: Vec<String>) -> Self {
         Envelope::at(command_line, clock::unix_time_s(), SystemInfo::gather())
+    }
+}
+
+impl<K: Kind> Envelope<K, Option<SystemInfo>> {
+    /// The envelope of a result this latlab produces now without measuring
+    /// a machine (a simulation; an explanation of a trace, which does not
+    /// say where it was recorded): `system` is `null`.
+    pub fn without_machine(command_line: Vec<String>) -> Self {
+        Envelope::at(command_line, clock::unix_time_s(), None)
     }
 }
 
@@ -154,11 +171,12 @@ impl<K: Kind, S> Envelope<K, S> {
     }
 
     /// The envelope of another tool's result file as this latlab reads it:
-    /// the id derived from the file, the start and machine the file states;
-    /// no command line of latlab's (the reading is not a run), no warnings.
-    pub fn read_from_file(id: String, started_at: Option<String>, system: S) -> Self {
+    /// the start and machine the file states; no id yet (the reader derives
+    /// it from the file's bytes), no command line of latlab's (the reading
+    /// is not a run), no warnings.
+    pub fn read_from_file(started_at: Option<String>, system: S) -> Self {
         Envelope {
-            id: Some(id),
+            id: None,
             command_line: Vec::new(),
             started_at,
             ..Envelope::at(Vec::new(), 0.0, system)
@@ -221,8 +239,8 @@ mod tests {
         let text = serde_json::to_string(&envelope).unwrap();
         let back: Envelope<Probe, Option<u32>> = serde_json::from_str(&text).unwrap();
         assert_eq!(back, envelope);
-        let read = Envelope::<Probe, Option<u32>>::read_from_file("sha256-x".into(), None, None);
-        assert_eq!(read.id.as_deref(), Some("sha256-x"));
-        assert!(read.command_line.is_empty() && read.started_at.is_none());
+        let read = Envelope::<Probe, Option<u32>>::read_from_file(None, Some(3));
+        assert_eq!(read.latlab_version, envelope.latlab_version, "the reader's");
+        assert!(read.id.is_none() && read.command_line.is_empty() && read.started_at.is_none());
     }
 }

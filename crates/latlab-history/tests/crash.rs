@@ -49,9 +49,17 @@ fn big_run() -> RunResult {
         samples_written: None,
         samples_error: None,
     };
+    let system = SystemInfo {
+        hostname: "crash-test".into(),
+        ..SystemInfo::default()
+    };
+    let envelope = latlab_document::Envelope::at(
+        vec!["latlab".into(), "run".into()],
+        1_795_312_479.0,
+        system,
+    );
     let context = RunContext {
-        command_line: vec!["latlab".into(), "run".into()],
-        started_unix_s: 1_795_312_479.0,
+        envelope,
         settings: RunSettings {
             cpus: vec![0],
             interval_ns: 1_000_000,
@@ -67,11 +75,6 @@ fn big_run() -> RunResult {
             unprivileged: false,
             steal_ns: Vec::new(),
         },
-        system: SystemInfo {
-            hostname: "crash-test".into(),
-            ..SystemInfo::default()
-        },
-        warnings: Vec::new(),
     };
     RunResult::assemble(&output, context, &[])
 }

@@ -84,6 +84,6 @@ mod workers;
 
 pub use error::LoadError;
 pub use process::{serve_stdio, LoadProcess};
-pub use report::{rate, si, CommandReport, KindReport, LoadDocument, LoadReport};
+pub use report::{rate, si, CommandReport, KindReport, LoadDocument, LoadReport, LoadSchema};
 pub use running::{LoadOptions, RunningLoad};
 pub use spec::{LoadKind, LoadSpec};

@@ -3,6 +3,7 @@
 use latlab_measure::engine::{MeasureOutput, ThreadOutput};
 use latlab_measure::period::PeriodTracker;
 use latlab_measure::requirements::Requirement;
+use latlab_document::Envelope;
 use latlab_measure::result::{RunContext, RunResult, RunSettings, Verdict};
 use latlab_measure::stats::Stats;
 use latlab_measure::timer::TimerKind;
@@ -103,14 +104,20 @@ fn result_of(threads: Vec<ThreadOutput>) -> RunResult {
         online_cpus: 2,
         ..SystemInfo::default()
     };
-    let context = RunContext {
-        command_line: vec![
+    let mut envelope = Envelope::at(
+        vec![
             "latlab".into(),
             "run".into(),
             "--max-latency".into(),
             "1ms".into(),
         ],
-        started_unix_s: 1_795_312_479.0,
+        1_795_312_479.0,
+        system,
+    );
+    // No random id: the snapshots stay the same.
+    envelope.id = None;
+    let context = RunContext {
+        envelope,
         settings: RunSettings {
             cpus: vec![0, 1],
             interval_ns: INTERVAL,
@@ -126,8 +133,6 @@ fn result_of(threads: Vec<ThreadOutput>) -> RunResult {
             unprivileged: false,
             steal_ns: vec![(0, 0), (1, 0)],
         },
-        system,
-        warnings: Vec::new(),
     };
     RunResult::assemble(
         &output,

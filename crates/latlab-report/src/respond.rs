@@ -145,6 +145,7 @@ mod tests {
     use latlab_measure::stats::Stats;
     use latlab_measure::worst::{WorstSample, WorstSamples};
     use latlab_respond::measure::{Gap, LatencyOutput, Placement, RespondOutput};
+    use latlab_document::Envelope;
     use latlab_respond::result::{CheckOn, RespondContext, RespondSettings};
     use latlab_rt::sched::Policy;
     use latlab_rt::sysinfo::SystemInfo;
@@ -200,9 +201,22 @@ mod tests {
                 mlocked: true,
             },
         };
+        let system = SystemInfo {
+            kernel_release: "6.18.0".into(),
+            preemption_model: Some("none".into()),
+            hz: Some(250),
+            clocksource: Some("tsc".into()),
+            virtualization: Some("KVM".into()),
+            ..SystemInfo::default()
+        };
+        let mut envelope = Envelope::at(
+            vec!["latlab".into(), "respond".into()],
+            1_700_000_000.0,
+            system,
+        );
+        envelope.id = None;
         let context = RespondContext {
-            command_line: vec!["latlab".into(), "respond".into()],
-            started_unix_s: 1_700_000_000.0,
+            envelope,
             settings: RespondSettings {
                 channel: "pty".into(),
                 channel_description: "pseudo-terminal pair, raw (kernel tty path)".into(),
@@ -220,15 +234,6 @@ mod tests {
                 unprivileged: false,
                 steal_ns: vec![(0, 0), (1, 2_500_000)],
             },
-            system: SystemInfo {
-                kernel_release: "6.18.0".into(),
-                preemption_model: Some("none".into()),
-                hz: Some(250),
-                clocksource: Some("tsc".into()),
-                virtualization: Some("KVM".into()),
-                ..SystemInfo::default()
-            },
-            warnings: Vec::new(),
         };
         RespondResult::assemble(
             &output,

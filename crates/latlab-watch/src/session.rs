@@ -187,7 +187,7 @@ pub struct Session {
     opts: SessionOptions,
     started: Instant,
     start_mono_ns: u64,
-    started_at: String,
+    started_unix_s: f64,
     system: SystemInfo,
     rt_kernel: bool,
     command: Option<Started>,
@@ -271,7 +271,7 @@ impl Session {
             side,
             started: Instant::now(),
             start_mono_ns: monotonic_ns(),
-            started_at: latlab_rt::clock::format_utc(latlab_rt::clock::unix_time_s()),
+            started_unix_s: latlab_rt::clock::unix_time_s(),
             system,
             rt_kernel,
             command: None,
@@ -364,7 +364,7 @@ impl Session {
     pub fn restart_clock(&mut self) {
         self.started = Instant::now();
         self.start_mono_ns = monotonic_ns();
-        self.started_at = latlab_rt::clock::format_utc(latlab_rt::clock::unix_time_s());
+        self.started_unix_s = latlab_rt::clock::unix_time_s();
         self.last_snapshot = Instant::now();
     }
 
@@ -853,7 +853,7 @@ impl Session {
             schema_version: SCHEMA_VERSION,
             id: None,
             started_at: latlab_rt::clock::format_utc(latlab_rt::clock::unix_time_s()),
-            watch_started_at: self.started_at.clone(),
+            watch_started_at: latlab_rt::clock::format_utc(self.started_unix_s),
             selection: self.opts.selection.describe(),
             system: self.system.clone(),
             overall: Overall {
@@ -1148,14 +1148,13 @@ impl Session {
         }
         let spikes = self.spikes();
         WatchDocument {
-            schema: SCHEMA.into(),
-            schema_version: SCHEMA_VERSION,
-            id: None,
-            latlab_version: env!("CARGO_PKG_VERSION").into(),
-            started_at: self.started_at.clone(),
+            envelope: latlab_envelope::Envelope::at(
+                std::env::args().collect(),
+                self.started_unix_s,
+                self.system.clone(),
+            ),
             duration_ns: self.started.elapsed().as_nanos() as u64,
             stopped_by: stopped_by.to_string(),
-            system: self.system.clone(),
             settings: WatchSettings {
                 selection: self.opts.selection.describe(),
                 backend: self.side.backend(),

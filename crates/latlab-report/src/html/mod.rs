@@ -77,7 +77,7 @@ pub fn auto_labels(documents: &[Document]) -> Vec<String> {
                 match (with_peers, differing.is_empty()) {
                     (true, true) => "latlab run".into(),
                     (true, false) => format!("latlab run, {differs}"),
-                    (false, true) => run.started_at.clone(),
+                    (false, true) => run.started_at.clone().unwrap_or_default(),
                     (false, false) => differs,
                 }
             }
@@ -650,7 +650,7 @@ fn render_run(h: &mut String, id: &str, label: &str, run: &RunDocument) {
          <p>Started {} · {:.1} s measured{} · {} timer, {} period, {}, CPUs {} · {}</p>",
         escape(label),
         verdict_badge(run.verdict),
-        escape(&run.started_at),
+        escape(run.started_at.as_deref().unwrap_or_default()),
         run.elapsed_s,
         if run.interrupted {
             " (interrupted)"
@@ -907,7 +907,7 @@ fn render_system(h: &mut String, run: &RunDocument) {
             ),
         ),
         ("command", run.command_line.join(" ")),
-        ("latlab", run.latlab_version.clone()),
+        ("latlab", run.latlab_version.clone().unwrap_or_default()),
     ];
     h.push_str("<details class=\"system\" open><summary><b>System</b></summary><dl class=\"sys\">");
     for (k, v) in rows {

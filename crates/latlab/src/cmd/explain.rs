@@ -63,7 +63,8 @@ pub fn execute(args: ExplainArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("explaining {}", args.trace.display()))?;
     let to_stdout_json = args.json.as_deref() == Some(std::path::Path::new("-"));
     if let Some(path) = &args.json {
-        let document = latlab_explain::ExplainDocument::new(report.clone());
+        let envelope = latlab_document::Envelope::without_machine(std::env::args().collect());
+        let document = latlab_explain::ExplainDocument::new(envelope, report.clone());
         let text = serde_json::to_string_pretty(&document)?;
         if to_stdout_json {
             print(&text);

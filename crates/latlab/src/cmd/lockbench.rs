@@ -13,7 +13,7 @@ use anyhow::{bail, Context};
 use serde::Serialize;
 
 use latlab_lock::bench::{self, BenchConfig, BenchVariant};
-use latlab_lock::document::{self, BenchReport, SimReport};
+use latlab_lock::document::{BenchReport, SimReport};
 use latlab_lock::shape::HoldShape;
 use latlab_lock::sim::{self, SimConfig};
 use latlab_lock::PredictorKind;
@@ -205,14 +205,15 @@ pub fn execute(args: LockbenchArgs) -> anyhow::Result<ExitCode> {
         Err(err) => return Err(err).context("lock benchmark"),
     };
     if !results.is_empty() {
+        let warnings = system.pitfalls().into_iter();
         let report = BenchReport {
-            schema: document::BENCH_SCHEMA.into(),
-            schema_version: document::BENCH_SCHEMA_VERSION,
-            id: Some(latlab_document::new_id()),
-            started_at: latlab_rt::clock::format_utc(started),
+            envelope: latlab_document::Envelope::at(
+                std::env::args().collect(),
+                started,
+                system.clone(),
+            )
+            .with_warnings(warnings.chain(session.warnings().iter().cloned()).collect()),
             load: load_report.clone(),
-            system: system.clone(),
-            command_line: std::env::args().collect(),
             autogroup: latlab_rt::autogroup::current(),
             config: cfg.clone(),
             results: results.clone(),
@@ -346,7 +347,9 @@ fn simulate(args: &LockbenchArgs) -> anyhow::Result<ExitCode> {
         eprintln!("latlab: warning: {warning}");
     }
     let comparison = sim::compare(&cfg)?;
-    let report = SimReport::new(comparison);
+    let envelope = latlab_document::Envelope::without_machine(std::env::args().collect())
+        .with_warnings(cfg.warnings());
+    let report = SimReport::new(envelope, comparison);
     print!("{}", report.terminal_text());
     if let Some(path) = &args.json {
         write_json(path, &report)?;

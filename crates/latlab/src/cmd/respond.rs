@@ -266,14 +266,11 @@ pub fn execute(args: RespondArgs) -> anyhow::Result<ExitCode> {
         steal_ns,
     };
     let context = RespondContext {
-        command_line: std::env::args().collect(),
-        started_unix_s: started,
+        envelope: latlab_document::Envelope::at(std::env::args().collect(), started, system)
+            .with_warnings(warnings),
         settings,
-        system,
-        warnings,
     };
     let mut result = RespondResult::assemble(&output, context, &run.requirements, args.check_on);
-    result.id = Some(latlab_document::new_id());
     if let Some(report) = &load_report {
         result.load = Some(report.clone());
     }

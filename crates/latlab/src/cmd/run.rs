@@ -324,14 +324,11 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     session.unlock_memory();
 
     let context = RunContext {
-        command_line: std::env::args().collect(),
-        started_unix_s: started,
+        envelope: latlab_document::Envelope::at(std::env::args().collect(), started, system)
+            .with_warnings(warnings),
         settings: run.settings,
-        system,
-        warnings,
     };
     let mut result = RunDocument::new(RunResult::assemble(&output, context, &run.requirements));
-    result.result.id = Some(latlab_document::new_id());
     if let Some(split) = split {
         split.finish(&mut result.result);
     }
