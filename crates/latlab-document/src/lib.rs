@@ -15,6 +15,12 @@
 //! tool's file, anything else an error), and the JSON Schemas
 //! ([`schemas`]) published under `docs/schema/`.
 //!
+//! Every document carries the same [`Envelope`] (`schema`,
+//! `schema_version`, `id`, `latlab_version`, `command_line`, `started_at`,
+//! `system`, `warnings`), flattened into its top level; it lives in
+//! latlab-envelope, below the domain crates, and is re-exported here with
+//! the result ids.
+//!
 //! ```
 //! use latlab_document::Document;
 //! let text = r#"{"schema": "latlab.example", "answer": 42}"#;
