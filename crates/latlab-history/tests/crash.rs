@@ -53,11 +53,8 @@ fn big_run() -> RunResult {
         hostname: "crash-test".into(),
         ..SystemInfo::default()
     };
-    let envelope = latlab_document::Envelope::at(
-        vec!["latlab".into(), "run".into()],
-        1_795_312_479.0,
-        system,
-    );
+    let envelope =
+        latlab_document::Envelope::at(vec!["latlab".into(), "run".into()], 1_795_312_479.0, system);
     let context = RunContext {
         envelope,
         settings: RunSettings {

@@ -1,9 +1,9 @@
 //! A deterministic result for snapshot tests of every renderer.
 
+use latlab_document::Envelope;
 use latlab_measure::engine::{MeasureOutput, ThreadOutput};
 use latlab_measure::period::PeriodTracker;
 use latlab_measure::requirements::Requirement;
-use latlab_document::Envelope;
 use latlab_measure::result::{RunContext, RunResult, RunSettings, Verdict};
 use latlab_measure::stats::Stats;
 use latlab_measure::timer::TimerKind;

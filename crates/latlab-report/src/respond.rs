@@ -141,11 +141,11 @@ pub fn histogram_text(result: &RespondResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use latlab_document::Envelope;
     use latlab_measure::requirements::profile;
     use latlab_measure::stats::Stats;
     use latlab_measure::worst::{WorstSample, WorstSamples};
     use latlab_respond::measure::{Gap, LatencyOutput, Placement, RespondOutput};
-    use latlab_document::Envelope;
     use latlab_respond::result::{CheckOn, RespondContext, RespondSettings};
     use latlab_rt::sched::Policy;
     use latlab_rt::sysinfo::SystemInfo;
