@@ -38,6 +38,8 @@ pub mod text;
 use serde::Serialize;
 use serde_json::Value;
 
+/// The JSON keys every document has ([`Envelope`]'s).
+pub use latlab_envelope::KEYS as ENVELOPE_KEYS;
 pub use latlab_envelope::{content_id, document_id, id, new_id, Envelope, Kind};
 pub use latlab_explain::ExplainDocument;
 pub use latlab_load::LoadDocument;

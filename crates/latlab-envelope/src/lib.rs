@@ -54,6 +54,19 @@ use serde::{Deserialize, Serialize};
 
 pub use id::{content_id, document_id, new_id, MAX_ID_LEN};
 
+/// The JSON keys of an envelope, in the order they are written: every
+/// document has each of them.
+pub const KEYS: [&str; 8] = [
+    "schema",
+    "schema_version",
+    "id",
+    "latlab_version",
+    "command_line",
+    "started_at",
+    "system",
+    "warnings",
+];
+
 /// A kind of document: its schema name and the version of its layout this
 /// latlab writes. Implemented by an empty marker type next to each document.
 pub trait Kind {
@@ -200,17 +213,6 @@ mod tests {
         const SCHEMA: &'static str = "latlab.probe";
         const VERSION: u32 = 2;
     }
-
-    const KEYS: [&str; 8] = [
-        "schema",
-        "schema_version",
-        "id",
-        "latlab_version",
-        "command_line",
-        "started_at",
-        "system",
-        "warnings",
-    ];
 
     #[test]
     fn every_key_is_written_even_when_it_has_nothing_to_say() {

@@ -14,16 +14,8 @@ use std::path::Path;
 use latlab_document::{Document, KINDS};
 use serde_json::Value;
 
-const ENVELOPE: [&str; 8] = [
-    "schema",
-    "schema_version",
-    "id",
-    "latlab_version",
-    "command_line",
-    "started_at",
-    "system",
-    "warnings",
-];
+/// The envelope's keys.
+const ENVELOPE: [&str; 8] = latlab_document::ENVELOPE_KEYS;
 
 /// Runs `latlab <args> --json <dir>/<name>` and returns the file's bytes.
 fn written_by(dir: &Path, name: &str, args: &[&str]) -> Vec<u8> {
