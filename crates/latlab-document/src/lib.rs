@@ -15,6 +15,12 @@
 //! tool's file, anything else an error), and the JSON Schemas
 //! ([`schemas`]) published under `docs/schema/`.
 //!
+//! Every document carries the same [`Envelope`] (`schema`,
+//! `schema_version`, `id`, `latlab_version`, `command_line`, `started_at`,
+//! `system`, `warnings`), flattened into its top level; it lives in
+//! latlab-envelope, below the domain crates, and is re-exported here with
+//! the result ids.
+//!
 //! ```
 //! use latlab_document::Document;
 //! let text = r#"{"schema": "latlab.example", "answer": 42}"#;
@@ -26,14 +32,15 @@
 #![warn(missing_docs)]
 
 pub mod comparable;
-pub mod id;
 pub mod run;
 pub mod text;
 
 use serde::Serialize;
 use serde_json::Value;
 
-pub use id::{content_id, document_id, new_id};
+/// The JSON keys every document has ([`Envelope`]'s).
+pub use latlab_envelope::KEYS as ENVELOPE_KEYS;
+pub use latlab_envelope::{content_id, document_id, id, new_id, Envelope, Kind};
 pub use latlab_explain::ExplainDocument;
 pub use latlab_load::LoadDocument;
 pub use latlab_lock::document::{BenchReport, SimReport};
@@ -207,14 +214,14 @@ impl Document {
     /// The schema name: `latlab.run`, ..., or an unknown document's own.
     pub fn schema(&self) -> &str {
         match self {
-            Document::Run(d) => &d.result.schema,
-            Document::Respond(d) => &d.schema,
-            Document::Lockbench(d) => &d.schema,
-            Document::Simulation(d) => &d.schema,
-            Document::Explain(d) => &d.schema,
-            Document::Load(d) => &d.schema,
-            Document::Watch(d) => &d.schema,
-            Document::Peer(d) => &d.schema,
+            Document::Run(d) => &d.result.envelope.schema,
+            Document::Respond(d) => &d.envelope.schema,
+            Document::Lockbench(d) => &d.envelope.schema,
+            Document::Simulation(d) => &d.envelope.schema,
+            Document::Explain(d) => &d.envelope.schema,
+            Document::Load(d) => &d.envelope.schema,
+            Document::Watch(d) => &d.envelope.schema,
+            Document::Peer(d) => &d.envelope.schema,
             Document::Other { schema, .. } => schema,
         }
     }
@@ -225,14 +232,14 @@ impl Document {
     /// ([`document_id`]), which this equals for documents latlab wrote.
     pub fn id(&self) -> String {
         let explicit = match self {
-            Document::Run(d) => d.result.id.clone(),
-            Document::Respond(d) => d.id.clone(),
-            Document::Lockbench(d) => d.id.clone(),
-            Document::Simulation(d) => d.id.clone(),
-            Document::Explain(d) => d.id.clone(),
-            Document::Load(d) => d.id.clone(),
-            Document::Watch(d) => d.id.clone(),
-            Document::Peer(d) => d.id.clone(),
+            Document::Run(d) => d.result.envelope.id.clone(),
+            Document::Respond(d) => d.envelope.id.clone(),
+            Document::Lockbench(d) => d.envelope.id.clone(),
+            Document::Simulation(d) => d.envelope.id.clone(),
+            Document::Explain(d) => d.envelope.id.clone(),
+            Document::Load(d) => d.envelope.id.clone(),
+            Document::Watch(d) => d.envelope.id.clone(),
+            Document::Peer(d) => d.envelope.id.clone(),
             Document::Other { value, .. } => {
                 value.get("id").and_then(Value::as_str).map(str::to_string)
             }

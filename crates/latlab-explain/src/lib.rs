@@ -73,7 +73,7 @@ use std::path::{Path, PathBuf};
 pub use analyze::{CategoryRow, Cause, CauseRow, EventRow, Part, PidRow, Silence, TimerKind};
 pub use detect::{Period, PeriodSource, TaskSummary};
 pub use error::{ExplainError, Result};
-pub use report::{ExplainDocument, Kernel, PeriodRow, Report, WindowReport};
+pub use report::{ExplainDocument, ExplainSchema, Kernel, PeriodRow, Report, WindowReport};
 pub use source::{Lost, Records, Source, Trace, WalkFn};
 
 use crate::model::Names;

@@ -11,7 +11,9 @@ use crate::detect::TaskSummary;
 use crate::error::{ExplainError, Result};
 use crate::model::Names;
 use crate::separate::Window;
+use latlab_envelope::{Envelope, Kind};
 use latlab_measure::stats::Summary;
+use latlab_rt::sysinfo::SystemInfo;
 
 /// One row of the paper's Table 1.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
@@ -242,44 +244,52 @@ pub const SCHEMA: &str = "latlab.explain";
 /// Version of the `latlab.explain` JSON schema.
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// The `latlab.explain` kind of document, for its [`Envelope`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExplainSchema {}
+
+impl Kind for ExplainSchema {
+    const SCHEMA: &'static str = SCHEMA;
+    const VERSION: u32 = SCHEMA_VERSION;
+}
+
 /// The document `latlab explain --json` writes (schema `latlab.explain`):
-/// the [`Report`]'s fields after `schema` and `schema_version`. Files
-/// written before those two fields existed read as version 1.
+/// the envelope's fields, then the [`Report`]'s. Files written before the
+/// envelope read with `null` (or `[]`) where they did not record a field.
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct ExplainDocument {
-    /// Always `"latlab.explain"`.
-    #[serde(default = "explain_schema")]
-    pub schema: String,
-    /// [`SCHEMA_VERSION`] of the writer.
-    #[serde(default = "version_one")]
-    pub schema_version: u32,
-    /// The result's unique id (a random UUID given when it is written), by
-    /// which a store keeps it once; absent in files written before the field
-    /// existed (their id is derived from their content, see
-    /// `latlab_document::Document::id`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
+    /// `schema` (`"latlab.explain"`), `schema_version` ([`SCHEMA_VERSION`]),
+    /// `id`, `latlab_version`, `command_line`, `started_at` (when the
+    /// explanation ran), `system` (always `null`: a trace file does not say
+    /// which machine recorded it; its kernel is in `kernel`) and `warnings`.
+    #[serde(flatten)]
+    pub envelope: Envelope<ExplainSchema, Option<SystemInfo>>,
     /// The explanation.
     #[serde(flatten)]
     pub report: Report,
 }
 
-fn explain_schema() -> String {
-    SCHEMA.into()
+/// A ExplainDocument reads as its envelope too (`result.system`, `result.started_at`).
+impl std::ops::Deref for ExplainDocument {
+    type Target = Envelope<ExplainSchema, Option<SystemInfo>>;
+
+    fn deref(&self) -> &Envelope<ExplainSchema, Option<SystemInfo>> {
+        &self.envelope
+    }
 }
 
-fn version_one() -> u32 {
-    1
+impl std::ops::DerefMut for ExplainDocument {
+    fn deref_mut(&mut self) -> &mut Envelope<ExplainSchema, Option<SystemInfo>> {
+        &mut self.envelope
+    }
 }
 
 impl ExplainDocument {
     /// The document of a report, at this version of the schema.
-    pub fn new(report: Report) -> ExplainDocument {
-        ExplainDocument {
-            schema: SCHEMA.into(),
-            schema_version: SCHEMA_VERSION,
-            id: None,
-            report,
-        }
+    pub fn new(
+        envelope: Envelope<ExplainSchema, Option<SystemInfo>>,
+        report: Report,
+    ) -> ExplainDocument {
+        ExplainDocument { envelope, report }
     }
 }

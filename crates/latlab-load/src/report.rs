@@ -2,6 +2,8 @@
 //!
 //! The structs here *are* the JSON schema; see [`LoadReport`].
 
+use latlab_envelope::{Envelope, Kind};
+use latlab_rt::sysinfo::SystemInfo;
 use serde::{Deserialize, Serialize};
 
 /// Throughput of every load that ran, over the whole run and per interval.
@@ -181,45 +183,71 @@ pub const SCHEMA: &str = "latlab.load";
 /// Version of the `latlab.load` JSON schema.
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// The `latlab.load` kind of document, for its [`Envelope`]: its warnings
+/// are the load report's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadSchema {}
+
+impl Kind for LoadSchema {
+    const SCHEMA: &'static str = SCHEMA;
+    const VERSION: u32 = SCHEMA_VERSION;
+    const WARNINGS_IN_BODY: bool = true;
+}
+
 /// The document `latlab load --json` writes (schema `latlab.load`): the
-/// [`LoadReport`]'s fields after `schema` and `schema_version`. Files
-/// written before those two fields existed read as version 1. (Inside a
-/// run, respond or lockbench document the load is a plain [`LoadReport`].)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+/// envelope's fields, then the [`LoadReport`]'s (whose `warnings` are the
+/// envelope's). Files written before the envelope read with `null` where
+/// they did not record a field. (Inside a run, respond or lockbench
+/// document the load is a plain [`LoadReport`].)
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct LoadDocument {
-    /// Always `"latlab.load"`.
-    #[serde(default = "load_schema")]
-    pub schema: String,
-    /// [`SCHEMA_VERSION`] of the writer.
-    #[serde(default = "version_one")]
-    pub schema_version: u32,
-    /// The result's unique id (a random UUID given when it is written), by
-    /// which a store keeps it once; absent in files written before the field
-    /// existed (their id is derived from their content, see
-    /// `latlab_document::Document::id`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
+    /// `schema` (`"latlab.load"`), `schema_version` ([`SCHEMA_VERSION`]),
+    /// `id`, `latlab_version`, `command_line`, `started_at` (when the load
+    /// started), `system` (the machine; `null` in files from before it was
+    /// recorded); `warnings` are the report's.
+    #[serde(flatten)]
+    pub envelope: Envelope<LoadSchema, Option<SystemInfo>>,
     /// What the load got done.
     #[serde(flatten)]
     pub report: LoadReport,
 }
 
-fn load_schema() -> String {
-    SCHEMA.into()
+/// A LoadDocument reads as its envelope too (`result.system`, `result.started_at`).
+impl std::ops::Deref for LoadDocument {
+    type Target = Envelope<LoadSchema, Option<SystemInfo>>;
+
+    fn deref(&self) -> &Envelope<LoadSchema, Option<SystemInfo>> {
+        &self.envelope
+    }
 }
 
-fn version_one() -> u32 {
-    1
+impl std::ops::DerefMut for LoadDocument {
+    fn deref_mut(&mut self) -> &mut Envelope<LoadSchema, Option<SystemInfo>> {
+        &mut self.envelope
+    }
 }
 
 impl LoadDocument {
-    /// The document of a report, at this version of the schema.
-    pub fn new(report: LoadReport) -> LoadDocument {
+    /// The document of a report: the envelope's warnings become the report's.
+    pub fn new(
+        envelope: Envelope<LoadSchema, Option<SystemInfo>>,
+        report: LoadReport,
+    ) -> LoadDocument {
         LoadDocument {
-            schema: SCHEMA.into(),
-            schema_version: SCHEMA_VERSION,
-            id: None,
+            envelope: envelope.with_warnings(report.warnings.clone()),
             report,
         }
+    }
+}
+
+impl<'de> Deserialize<'de> for LoadDocument {
+    /// Reads the envelope and the report from the same keys (`warnings`
+    /// belongs to both).
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let value = serde_json::Value::deserialize(deserializer)?;
+        let envelope = Envelope::deserialize(&value).map_err(D::Error::custom)?;
+        let report = LoadReport::deserialize(&value).map_err(D::Error::custom)?;
+        Ok(LoadDocument::new(envelope, report))
     }
 }

@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use latlab_envelope::{Envelope, Kind};
 use latlab_load::LoadReport;
 use latlab_rt::autogroup::Autogroup;
 use latlab_rt::sysinfo::SystemInfo;
@@ -23,28 +24,36 @@ pub const SIM_SCHEMA: &str = "latlab.lockbench-simulation";
 /// Version of the `latlab.lockbench-simulation` JSON schema.
 pub const SIM_SCHEMA_VERSION: u32 = 1;
 
+/// The `latlab.lockbench` kind of document, for its [`Envelope`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BenchSchema {}
+
+impl Kind for BenchSchema {
+    const SCHEMA: &'static str = BENCH_SCHEMA;
+    const VERSION: u32 = BENCH_SCHEMA_VERSION;
+}
+
+/// The `latlab.lockbench-simulation` kind of document, for its [`Envelope`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SimSchema {}
+
+impl Kind for SimSchema {
+    const SCHEMA: &'static str = SIM_SCHEMA;
+    const VERSION: u32 = SIM_SCHEMA_VERSION;
+}
+
 /// The document of a real-thread run (`latlab lockbench --json`, schema
 /// `latlab.lockbench`): every variant's figures and the goal check.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BenchReport {
-    /// Always `"latlab.lockbench"` (absent in files written before the field existed).
-    #[serde(default = "bench_schema")]
-    pub schema: String,
-    /// [`BENCH_SCHEMA_VERSION`] of the writer.
-    #[serde(default = "version_one")]
-    pub schema_version: u32,
-    /// The result's unique id (a random UUID given when it is written), by
-    /// which a store keeps it once; absent in files written before the field
-    /// existed (their id is derived from their content, see
-    /// `latlab_document::Document::id`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-    /// Start, UTC, `YYYY-MM-DDTHH:MM:SSZ`.
-    pub started_at: String,
-    /// The machine.
-    pub system: SystemInfo,
-    /// The command line, one argument per element.
-    pub command_line: Vec<String>,
+    /// `schema` (`"latlab.lockbench"`; absent in files written before the
+    /// field existed), `schema_version` ([`BENCH_SCHEMA_VERSION`]), `id`,
+    /// `latlab_version` (`null` in files written before it was recorded),
+    /// `command_line`, `started_at` (the benchmark's start), `system` (the
+    /// machine) and `warnings` (printed before the benchmark: pitfalls,
+    /// missing privileges; `[]` in files from before they were recorded).
+    #[serde(flatten)]
+    pub envelope: Envelope<BenchSchema>,
     /// The scheduler autogroup the benchmark ran in (`--autogroup-nice`),
     /// where the kernel has autogroups.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -60,16 +69,19 @@ pub struct BenchReport {
     pub load: Option<LoadReport>,
 }
 
-fn bench_schema() -> String {
-    BENCH_SCHEMA.into()
+/// A BenchReport reads as its envelope too (`result.system`, `result.started_at`).
+impl std::ops::Deref for BenchReport {
+    type Target = Envelope<BenchSchema>;
+
+    fn deref(&self) -> &Envelope<BenchSchema> {
+        &self.envelope
+    }
 }
 
-fn sim_schema() -> String {
-    SIM_SCHEMA.into()
-}
-
-fn version_one() -> u32 {
-    1
+impl std::ops::DerefMut for BenchReport {
+    fn deref_mut(&mut self) -> &mut Envelope<BenchSchema> {
+        &mut self.envelope
+    }
 }
 
 /// The document of `latlab lockbench --simulate --json` (schema
@@ -77,18 +89,13 @@ fn version_one() -> u32 {
 /// schema's and the paper's figures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SimReport {
-    /// Always `"latlab.lockbench-simulation"`.
-    #[serde(default = "sim_schema")]
-    pub schema: String,
-    /// [`SIM_SCHEMA_VERSION`] of the writer.
-    #[serde(default = "version_one")]
-    pub schema_version: u32,
-    /// The result's unique id (a random UUID given when it is written), by
-    /// which a store keeps it once; absent in files written before the field
-    /// existed (their id is derived from their content, see
-    /// `latlab_document::Document::id`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
+    /// `schema` (`"latlab.lockbench-simulation"`), `schema_version`
+    /// ([`SIM_SCHEMA_VERSION`]), `id`, `latlab_version`, `command_line`,
+    /// `started_at` (when the simulation ran), `system` (always `null`: a
+    /// simulation measures no machine) and `warnings` (the settings'
+    /// warnings); `null` or `[]` in files written before they were recorded.
+    #[serde(flatten)]
+    pub envelope: Envelope<SimSchema, Option<SystemInfo>>,
     /// The paper's Table 4, for readers of the JSON (the report prints it
     /// next to the simulation).
     pub paper: PaperFigures,
@@ -97,13 +104,29 @@ pub struct SimReport {
     pub comparison: SimComparison,
 }
 
+/// A SimReport reads as its envelope too (`result.system`, `result.started_at`).
+impl std::ops::Deref for SimReport {
+    type Target = Envelope<SimSchema, Option<SystemInfo>>;
+
+    fn deref(&self) -> &Envelope<SimSchema, Option<SystemInfo>> {
+        &self.envelope
+    }
+}
+
+impl std::ops::DerefMut for SimReport {
+    fn deref_mut(&mut self) -> &mut Envelope<SimSchema, Option<SystemInfo>> {
+        &mut self.envelope
+    }
+}
+
 impl SimReport {
     /// The document of a simulation, with the paper's figures.
-    pub fn new(comparison: SimComparison) -> SimReport {
+    pub fn new(
+        envelope: Envelope<SimSchema, Option<SystemInfo>>,
+        comparison: SimComparison,
+    ) -> SimReport {
         SimReport {
-            schema: SIM_SCHEMA.into(),
-            schema_version: SIM_SCHEMA_VERSION,
-            id: None,
+            envelope,
             paper: PaperFigures::table4(),
             comparison,
         }

@@ -13,7 +13,13 @@ use std::process::Command;
 use std::time::Instant;
 
 /// latlab-lock and the workspace crates it depends on.
-const NEEDED: [&str; 4] = ["latlab-rt", "latlab-measure", "latlab-load", "latlab-lock"];
+const NEEDED: [&str; 5] = [
+    "latlab-rt",
+    "latlab-envelope",
+    "latlab-measure",
+    "latlab-load",
+    "latlab-lock",
+];
 
 fn cargo() -> Command {
     let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));

@@ -14,8 +14,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use latlab_envelope::{Envelope, Kind};
 use latlab_rt::sched::Policy;
-use latlab_rt::sysinfo::SystemInfo;
 
 use crate::engine::{MeasureOutput, ThreadOutput};
 use crate::histogram::Histogram;
@@ -30,6 +30,15 @@ use crate::worst::{WorstSample, WorstSamples};
 /// buckets and `overall` holds none (see [`Histogram`]); latlab reads 1 too.
 pub const SCHEMA_VERSION: u32 = 2;
 
+/// The `latlab.run` kind of document, for its [`Envelope`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunSchema {}
+
+impl Kind for RunSchema {
+    const SCHEMA: &'static str = "latlab.run";
+    const VERSION: u32 = SCHEMA_VERSION;
+}
+
 /// A complete measurement result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 // The derived (de)serializers are inherent functions, wrapped below: reading
@@ -37,34 +46,18 @@ pub const SCHEMA_VERSION: u32 = 2;
 #[serde(remote = "Self")]
 #[schemars(rename = "RunResult")]
 pub struct RunResult {
-    /// Always `"latlab.run"`.
-    pub schema: String,
-    /// [`SCHEMA_VERSION`] of the writer (a result read from an older file
-    /// is written in this layout, with this version).
-    #[serde(serialize_with = "current_version")]
-    pub schema_version: u32,
-    /// The result's unique id (a random UUID given when it is written), by
-    /// which a store keeps it once; absent in files written before the field
-    /// existed (their id is derived from their content, see
-    /// `latlab_document::Document::id`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-    /// latlab version that wrote the file.
-    pub latlab_version: String,
-    /// The command line, one argument per element.
-    pub command_line: Vec<String>,
-    /// Start, UTC, `YYYY-MM-DDTHH:MM:SSZ`.
-    pub started_at: String,
+    /// `schema` (`"latlab.run"`), `schema_version` ([`SCHEMA_VERSION`]),
+    /// `id`, `latlab_version`, `command_line`, `started_at` (the
+    /// measurement's start), `system` (the machine) and `warnings` (printed
+    /// before the run: pitfalls, missing privileges).
+    #[serde(flatten)]
+    pub envelope: Envelope<RunSchema>,
     /// Measured time, seconds (first period to stop).
     pub elapsed_s: f64,
     /// True when stopped early by Ctrl-C or SIGTERM; the figures cover what ran.
     pub interrupted: bool,
     /// The settings asked for.
     pub settings: RunSettings,
-    /// The machine.
-    pub system: SystemInfo,
-    /// Warnings printed before the run (pitfalls, missing privileges).
-    pub warnings: Vec<String>,
     /// One entry per measurement thread.
     pub threads: Vec<ThreadResult>,
     /// All threads together.
@@ -74,6 +67,21 @@ pub struct RunResult {
     /// `pass`, `fail`, `none` when no requirement was given, or `suspect`
     /// when wake-ups came before their intended time.
     pub verdict: Verdict,
+}
+
+/// A RunResult reads as its envelope too (`result.system`, `result.started_at`).
+impl std::ops::Deref for RunResult {
+    type Target = Envelope<RunSchema>;
+
+    fn deref(&self) -> &Envelope<RunSchema> {
+        &self.envelope
+    }
+}
+
+impl std::ops::DerefMut for RunResult {
+    fn deref_mut(&mut self) -> &mut Envelope<RunSchema> {
+        &mut self.envelope
+    }
 }
 
 /// The settings of a run.
@@ -250,11 +258,6 @@ pub struct Totals {
     pub split: Option<LatencySplit>,
 }
 
-/// Writes [`SCHEMA_VERSION`] whatever version the result was read from.
-fn current_version<S: serde::Serializer>(_read: &u32, serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.serialize_u32(SCHEMA_VERSION)
-}
-
 /// `period` without its histograms.
 fn figures_of_period<S: serde::Serializer>(
     period: &PeriodSummary,
@@ -302,17 +305,12 @@ pub enum Verdict {
 /// What a result records besides the measurement itself.
 #[derive(Debug, Clone)]
 pub struct RunContext {
-    /// The command line.
-    pub command_line: Vec<String>,
-    /// Start time, seconds since the Unix epoch.
-    pub started_unix_s: f64,
+    /// The command line, the start of the measurement, the machine and the
+    /// warnings shown before the run ([`Envelope::at`]).
+    pub envelope: Envelope<RunSchema>,
     /// Settings of the run, the policy and priority as asked for:
     /// [`RunResult::assemble`] records what the threads obtained instead.
     pub settings: RunSettings,
-    /// The machine.
-    pub system: SystemInfo,
-    /// Warnings shown before the run.
-    pub warnings: Vec<String>,
 }
 
 impl Serialize for RunResult {
@@ -394,17 +392,10 @@ impl RunResult {
             crate::requirements::verdict(&outcomes)
         };
         RunResult {
-            schema: "latlab.run".into(),
-            schema_version: SCHEMA_VERSION,
-            id: None,
-            latlab_version: env!("CARGO_PKG_VERSION").into(),
-            command_line: context.command_line,
-            started_at: latlab_rt::clock::format_utc(context.started_unix_s),
+            envelope: context.envelope,
             elapsed_s: output.end_ns.saturating_sub(output.start_ns) as f64 / 1e9,
             interrupted: output.interrupted,
             settings,
-            system: context.system,
-            warnings: context.warnings,
             overall: Totals::from_output(output),
             verdict,
             requirements: outcomes,

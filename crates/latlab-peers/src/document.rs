@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 
+use latlab_envelope::{Envelope, Kind};
 use latlab_measure::histogram::{Bucket, Histogram};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -18,28 +19,36 @@ pub const SCHEMA: &str = "latlab.peer";
 /// Version of the `latlab.peer` JSON schema.
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// The `latlab.peer` kind of document, for its [`Envelope`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PeerSchema {}
+
+impl Kind for PeerSchema {
+    const SCHEMA: &'static str = SCHEMA;
+    const VERSION: u32 = SCHEMA_VERSION;
+}
+
 /// A result file of a peer tool (cyclictest, oslat, the other rt-tests,
 /// rtla timerlat or osnoise), read into latlab's terms.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PeerDocument {
-    /// Always `"latlab.peer"`.
-    pub schema: String,
-    /// [`SCHEMA_VERSION`] of the reader.
-    pub schema_version: u32,
-    /// `sha256-` and 32 hex digits of the SHA-256 of the file's bytes: the
-    /// same file has the same id on every machine, so a store keeps it once.
-    pub id: Option<String>,
+    /// `schema` (`"latlab.peer"`), `schema_version` ([`SCHEMA_VERSION`] of
+    /// the reader), `id` (`sha256-` and 32 hex digits of the SHA-256 of the
+    /// file's bytes: the same file has the same id on every machine, so a
+    /// store keeps it once), `latlab_version` (the latlab that read the
+    /// file: this document is its reading), `command_line` (`[]`: the tool's
+    /// own is `source.command_line`), `started_at` (UTC, when the file says:
+    /// rt-tests JSON), `system` (when the file says: rt-tests JSON's
+    /// `sysinfo`) and `warnings` (`[]`: the tool's are in `notes`).
+    #[serde(flatten)]
+    pub envelope: Envelope<PeerSchema, Option<PeerSystem>>,
     /// Which tool wrote the file, in which format, and how it was run.
     pub source: Source,
-    /// Start, UTC `YYYY-MM-DDTHH:MM:SSZ`, when the file says (rt-tests JSON).
-    pub started_at: Option<String>,
     /// End, UTC, when the file says (rt-tests JSON).
     pub ended_at: Option<String>,
     /// Measured time, seconds, when the file says (rtla's `# Duration:`,
     /// oslat's per-thread duration, rt-tests' start and end times).
     pub duration_s: Option<f64>,
-    /// The machine, when the file says (rt-tests JSON's `sysinfo`).
-    pub system: Option<PeerSystem>,
     /// The settings the file states (its command line, cyclictest's status
     /// lines); each `None` where it does not.
     pub settings: PeerSettings,
@@ -62,6 +71,21 @@ pub struct PeerDocument {
     /// (another tool's per-thread fields, newer keys).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub extra: BTreeMap<String, Value>,
+}
+
+/// A PeerDocument reads as its envelope too (`result.system`, `result.started_at`).
+impl std::ops::Deref for PeerDocument {
+    type Target = Envelope<PeerSchema, Option<PeerSystem>>;
+
+    fn deref(&self) -> &Envelope<PeerSchema, Option<PeerSystem>> {
+        &self.envelope
+    }
+}
+
+impl std::ops::DerefMut for PeerDocument {
+    fn deref_mut(&mut self) -> &mut Envelope<PeerSchema, Option<PeerSystem>> {
+        &mut self.envelope
+    }
 }
 
 /// Which tool wrote a file, and how.

@@ -39,11 +39,12 @@ pub mod rt_tests;
 pub mod rtla;
 pub mod stats;
 
+use latlab_envelope::Envelope;
 use sha2::{Digest, Sha256};
 
 pub use document::{
-    Column, Measurement, Overall, PeerDocument, PeerFormat, PeerSettings, PeerSummary, PeerSystem,
-    Quantity, Rounding, Source, SCHEMA, SCHEMA_VERSION,
+    Column, Measurement, Overall, PeerDocument, PeerFormat, PeerSchema, PeerSettings, PeerSummary,
+    PeerSystem, Quantity, Rounding, Source, SCHEMA, SCHEMA_VERSION,
 };
 pub use error::{DecodeError, Position};
 
@@ -100,7 +101,7 @@ pub fn decode(bytes: &[u8]) -> Result<PeerDocument, DecodeError> {
             seen: error::glimpse(bytes),
         });
     };
-    document.id = Some(file_id(bytes));
+    document.envelope.id = Some(file_id(bytes));
     plausible(&document)?;
     Ok(document)
 }
@@ -161,9 +162,7 @@ pub fn file_id(bytes: &[u8]) -> String {
 /// An empty document, for the decoders to fill.
 pub(crate) fn empty() -> PeerDocument {
     PeerDocument {
-        schema: SCHEMA.into(),
-        schema_version: SCHEMA_VERSION,
-        id: None,
+        envelope: Envelope::read_from_file(None, None),
         source: Source {
             tool: String::new(),
             version: None,
@@ -171,10 +170,8 @@ pub(crate) fn empty() -> PeerDocument {
             command_line: None,
             return_code: None,
         },
-        started_at: None,
         ended_at: None,
         duration_s: None,
-        system: None,
         settings: PeerSettings::default(),
         measurements: Vec::new(),
         overall: None,

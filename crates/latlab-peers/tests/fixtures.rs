@@ -102,7 +102,7 @@ fn cyclictest_text_reads_with_its_own_figures() {
     assert_eq!(c.latency.p99_9, None, "rank 4989 of 4993 is an overflow");
     // What the text does not say stays unknown.
     assert_eq!(c.cpu, None);
-    assert!(doc.system.is_none() && doc.started_at.is_none());
+    assert!(doc.envelope.system.is_none() && doc.envelope.started_at.is_none());
     assert!(doc.unknown.iter().any(|u| u.contains("CPU")));
     assert!(doc.unknown.iter().any(|u| u.contains("machine")));
     assert_eq!(doc.overall.as_ref().unwrap().latency.max, Some(4_764_000));
@@ -142,10 +142,13 @@ fn one_cyclictest_run_reads_the_same_as_text_and_as_json() {
         j.columns.iter().map(|c| c.cpu).collect::<Vec<_>>(),
         [Some(0), Some(1)]
     );
-    let system = json.system.as_ref().unwrap();
+    let system = json.envelope.system.as_ref().unwrap();
     assert_eq!(system.hostname.as_deref(), Some("vm"));
     assert_eq!(system.preemption_model.as_deref(), Some("dynamic"));
-    assert_eq!(json.started_at.as_deref(), Some("2026-11-27T16:28:45Z"));
+    assert_eq!(
+        json.envelope.started_at.as_deref(),
+        Some("2026-11-27T16:28:45Z")
+    );
     assert_eq!(json.duration_s, Some(5.0));
     assert_eq!(json.settings.interval_ns, Some(1_000_000));
     assert_eq!(json.settings.priority, Some(95));
@@ -336,8 +339,14 @@ fn formats_are_detected_from_content() {
     assert_eq!(detect(b"{\"schema\": \"latlab.run\"}"), None);
     assert_eq!(detect(b"hello"), None);
     // The same file has the same id; another file another.
-    assert_eq!(read("oslat.json").id, read("oslat.json").id);
-    assert_ne!(read("oslat.json").id, read("signaltest.json").id);
+    assert_eq!(
+        read("oslat.json").envelope.id,
+        read("oslat.json").envelope.id
+    );
+    assert_ne!(
+        read("oslat.json").envelope.id,
+        read("signaltest.json").envelope.id
+    );
 }
 
 /// `text` cut after `lines` lines.

@@ -1,5 +1,6 @@
 //! A deterministic result for snapshot tests of every renderer.
 
+use latlab_document::Envelope;
 use latlab_measure::engine::{MeasureOutput, ThreadOutput};
 use latlab_measure::period::PeriodTracker;
 use latlab_measure::requirements::{profile, Requirement};
@@ -105,14 +106,20 @@ fn result_of(threads: Vec<ThreadOutput>) -> RunResult {
         online_cpus: 2,
         ..SystemInfo::default()
     };
-    let context = RunContext {
-        command_line: vec![
+    let mut envelope = Envelope::at(
+        vec![
             "latlab".into(),
             "run".into(),
             "--max-latency".into(),
             "1ms".into(),
         ],
-        started_unix_s: 1_795_312_479.0,
+        1_795_312_479.0,
+        system,
+    );
+    // No random id: the snapshots stay the same.
+    envelope.id = None;
+    let context = RunContext {
+        envelope,
         settings: RunSettings {
             cpus: vec![0, 1],
             interval_ns: INTERVAL,
@@ -128,8 +135,6 @@ fn result_of(threads: Vec<ThreadOutput>) -> RunResult {
             unprivileged: false,
             steal_ns: vec![(0, 0), (1, 0)],
         },
-        system,
-        warnings: Vec::new(),
     };
     RunResult::assemble(
         &output,
@@ -191,9 +196,23 @@ pub fn sample_respond() -> RespondResult {
             mlocked: true,
         },
     };
+    let system = SystemInfo {
+        kernel_release: "6.18.0".into(),
+        preemption_model: Some("none".into()),
+        hz: Some(250),
+        clocksource: Some("tsc".into()),
+        virtualization: Some("KVM".into()),
+        ..SystemInfo::default()
+    };
+    let mut envelope = Envelope::at(
+        vec!["latlab".into(), "respond".into()],
+        1_700_000_000.0,
+        system,
+    );
+    // No random id: the snapshots stay the same.
+    envelope.id = None;
     let context = RespondContext {
-        command_line: vec!["latlab".into(), "respond".into()],
-        started_unix_s: 1_700_000_000.0,
+        envelope,
         settings: RespondSettings {
             channel: "pty".into(),
             channel_description: "pseudo-terminal pair, raw (kernel tty path)".into(),
@@ -211,15 +230,6 @@ pub fn sample_respond() -> RespondResult {
             unprivileged: false,
             steal_ns: vec![(0, 0), (1, 2_500_000)],
         },
-        system: SystemInfo {
-            kernel_release: "6.18.0".into(),
-            preemption_model: Some("none".into()),
-            hz: Some(250),
-            clocksource: Some("tsc".into()),
-            virtualization: Some("KVM".into()),
-            ..SystemInfo::default()
-        },
-        warnings: Vec::new(),
     };
     RespondResult::assemble(
         &output,

@@ -86,7 +86,10 @@ mod tests {
     /// The terminal said `1024.0 MB/s` where the HTML said `1.02 GB/s`.
     #[test]
     fn a_load_rate_reads_the_same_in_the_terminal_and_in_html() {
-        let document = LoadDocument::new(crate::text::load::tests::sample());
+        let document = LoadDocument::new(
+            latlab_document::Envelope::without_machine(vec!["latlab".into(), "load".into()]),
+            crate::text::load::tests::sample(),
+        );
         let text = document.terminal_text();
         let net_row = text.lines().find(|l| l.starts_with("net ")).unwrap();
         let cells: Vec<&str> = net_row.split("  ").filter(|c| !c.is_empty()).collect();

@@ -47,7 +47,7 @@ pub fn rt_tests_json(
     let document = json!({
         "file_version": 1,
         "cmdline:": result.command_line.join(" "),
-        "rt_test_version:": format!("latlab {}", result.latlab_version),
+        "rt_test_version:": format!("latlab {}", result.latlab_version.as_deref().unwrap_or_default()),
         "start_time": start_time,
         "end_time": end_time,
         "return_code": return_code,

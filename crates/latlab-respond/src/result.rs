@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use latlab_envelope::{Envelope, Kind};
 use latlab_measure::histogram::Histogram;
 use latlab_measure::requirements::{self, Requirement, RequirementOutcome, Subject};
 use latlab_measure::result::Verdict;
@@ -13,7 +14,6 @@ use latlab_measure::series::SeriesPoint;
 use latlab_measure::stats::Summary;
 use latlab_measure::worst::WorstSample;
 use latlab_rt::sched::Policy;
-use latlab_rt::sysinfo::SystemInfo;
 
 use crate::measure::{Gap, GpioEdges, LatencyOutput, Placement, RespondOutput};
 
@@ -21,42 +21,30 @@ use crate::measure::{Gap, GpioEdges, LatencyOutput, Placement, RespondOutput};
 /// of buckets (see [`Histogram`]); latlab reads 1 too.
 pub const SCHEMA_VERSION: u32 = 2;
 
-/// Writes [`SCHEMA_VERSION`] whatever version the result was read from.
-fn current_version<S: serde::Serializer>(_read: &u32, serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.serialize_u32(SCHEMA_VERSION)
+/// The `latlab.respond` kind of document, for its [`Envelope`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RespondSchema {}
+
+impl Kind for RespondSchema {
+    const SCHEMA: &'static str = "latlab.respond";
+    const VERSION: u32 = SCHEMA_VERSION;
 }
 
 /// A complete response-latency result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RespondResult {
-    /// Always `"latlab.respond"`.
-    pub schema: String,
-    /// [`SCHEMA_VERSION`] of the writer (a result read from an older file
-    /// is written in this layout, with this version).
-    #[serde(serialize_with = "current_version")]
-    pub schema_version: u32,
-    /// The result's unique id (a random UUID given when it is written), by
-    /// which a store keeps it once; absent in files written before the field
-    /// existed (their id is derived from their content, see
-    /// `latlab_document::Document::id`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-    /// latlab version that wrote the file.
-    pub latlab_version: String,
-    /// The command line, one argument per element.
-    pub command_line: Vec<String>,
-    /// Start, UTC, `YYYY-MM-DDTHH:MM:SSZ`.
-    pub started_at: String,
+    /// `schema` (`"latlab.respond"`), `schema_version` ([`SCHEMA_VERSION`]),
+    /// `id`, `latlab_version`, `command_line`, `started_at` (the first
+    /// event's), `system` (the machine) and `warnings` (printed before the
+    /// run: pitfalls, missing privileges, a shared CPU).
+    #[serde(flatten)]
+    pub envelope: Envelope<RespondSchema>,
     /// Measured time, seconds (first event to stop).
     pub elapsed_s: f64,
     /// True when stopped early by Ctrl-C or SIGTERM; the figures cover what ran.
     pub interrupted: bool,
     /// The settings asked for.
     pub settings: RespondSettings,
-    /// The machine.
-    pub system: SystemInfo,
-    /// Warnings printed before the run (pitfalls, missing privileges, shared CPU).
-    pub warnings: Vec<String>,
     /// Where the responder ran and the policy it really had.
     pub responder: Placement,
     /// Where the stimulus ran and the policy it really had.
@@ -86,6 +74,21 @@ pub struct RespondResult {
     /// Background load report (`--load`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<latlab_load::LoadReport>,
+}
+
+/// A RespondResult reads as its envelope too (`result.system`, `result.started_at`).
+impl std::ops::Deref for RespondResult {
+    type Target = Envelope<RespondSchema>;
+
+    fn deref(&self) -> &Envelope<RespondSchema> {
+        &self.envelope
+    }
+}
+
+impl std::ops::DerefMut for RespondResult {
+    fn deref_mut(&mut self) -> &mut Envelope<RespondSchema> {
+        &mut self.envelope
+    }
 }
 
 /// The settings of a response measurement.
@@ -201,16 +204,11 @@ impl CheckOn {
 /// What a result records besides the measurement itself.
 #[derive(Debug, Clone)]
 pub struct RespondContext {
-    /// The command line.
-    pub command_line: Vec<String>,
-    /// Start time, seconds since the Unix epoch.
-    pub started_unix_s: f64,
+    /// The command line, the start, the machine and the warnings shown
+    /// before the run ([`Envelope::at`]).
+    pub envelope: Envelope<RespondSchema>,
     /// The settings.
     pub settings: RespondSettings,
-    /// The machine.
-    pub system: SystemInfo,
-    /// Warnings shown before the run.
-    pub warnings: Vec<String>,
 }
 
 impl RespondResult {
@@ -236,17 +234,10 @@ impl RespondResult {
         };
         let outcomes = requirements::evaluate_subjects(&latency_requirements, &subjects);
         RespondResult {
-            schema: "latlab.respond".into(),
-            schema_version: SCHEMA_VERSION,
-            id: None,
-            latlab_version: env!("CARGO_PKG_VERSION").into(),
-            command_line: context.command_line,
-            started_at: latlab_rt::clock::format_utc(context.started_unix_s),
+            envelope: context.envelope,
             elapsed_s: output.end_ns.saturating_sub(output.start_ns) as f64 / 1e9,
             interrupted: output.interrupted,
             settings: context.settings,
-            system: context.system,
-            warnings: context.warnings,
             responder: output.responder.clone(),
             stimulus: output.stimulus.clone(),
             events_sent: output.sent,

@@ -2,6 +2,7 @@
 //! the history every interval, schema `latlab.watch-snapshot`. These
 //! structs *are* the JSON schemas (docs/schema/ is generated from them).
 
+use latlab_envelope::{Envelope, Kind};
 use latlab_explain::{CategoryRow, CauseRow, WindowReport};
 use latlab_measure::stats::Summary;
 use latlab_rt::sysinfo::SystemInfo;
@@ -18,8 +19,13 @@ pub const SCHEMA: &str = "latlab.watch";
 /// The `schema` of a snapshot in the history.
 pub const SNAPSHOT_SCHEMA: &str = "latlab.watch-snapshot";
 
-fn watch_schema() -> String {
-    SCHEMA.into()
+/// The `latlab.watch` kind of document, for its [`Envelope`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatchSchema {}
+
+impl Kind for WatchSchema {
+    const SCHEMA: &'static str = SCHEMA;
+    const VERSION: u32 = SCHEMA_VERSION;
 }
 fn snapshot_schema() -> String {
     SNAPSHOT_SCHEMA.into()
@@ -30,38 +36,21 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
-/// Writes [`SCHEMA_VERSION`] whatever version the result was read from.
-fn current_version<S: serde::Serializer>(_read: &u32, serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.serialize_u32(SCHEMA_VERSION)
-}
-
 /// What `latlab watch` saw.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WatchDocument {
-    /// Always `latlab.watch`.
-    #[serde(default = "watch_schema")]
-    pub schema: String,
-    /// Layout version ([`SCHEMA_VERSION`]; a result read from an older file
-    /// is written in this layout, with this version).
-    #[serde(serialize_with = "current_version")]
-    pub schema_version: u32,
-    /// The result's unique id (a random UUID given when it is written), by
-    /// which a store keeps it once; absent in files written before the field
-    /// existed (their id is derived from their content, see
-    /// `latlab_document::Document::id`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-    /// The latlab that wrote it.
-    pub latlab_version: String,
-    /// When the watch started, UTC (RFC 3339).
-    pub started_at: String,
+    /// `schema` (`"latlab.watch"`), `schema_version` ([`SCHEMA_VERSION`]),
+    /// `id`, `latlab_version`, `command_line` (`[]` in files from before it
+    /// was recorded), `started_at` (when the watch started, once its
+    /// selection matched), `system` (the machine) and `warnings` (`[]`: the
+    /// watch's remarks are its `notes`).
+    #[serde(flatten)]
+    pub envelope: Envelope<WatchSchema>,
     /// How long it watched (ns).
     pub duration_ns: u64,
     /// Whether it ran to its end (`false`: stopped by Ctrl-C or SIGTERM, or
     /// the watched command ended).
     pub stopped_by: String,
-    /// The machine.
-    pub system: SystemInfo,
     /// How it watched.
     pub settings: WatchSettings,
     /// The latency of every watched wake-up together (timer-driven: thread
@@ -95,6 +84,21 @@ pub struct WatchDocument {
     /// Remarks: percentile claims the samples cannot support, windows cut
     /// short, limits reached.
     pub notes: Vec<String>,
+}
+
+/// A WatchDocument reads as its envelope too (`result.system`, `result.started_at`).
+impl std::ops::Deref for WatchDocument {
+    type Target = Envelope<WatchSchema>;
+
+    fn deref(&self) -> &Envelope<WatchSchema> {
+        &self.envelope
+    }
+}
+
+impl std::ops::DerefMut for WatchDocument {
+    fn deref_mut(&mut self) -> &mut Envelope<WatchSchema> {
+        &mut self.envelope
+    }
 }
 
 /// How the watch was set up.

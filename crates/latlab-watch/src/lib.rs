@@ -50,7 +50,7 @@ pub mod stats;
 pub mod tracefs_side;
 pub mod window;
 
-pub use document::{Backend, PathReads, WatchDocument};
+pub use document::{Backend, PathReads, WatchDocument, WatchSchema};
 pub use error::{Result, WatchError};
 #[cfg(feature = "bpf")]
 pub use loader::{BpfSide, Settings};

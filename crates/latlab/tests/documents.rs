@@ -106,6 +106,7 @@ const VERSION_2: [&str; 3] = ["latlab.run", "latlab.respond", "latlab.watch"];
 /// `document` (of schema version 1) as latlab writes it now: what reading
 /// and writing it again must give.
 fn in_current_layout(kind: &str, mut document: Value) -> Value {
+    with_every_envelope_key(&mut document);
     if !VERSION_2.contains(&kind) {
         return document;
     }
@@ -125,6 +126,19 @@ fn in_current_layout(kind: &str, mut document: Value) -> Value {
     }
     rewrite_histograms(&mut document);
     document
+}
+
+/// Adds the envelope's keys an older file lacks, as latlab writes them
+/// now: every key present, `null` where the file did not record it, `[]`
+/// for no command line or warnings (docs/result-files.md, "The envelope").
+fn with_every_envelope_key(document: &mut Value) {
+    let map = document.as_object_mut().unwrap();
+    for key in ["id", "latlab_version", "started_at", "system"] {
+        map.entry(key).or_insert(Value::Null);
+    }
+    for key in ["command_line", "warnings"] {
+        map.entry(key).or_insert(Value::Array(Vec::new()));
+    }
 }
 
 /// Rewrites every `{low, high, count}` bucket list under `value` as runs

@@ -47,7 +47,7 @@ pub fn auto_labels(documents: &[Document]) -> Vec<String> {
                 match (with_peers, differing.is_empty()) {
                     (true, true) => "latlab run".into(),
                     (true, false) => format!("latlab run, {differs}"),
-                    (false, true) => run.started_at.clone(),
+                    (false, true) => run.started_at.clone().unwrap_or_default(),
                     (false, false) => differs,
                 }
             }

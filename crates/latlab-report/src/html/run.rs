@@ -66,7 +66,7 @@ fn render_run(h: &mut String, id: &str, label: &str, run: &RunDocument) {
          <p>Started {} · {:.1} s measured{} · {} timer, {} period, {}, CPUs {} · {}</p>",
         escape(label),
         verdict_badge(run.verdict),
-        escape(&run.started_at),
+        escape(run.started_at.as_deref().unwrap_or_default()),
         run.elapsed_s,
         if run.interrupted {
             " (interrupted)"

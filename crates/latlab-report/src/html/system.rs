@@ -81,7 +81,7 @@ pub(crate) fn render_system(h: &mut String, run: &RunDocument) {
             ),
         ),
         ("command", run.command_line.join(" ")),
-        ("latlab", run.latlab_version.clone()),
+        ("latlab", run.latlab_version.clone().unwrap_or_default()),
     ];
     h.push_str("<details class=\"system\" open><summary><b>System</b></summary><dl class=\"sys\">");
     for (k, v) in rows {

@@ -199,7 +199,7 @@ pub fn section(h: &mut String, id: &str, label: &str, d: &WatchDocument) {
         escape(&d.settings.selection),
         hms(d.duration_ns),
         format_ns(d.settings.threshold_ns),
-        escape(&d.started_at)
+        escape(d.started_at.as_deref().unwrap_or_default())
     );
     h.push_str("<pre>");
     h.push_str(&escape(&text(d)));

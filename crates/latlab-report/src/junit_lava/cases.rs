@@ -186,7 +186,7 @@ pub fn run_suite(run: &RunDocument) -> Suite {
     case_properties(&mut properties, &cases);
     Suite {
         name: r.schema.clone(),
-        timestamp: r.started_at.clone(),
+        timestamp: r.started_at.clone().unwrap_or_default(),
         time_s: r.elapsed_s,
         properties,
         cases,
@@ -221,7 +221,7 @@ pub fn respond_suite(result: &RespondResult) -> Suite {
     case_properties(&mut properties, &cases);
     Suite {
         name: result.schema.clone(),
-        timestamp: result.started_at.clone(),
+        timestamp: result.started_at.clone().unwrap_or_default(),
         time_s: result.elapsed_s,
         properties,
         cases,
@@ -275,7 +275,7 @@ pub fn lockbench_suite(report: &BenchReport) -> Suite {
     case_properties(&mut properties, &cases);
     Suite {
         name: report.schema.clone(),
-        timestamp: report.started_at.clone(),
+        timestamp: report.started_at.clone().unwrap_or_default(),
         time_s: report.results.iter().map(|v| v.measured_s).sum(),
         properties,
         cases,

@@ -226,13 +226,10 @@ mod tests {
             let doc = latlab_peers::decode(json.as_bytes()).unwrap();
             assert_eq!(doc.source.format, PeerFormat::RtTestsJson);
             assert_eq!(doc.source.tool, "latlab");
-            assert_eq!(
-                doc.source.version.as_deref(),
-                Some(run.latlab_version.as_str())
-            );
+            assert_eq!(doc.source.version.as_deref(), run.latlab_version.as_deref());
             assert_eq!(doc.source.command_line, Some(run.command_line.join(" ")));
             assert_eq!(doc.source.return_code, Some(2));
-            assert_eq!(doc.started_at.as_deref(), Some(run.started_at.as_str()));
+            assert_eq!(doc.started_at.as_deref(), run.started_at.as_deref());
             assert_eq!(doc.duration_s, Some(10.0));
             let system = doc.system.as_ref().unwrap();
             assert_eq!(system.hostname.as_deref(), Some("board"));

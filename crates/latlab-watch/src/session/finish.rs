@@ -184,14 +184,13 @@ impl Session {
         }
         let spikes = self.spikes();
         WatchDocument {
-            schema: SCHEMA.into(),
-            schema_version: SCHEMA_VERSION,
-            id: None,
-            latlab_version: env!("CARGO_PKG_VERSION").into(),
-            started_at: self.started_at.clone(),
+            envelope: latlab_envelope::Envelope::at(
+                std::env::args().collect(),
+                self.started_unix_s,
+                self.system.clone(),
+            ),
             duration_ns: self.started.elapsed().as_nanos() as u64,
             stopped_by: stopped_by.to_string(),
-            system: self.system.clone(),
             settings: WatchSettings {
                 selection: self.opts.selection.describe(),
                 backend: self.side.backend(),

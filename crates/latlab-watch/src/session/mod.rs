@@ -114,7 +114,7 @@ pub struct Session {
     opts: SessionOptions,
     started: Instant,
     start_mono_ns: u64,
-    started_at: String,
+    started_unix_s: f64,
     system: SystemInfo,
     rt_kernel: bool,
     command: Option<Started>,
@@ -225,7 +225,7 @@ impl Session {
     pub fn restart_clock(&mut self) {
         self.started = Instant::now();
         self.start_mono_ns = monotonic_ns();
-        self.started_at = latlab_rt::clock::format_utc(latlab_rt::clock::unix_time_s());
+        self.started_unix_s = latlab_rt::clock::unix_time_s();
         self.last_snapshot = Instant::now();
     }
 

@@ -79,7 +79,7 @@ impl Session {
             schema_version: SCHEMA_VERSION,
             id: None,
             started_at: latlab_rt::clock::format_utc(latlab_rt::clock::unix_time_s()),
-            watch_started_at: self.started_at.clone(),
+            watch_started_at: latlab_rt::clock::format_utc(self.started_unix_s),
             selection: self.opts.selection.describe(),
             system: self.system.clone(),
             overall: Overall {

@@ -42,7 +42,7 @@ impl Session {
             side,
             started: Instant::now(),
             start_mono_ns: monotonic_ns(),
-            started_at: latlab_rt::clock::format_utc(latlab_rt::clock::unix_time_s()),
+            started_unix_s: latlab_rt::clock::unix_time_s(),
             system,
             rt_kernel,
             command: None,

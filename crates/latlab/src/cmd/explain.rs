@@ -56,7 +56,8 @@ pub fn execute(args: ExplainArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("explaining {}", trace.display()))?;
     let to_stdout_json = json.as_deref() == Some(std::path::Path::new("-"));
     if let Some(path) = &json {
-        let document = latlab_explain::ExplainDocument::new(report.clone());
+        let envelope = latlab_document::Envelope::without_machine(std::env::args().collect());
+        let document = latlab_explain::ExplainDocument::new(envelope, report.clone());
         let text = serde_json::to_string_pretty(&document)?;
         if to_stdout_json {
             print(&text);

@@ -63,6 +63,7 @@ pub fn execute(args: LoadArgs) -> anyhow::Result<ExitCode> {
     } = resolve(&args)?;
     latlab_rt::stop::install()?;
     let load = RunningLoad::start(&spec, &options).context("starting the load")?;
+    let started = latlab_rt::clock::unix_time_s();
     let mut line = StatusLine::new(std::io::stderr().is_terminal());
     let total = args.duration;
     let mut shown = 0u64;
@@ -100,7 +101,9 @@ pub fn execute(args: LoadArgs) -> anyhow::Result<ExitCode> {
     out.write_all(latlab_report::load::table(&report).as_bytes())?;
     out.flush()?;
     if let Some(path) = &json {
-        let json = serde_json::to_string_pretty(&latlab_load::LoadDocument::new(report))?;
+        let system = Some(latlab_rt::sysinfo::SystemInfo::gather());
+        let envelope = latlab_document::Envelope::at(std::env::args().collect(), started, system);
+        let json = serde_json::to_string_pretty(&latlab_load::LoadDocument::new(envelope, report))?;
         std::fs::write(path, json + "\n")
             .with_context(|| format!("writing the JSON report to {}", path.display()))?;
     }

@@ -13,7 +13,7 @@ use anyhow::{bail, Context};
 use serde::Serialize;
 
 use latlab_lock::bench::{self, BenchConfig, BenchVariant};
-use latlab_lock::document::{self, BenchReport, SimReport};
+use latlab_lock::document::{BenchReport, SimReport};
 use latlab_lock::shape::HoldShape;
 use latlab_lock::sim;
 use latlab_report::formats::TerminalText;
@@ -237,13 +237,13 @@ fn assemble_report(
     life: &Lifecycle,
 ) -> BenchReport {
     BenchReport {
-        schema: document::BENCH_SCHEMA.into(),
-        schema_version: document::BENCH_SCHEMA_VERSION,
-        id: Some(latlab_document::new_id()),
-        started_at: latlab_rt::clock::format_utc(life.started()),
+        envelope: latlab_document::Envelope::at(
+            std::env::args().collect(),
+            life.started(),
+            life.system.clone(),
+        )
+        .with_warnings(life.warnings()),
         load,
-        system: life.system.clone(),
-        command_line: std::env::args().collect(),
         autogroup: latlab_rt::autogroup::current(),
         config: cfg.clone(),
         goal: bench::goal_checks(&results),
@@ -257,7 +257,9 @@ fn simulate(args: &LockbenchArgs) -> anyhow::Result<ExitCode> {
         eprintln!("latlab: warning: {warning}");
     }
     let comparison = sim::compare(&cfg)?;
-    let report = SimReport::new(comparison);
+    let envelope = latlab_document::Envelope::without_machine(std::env::args().collect())
+        .with_warnings(cfg.warnings());
+    let report = SimReport::new(envelope, comparison);
     print!("{}", report.terminal_text());
     if let Some(path) = &args.json {
         write_json(path, &report)?;

@@ -179,13 +179,13 @@ fn assemble_document(
         steal_ns,
     };
     let context = RespondContext {
-        command_line: std::env::args().collect(),
-        started_unix_s: life.started(),
+        envelope: latlab_document::Envelope::at(
+            std::env::args().collect(),
+            life.started(),
+            life.system.clone(),
+        )
+        .with_warnings(life.warnings()),
         settings,
-        system: life.system.clone(),
-        warnings: life.warnings(),
     };
-    let mut result = RespondResult::assemble(output, context, &run.requirements, run.check_on);
-    result.id = Some(latlab_document::new_id());
-    result
+    RespondResult::assemble(output, context, &run.requirements, run.check_on)
 }

@@ -227,15 +227,15 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
 /// the requirements (the split, load, trace and analysis join it after).
 fn assemble_document(life: &Lifecycle, run: &RunConfig, output: &MeasureOutput) -> RunDocument {
     let context = RunContext {
-        command_line: std::env::args().collect(),
-        started_unix_s: life.started(),
+        envelope: latlab_document::Envelope::at(
+            std::env::args().collect(),
+            life.started(),
+            life.system.clone(),
+        )
+        .with_warnings(life.warnings()),
         settings: run.settings.clone(),
-        system: life.system.clone(),
-        warnings: life.warnings(),
     };
-    let mut result = RunDocument::new(RunResult::assemble(output, context, &run.requirements));
-    result.result.id = Some(latlab_document::new_id());
-    result
+    RunDocument::new(RunResult::assemble(output, context, &run.requirements))
 }
 
 /// Prints the summary as verbose as asked, where the trace and the sample

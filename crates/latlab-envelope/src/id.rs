@@ -9,12 +9,12 @@
 //!
 //! ```
 //! let doc = serde_json::json!({"schema": "latlab.run", "started_at": "2026-11-24T10:00:00Z"});
-//! let id = latlab_document::document_id(&doc);
+//! let id = latlab_envelope::document_id(&doc);
 //! assert!(id.starts_with("sha256-"));
 //! let mut with_id = doc.clone();
 //! with_id["id"] = id.clone().into();
-//! assert_eq!(latlab_document::document_id(&with_id), id, "an id derived once stays");
-//! assert_ne!(latlab_document::new_id(), latlab_document::new_id());
+//! assert_eq!(latlab_envelope::document_id(&with_id), id, "an id derived once stays");
+//! assert_ne!(latlab_envelope::new_id(), latlab_envelope::new_id());
 //! ```
 
 use std::io::Read;
