@@ -184,16 +184,11 @@ fn stamp_ns(use_tod: bool) -> u64 {
 fn take_place(o: &Options, prio: i32) -> [i32; STEPS.len()] {
     let errno = || io::Error::last_os_error().raw_os_error().unwrap_or(0);
     let mut failed = [0; STEPS.len()];
-    // SAFETY: a cpu_set_t of zeros is a valid empty set; parse checked that
-    // the CPU is below CPU_SETSIZE, so CPU_SET stays inside it.
-    let set = unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(o.cpu, &mut set);
-        set
-    };
-    // SAFETY: the set is a valid cpu_set_t of the size passed.
-    if unsafe { libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &set) } != 0 {
-        failed[0] = errno();
+    let pinned = latlab_rt::cpuset::CpuSet::single(o.cpu)
+        .map_err(|_| libc::EINVAL)
+        .and_then(|set| set.apply_to_current_thread().map_err(|_| errno()));
+    if let Err(e) = pinned {
+        failed[0] = e;
     }
     let param = latlab_rt::sched::param(prio);
     if prio > 0 && latlab_rt::sched::setscheduler(0, libc::SCHED_FIFO, &param) != 0 {

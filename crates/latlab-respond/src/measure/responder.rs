@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 use latlab_rt::clock::monotonic_ns;
+use latlab_rt::cpuset::CpuSet;
 use latlab_rt::sched::Policy;
 
 use super::{Placement, RespondConfig};
@@ -140,10 +141,11 @@ fn responder_main(plan: ResponderPlan, shared: &Shared) -> ! {
         for &fd in &plan.close[..plan.close_count.min(plan.close.len())] {
             libc::close(fd);
         }
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(plan.cpu, &mut set);
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            report_failure(shared, 1, errno());
+        let pinned = CpuSet::single(plan.cpu)
+            .map_err(|_| libc::EINVAL)
+            .and_then(|set| set.apply_to_current_thread().map_err(|_| errno()));
+        if let Err(e) = pinned {
+            report_failure(shared, 1, e);
         }
         let param = latlab_rt::sched::param(plan.priority);
         if latlab_rt::sched::setscheduler(0, plan.policy, &param) != 0 {
