@@ -308,20 +308,8 @@ fn main() -> ExitCode {
 /// Forks the responder, sends the events and prints the one-way latencies.
 fn run(o: &Options) -> Result<(), String> {
     let os_error = |what: &str| format!("{what}: {}", io::Error::last_os_error());
-    // SAFETY: a fresh anonymous shared mapping, not aliased by anything else.
-    let page = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            4096,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-            -1,
-            0,
-        )
-    };
-    if page == libc::MAP_FAILED {
-        return Err(os_error("mmap of the shared page"));
-    }
+    let page = latlab_rt::memory::map_shared_page()
+        .map_err(|e| format!("mmap of the shared page: {e}"))?;
     // SAFETY: the page is page-aligned, zero-filled (a valid Shared: all
     // atomics at 0), larger than Shared and never unmapped; both processes
     // touch it only through atomics.

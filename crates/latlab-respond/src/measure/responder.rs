@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use latlab_rt::clock::monotonic_ns;
 use latlab_rt::cpuset::CpuSet;
+use latlab_rt::memory::map_shared_page;
 use latlab_rt::sched::Policy;
 
 use super::{Placement, RespondConfig};
@@ -35,25 +36,12 @@ pub(super) struct SharedPage(*mut Shared);
 impl SharedPage {
     /// Maps it (zeroed); `cpu` names the responder in an error.
     pub(super) fn new(cpu: usize) -> Result<Self, RespondError> {
-        // SAFETY: an anonymous shared mapping; checked for failure below.
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                4096,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(RespondError::Responder {
-                cpu,
-                step: "mapping the shared page",
-                error: std::io::Error::last_os_error(),
-                hint: "",
-            });
-        }
+        let ptr = map_shared_page().map_err(|error| RespondError::Responder {
+            cpu,
+            step: "mapping the shared page",
+            error,
+            hint: "",
+        })?;
         // Zero-filled memory is a valid Shared (all atomics at 0).
         Ok(SharedPage(ptr.cast()))
     }
@@ -80,7 +68,7 @@ impl Shared {
 impl Drop for SharedPage {
     fn drop(&mut self) {
         // SAFETY: the page was mapped in new() and is no longer referenced.
-        unsafe { libc::munmap(self.0.cast(), 4096) };
+        unsafe { libc::munmap(self.0.cast(), latlab_rt::memory::SHARED_PAGE_BYTES) };
     }
 }
 
