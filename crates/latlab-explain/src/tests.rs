@@ -13,6 +13,20 @@ pub(crate) fn explain(source: &Records, names: Names, opts: &Options) -> Result<
     Ok(one)
 }
 
+/// A `sched_switch` from `prev` (pid, comm, still runnable) to `next`
+/// (pid, comm, priority).
+pub(crate) fn switch_kind(prev: (i32, u32, bool), next: (i32, u32, i32)) -> Kind {
+    let ((prev_pid, prev_comm, prev_runnable), (next_pid, next_comm, next_prio)) = (prev, next);
+    Kind::Switch {
+        prev_pid,
+        prev_runnable,
+        next_pid,
+        next_prio,
+        next_comm,
+        prev_comm,
+    }
+}
+
 const ME: i32 = 42;
 const OTHER: i32 = 7;
 const PERIOD: u64 = 1_000_000;
@@ -62,19 +76,8 @@ impl Builder {
         let (prev_comm, next_comm) = (self.comm(prev), self.comm(next));
         self.names.set_comm(prev, prev_comm);
         self.names.set_comm(next, next_comm);
-        self.ev(
-            ts,
-            cpu,
-            Kind::Switch {
-                prev_pid: prev,
-                prev_runnable: prev != ME,
-                next_pid: next,
-                next_prio,
-                next_comm,
-                prev_comm,
-            },
-            "sched_switch",
-        );
+        let kind = switch_kind((prev, prev_comm, prev != ME), (next, next_comm, next_prio));
+        self.ev(ts, cpu, kind, "sched_switch");
     }
 
     /// Period `k`: timer armed, fires `irq_delay` late, wakes the task at
@@ -600,14 +603,10 @@ fn remote_wakeup_uses_the_task_cpu_for_the_wait_after_the_wakeup() {
 
 /// A `sched_switch` from `prev_pid`, still runnable, to `next_pid`.
 fn preempted(prev_pid: i32, prev_comm: u32, next_pid: i32, next_prio: i32, next_comm: u32) -> Kind {
-    Kind::Switch {
-        prev_pid,
-        prev_runnable: true,
-        next_pid,
-        next_prio,
-        next_comm,
-        prev_comm,
-    }
+    switch_kind(
+        (prev_pid, prev_comm, true),
+        (next_pid, next_comm, next_prio),
+    )
 }
 
 /// Feeds `recs` to a detector and a collector as explain's one pass does,
