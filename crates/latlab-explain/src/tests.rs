@@ -13,6 +13,20 @@ pub(crate) fn explain(source: &Records, names: Names, opts: &Options) -> Result<
     Ok(one)
 }
 
+/// A `sched_switch` from `prev` (pid, comm, still runnable) to `next`
+/// (pid, comm, priority).
+pub(crate) fn switch_kind(prev: (i32, u32, bool), next: (i32, u32, i32)) -> Kind {
+    let ((prev_pid, prev_comm, prev_runnable), (next_pid, next_comm, next_prio)) = (prev, next);
+    Kind::Switch {
+        prev_pid,
+        prev_runnable,
+        next_pid,
+        next_prio,
+        next_comm,
+        prev_comm,
+    }
+}
+
 const ME: i32 = 42;
 const OTHER: i32 = 7;
 const PERIOD: u64 = 1_000_000;
@@ -62,19 +76,8 @@ impl Builder {
         let (prev_comm, next_comm) = (self.comm(prev), self.comm(next));
         self.names.set_comm(prev, prev_comm);
         self.names.set_comm(next, next_comm);
-        self.ev(
-            ts,
-            cpu,
-            Kind::Switch {
-                prev_pid: prev,
-                prev_runnable: prev != ME,
-                next_pid: next,
-                next_prio,
-                next_comm,
-                prev_comm,
-            },
-            "sched_switch",
-        );
+        let kind = switch_kind((prev, prev_comm, prev != ME), (next, next_comm, next_prio));
+        self.ev(ts, cpu, kind, "sched_switch");
     }
 
     /// Period `k`: timer armed, fires `irq_delay` late, wakes the task at
@@ -90,48 +93,68 @@ impl Builder {
         back_to: i32,
     ) -> u64 {
         let t = k * PERIOD;
-        self.ev(
-            t - 900_000,
-            0,
-            Kind::HrtimerStart {
-                timer: 1,
-                soft: t,
-                expires: t,
-            },
-            "hrtimer_start",
-        );
+        self.timer_start(t - 900_000, 1, t);
         let x = t + irq_delay;
-        self.ev(
-            x,
-            0,
-            Kind::HrtimerExpireEntry {
-                timer: 1,
-                now: Some(x),
-            },
-            "hrtimer_expire_entry",
-        );
-        self.ev(
-            x + 1_000,
-            0,
-            Kind::Wake {
-                pid: ME,
-                target_cpu: 0,
-                waking: true,
-            },
-            "sched_waking",
-        );
-        self.ev(
-            x + 2_000,
-            0,
-            Kind::HrtimerExpireExit { timer: 1 },
-            "hrtimer_expire_exit",
-        );
+        self.timer_entry(x, 1);
+        self.waking(x + 1_000, 0);
+        self.timer_exit(x + 2_000, 1);
         between(self, x + 2_000);
         let run = run.unwrap_or(x + 3_000);
         let cur = self.current(0);
         self.switch(run, 0, cur, ME, 9);
         self.switch(run + 5_000, 0, ME, back_to, 120);
         run - t
+    }
+
+    /// Timer `timer` armed at `ts` on CPU 0 to expire at `expires`.
+    fn timer_start(&mut self, ts: u64, timer: u64, expires: u64) {
+        self.ev(
+            ts,
+            0,
+            Kind::HrtimerStart {
+                timer,
+                soft: expires,
+                expires,
+            },
+            "hrtimer_start",
+        );
+    }
+
+    /// Timer `timer`'s callback entered at `ts` on CPU 0.
+    fn timer_entry(&mut self, ts: u64, timer: u64) {
+        self.ev(
+            ts,
+            0,
+            Kind::HrtimerExpireEntry {
+                timer,
+                now: Some(ts),
+            },
+            "hrtimer_expire_entry",
+        );
+    }
+
+    /// Timer `timer`'s callback left at `ts` on CPU 0.
+    fn timer_exit(&mut self, ts: u64, timer: u64) {
+        self.ev(
+            ts,
+            0,
+            Kind::HrtimerExpireExit { timer },
+            "hrtimer_expire_exit",
+        );
+    }
+
+    /// The task woken at `ts` from CPU 0, to run on `target_cpu`.
+    fn waking(&mut self, ts: u64, target_cpu: i32) {
+        self.ev(
+            ts,
+            0,
+            Kind::Wake {
+                pid: ME,
+                target_cpu,
+                waking: true,
+            },
+            "sched_waking",
+        );
     }
 
     fn current(&self, cpu: u32) -> i32 {
@@ -317,15 +340,7 @@ fn irq_handler_before_the_wakeup_is_named() {
     );
     b.ev(t + 60_000, 0, Kind::IrqExit { irq: 30 }, "irq_handler_exit");
     let lat = b.period(11, 61_000, |_, _| {}, None, OTHER);
-    let r = explain(
-        &Records::from(b.recs),
-        b.names,
-        &Options {
-            threshold: Threshold::Ns(10_000),
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let r = explain_over_10us(b);
     let w = check(&r, lat);
     assert_eq!(
         ns_of(
@@ -405,15 +420,16 @@ fn idle_before_period_11() -> Builder {
 
 /// `explain` with a 10 us threshold.
 fn explain_over_10us(b: Builder) -> Report {
-    explain(
-        &Records::from(b.recs),
-        b.names,
-        &Options {
-            threshold: Threshold::Ns(10_000),
-            ..Options::default()
-        },
-    )
-    .unwrap()
+    explain_at(b, Threshold::Ns(10_000))
+}
+
+/// `explain` of `b`'s trace with `threshold` and the default options.
+fn explain_at(b: Builder, threshold: Threshold) -> Report {
+    let opts = Options {
+        threshold,
+        ..Options::default()
+    };
+    explain(&Records::from(b.recs), b.names, &opts).unwrap()
 }
 
 #[test]
@@ -462,15 +478,7 @@ fn unknown_cpu_state_is_unexplained_never_hidden() {
     for k in 2..=11 {
         b.period(k, 0, |_, _| {}, None, OTHER);
     }
-    let r = explain(
-        &Records::from(b.recs),
-        b.names,
-        &Options {
-            threshold: Threshold::Ns(10_000),
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let r = explain_over_10us(b);
     let w = check(&r, lat);
     // 1 us to the wake-up and 1 us more in the callback, the rest unknown.
     assert_eq!(ns_of(w, |c| *c == Cause::HrtimerInterrupt), 2_000);
@@ -483,67 +491,18 @@ fn itimer_rearmed_in_callback_steps_by_interval() {
     // Armed once at 1 ms with 1 ms interval, never re-armed: expiries 2..5 ms
     // are extrapolated; the 4 ms one fires 30 us late.
     let mut b = Builder::new();
-    b.ev(
-        500_000,
-        0,
-        Kind::HrtimerStart {
-            timer: 9,
-            soft: PERIOD,
-            expires: PERIOD,
-        },
-        "hrtimer_start",
-    );
-    b.ev(
-        900_000,
-        0,
-        Kind::HrtimerStart {
-            timer: 9,
-            soft: PERIOD,
-            expires: PERIOD,
-        },
-        "hrtimer_start",
-    );
+    b.timer_start(500_000, 9, PERIOD);
+    b.timer_start(900_000, 9, PERIOD);
     let mut lats = Vec::new();
     for k in 1..=5u64 {
         let t = k * PERIOD + if k == 4 { 30_000 } else { 0 };
         if k == 2 {
             // A second start sets the interval (setitimer re-arms at dequeue).
-            b.ev(
-                PERIOD + 500_000,
-                0,
-                Kind::HrtimerStart {
-                    timer: 9,
-                    soft: 2 * PERIOD,
-                    expires: 2 * PERIOD,
-                },
-                "hrtimer_start",
-            );
+            b.timer_start(PERIOD + 500_000, 9, 2 * PERIOD);
         }
-        b.ev(
-            t,
-            0,
-            Kind::HrtimerExpireEntry {
-                timer: 9,
-                now: Some(t),
-            },
-            "hrtimer_expire_entry",
-        );
-        b.ev(
-            t + 1_000,
-            0,
-            Kind::Wake {
-                pid: ME,
-                target_cpu: 0,
-                waking: true,
-            },
-            "sched_waking",
-        );
-        b.ev(
-            t + 2_000,
-            0,
-            Kind::HrtimerExpireExit { timer: 9 },
-            "hrtimer_expire_exit",
-        );
+        b.timer_entry(t, 9);
+        b.waking(t + 1_000, 0);
+        b.timer_exit(t + 2_000, 9);
         b.switch(t + 3_000, 0, OTHER, ME, 9);
         b.switch(t + 8_000, 0, ME, OTHER, 120);
         lats.push(t + 3_000 - k * PERIOD);
@@ -561,15 +520,7 @@ fn latlab_threads_are_chosen_automatically_and_percentile_threshold_works() {
         let extra = if k % 10 == 0 { 50_000 } else { 0 };
         b.period(k, extra, |_, _| {}, None, OTHER);
     }
-    let r = explain(
-        &Records::from(b.recs),
-        b.names,
-        &Options {
-            threshold: Threshold::Percentile(85.0),
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let r = explain_at(b, Threshold::Percentile(85.0));
     assert!(r.selection.contains("latlab"));
     assert_eq!(r.late, 10);
     // All 90 normal periods (fewer than the default 200) are the baseline.
@@ -630,55 +581,16 @@ fn remote_wakeup_uses_the_task_cpu_for_the_wait_after_the_wakeup() {
     for k in 1..=11u64 {
         let t = k * PERIOD;
         let wait = if k == 11 { 20_000 } else { 1_000 };
-        b.ev(
-            t - 900_000,
-            0,
-            Kind::HrtimerStart {
-                timer: 1,
-                soft: t,
-                expires: t,
-            },
-            "hrtimer_start",
-        );
-        b.ev(
-            t,
-            0,
-            Kind::HrtimerExpireEntry {
-                timer: 1,
-                now: Some(t),
-            },
-            "hrtimer_expire_entry",
-        );
-        b.ev(
-            t + 1_000,
-            0,
-            Kind::Wake {
-                pid: ME,
-                target_cpu: 1,
-                waking: true,
-            },
-            "sched_waking",
-        );
+        b.timer_start(t - 900_000, 1, t);
+        b.timer_entry(t, 1);
+        b.waking(t + 1_000, 1);
         b.ev(t + 1_500, 0, Kind::IpiSend { mask: 0b10 }, "ipi_send_cpu");
-        b.ev(
-            t + 2_000,
-            0,
-            Kind::HrtimerExpireExit { timer: 1 },
-            "hrtimer_expire_exit",
-        );
+        b.timer_exit(t + 2_000, 1);
         b.switch(t + 2_000 + wait, 1, 0, ME, 9);
         b.switch(t + 10_000 + wait, 1, ME, 0, 120);
         lats.push(2_000 + wait);
     }
-    let r = explain(
-        &Records::from(b.recs),
-        b.names,
-        &Options {
-            threshold: Threshold::Ns(10_000),
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let r = explain_over_10us(b);
     let w = check(&r, lats[10]);
     assert_eq!((w.cpu, w.timer_cpu), (1, 0));
     // 1 us to the wake-up in the interrupt on CPU 0; then CPU 1 was idle.
@@ -687,6 +599,36 @@ fn remote_wakeup_uses_the_task_cpu_for_the_wait_after_the_wakeup() {
     // The IPI on CPU 0 aimed at CPU 1 is part of the window.
     let ipi = r.table2.iter().find(|e| e.event == "ipi_send_cpu").unwrap();
     assert_eq!(ipi.late, 1);
+}
+
+/// A `sched_switch` from `prev_pid`, still runnable, to `next_pid`.
+fn preempted(prev_pid: i32, prev_comm: u32, next_pid: i32, next_prio: i32, next_comm: u32) -> Kind {
+    switch_kind(
+        (prev_pid, prev_comm, true),
+        (next_pid, next_comm, next_prio),
+    )
+}
+
+/// Feeds `recs` to a detector and a collector as explain's one pass does,
+/// trimming the collector's history after each record when `trim`.
+fn collect(
+    recs: &[Rec],
+    det: &mut crate::detect::Detector,
+    col: &mut crate::separate::Collector,
+    trim: bool,
+) {
+    for r in recs {
+        col.push(r);
+        let found = det.periods.len();
+        det.push(r);
+        for k in found..det.periods.len() {
+            col.ended(k, det.periods[k]);
+        }
+        if trim {
+            col.trim(det.oldest_open());
+        }
+    }
+    col.finish();
 }
 
 /// Two tasks on two CPUs with timers, remote wake-ups, interrupts,
@@ -824,39 +766,15 @@ fn one_pass_windows_equal_two_pass_windows_on_a_messy_trace() {
             let comm = if other == 7 { comms[3] } else { comms[4] };
             names.set_comm(other, comm);
             let prev = cur[cpu as usize];
-            ev(
-                &mut names,
-                run,
-                cpu,
-                Kind::Switch {
-                    prev_pid: prev,
-                    prev_runnable: true,
-                    next_pid: other,
-                    next_prio: 120,
-                    next_comm: comm,
-                    prev_comm: comms[3],
-                },
-                "sched_switch",
-            );
+            let switch = preempted(prev, comms[3], other, 120, comm);
+            ev(&mut names, run, cpu, switch, "sched_switch");
             cur[cpu as usize] = other;
             run += rng.below(80_000);
         }
         let prev = cur[cpu as usize];
         let me = comms[task];
-        ev(
-            &mut names,
-            run,
-            cpu,
-            Kind::Switch {
-                prev_pid: prev,
-                prev_runnable: true,
-                next_pid: pid,
-                next_prio: 9,
-                next_comm: me,
-                prev_comm: comms[3],
-            },
-            "sched_switch",
-        );
+        let switch = preempted(prev, comms[3], pid, 9, me);
+        ev(&mut names, run, cpu, switch, "sched_switch");
         // An event with the same timestamp right after the switch.
         ev(&mut names, run, cpu, Kind::Other, "sys_enter");
         ev(
@@ -921,28 +839,11 @@ fn window_older_than_the_history_falls_back_to_a_second_pass() {
     // The collector alone cannot cut period 11 (index 10).
     let mut det = crate::detect::Detector::new();
     let mut col = Collector::new();
-    for r in &b.recs {
-        col.push(r);
-        let found = det.periods.len();
-        det.push(r);
-        for k in found..det.periods.len() {
-            col.ended(k, det.periods[k]);
-        }
-        col.trim(det.oldest_open());
-    }
-    col.finish();
+    collect(&b.recs, &mut det, &mut col, true);
     assert_eq!(det.periods.len(), 11);
     assert!(col.windows[9].is_some());
     assert!(col.windows[10].is_none(), "its start left the history");
-    let r = explain(
-        &Records::from(b.recs),
-        b.names,
-        &Options {
-            threshold: Threshold::Ns(10_000),
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let r = explain_over_10us(b);
     let w = check(&r, lat);
     assert_eq!(ns_of(w, |c| matches!(c, Cause::SilentGap { .. })), delay);
 }
@@ -970,15 +871,7 @@ fn short_lived_processes_of_one_command_rank_as_one_cause() {
     }
     k += 1;
     b.period(k, 0, |_, _| {}, Some(k * PERIOD + 120_000), OTHER);
-    let r = explain(
-        &Records::from(b.recs),
-        b.names,
-        &Options {
-            threshold: Threshold::Ns(10_000),
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let r = explain_over_10us(b);
     assert_eq!(r.late, 6);
     let top = &r.causes[0];
     assert_eq!(
@@ -1056,15 +949,7 @@ fn collector_gives_up_past_its_budget() {
     let run = |budget: usize| {
         let mut det = crate::detect::Detector::new();
         let mut col = Collector::with_budget(budget, 0);
-        for r in &b.recs {
-            col.push(r);
-            let found = det.periods.len();
-            det.push(r);
-            for k in found..det.periods.len() {
-                col.ended(k, det.periods[k]);
-            }
-        }
-        col.finish();
+        collect(&b.recs, &mut det, &mut col, false);
         col
     };
     let all = run(usize::MAX);
@@ -1258,15 +1143,7 @@ fn latlab_thread_seen_late_drops_the_other_tasks_windows() {
     // The collector alone: sigwait's windows were cut, then dropped.
     let mut col = Collector::new();
     let mut det = crate::detect::Detector::new();
-    for r in &b.recs {
-        col.push(r);
-        let found = det.periods.len();
-        det.push(r);
-        for k in found..det.periods.len() {
-            col.ended(k, det.periods[k]);
-        }
-    }
-    col.finish();
+    collect(&b.recs, &mut det, &mut col, false);
     let cut = |col: &Collector, pid: i32| {
         col.windows
             .iter()
@@ -1277,15 +1154,7 @@ fn latlab_thread_seen_late_drops_the_other_tasks_windows() {
     assert_eq!((cut(&col, 55), cut(&col, ME)), (10, 20));
     col.retain(|p| p.pid == ME);
     assert_eq!((cut(&col, 55), cut(&col, ME)), (0, 20));
-    let r = explain(
-        &Records::from(b.recs),
-        b.names,
-        &Options {
-            threshold: Threshold::Ns(10_000),
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let r = explain_over_10us(b);
     assert!(r.selection.contains("latlab"), "{}", r.selection);
     assert_eq!(r.tasks_found.len(), 2);
     assert_eq!(r.late, 1);
@@ -1351,24 +1220,11 @@ fn pacing_after_the_wakeup(named: bool) -> (Report, u64) {
                 );
                 b.ev(a + 5_000, 0, Kind::IrqExit { irq: -1 }, "local_timer_exit");
                 b.ev(a + 5_000, 0, Kind::SoftirqEntry { vec: 8 }, "softirq_entry");
-                b.ev(
-                    a + 6_000,
-                    0,
-                    Kind::HrtimerExpireEntry {
-                        timer: PACE,
-                        now: Some(a + 6_000),
-                    },
-                    "hrtimer_expire_entry",
-                );
+                b.timer_entry(a + 6_000, PACE);
                 if named {
                     b.names.set_callback(PACE, a + 6_000, pace_kick);
                 }
-                b.ev(
-                    a + 9_000,
-                    0,
-                    Kind::HrtimerExpireExit { timer: PACE },
-                    "hrtimer_expire_exit",
-                );
+                b.timer_exit(a + 9_000, PACE);
                 b.ev(a + 26_000, 0, Kind::SoftirqExit { vec: 8 }, "softirq_exit");
             }
         },
@@ -1486,22 +1342,9 @@ fn a_hard_hrtimer_and_a_timer_list_callback_are_named_where_they_ran() {
         },
         "local_timer_entry",
     );
-    b.ev(
-        t - 500,
-        0,
-        Kind::HrtimerExpireEntry {
-            timer: TICK,
-            now: Some(t - 500),
-        },
-        "hrtimer_expire_entry",
-    );
+    b.timer_entry(t - 500, TICK);
     b.names.set_callback(TICK, t - 500, tick);
-    b.ev(
-        t + 30_000,
-        0,
-        Kind::HrtimerExpireExit { timer: TICK },
-        "hrtimer_expire_exit",
-    );
+    b.timer_exit(t + 30_000, TICK);
     let lat = b.period(
         11,
         30_000,
@@ -1526,15 +1369,7 @@ fn a_hard_hrtimer_and_a_timer_list_callback_are_named_where_they_ran() {
         Some(11 * PERIOD + 30_000 + 2_000 + 24_000),
         OTHER,
     );
-    let r = explain(
-        &Records::from(b.recs),
-        b.names,
-        &Options {
-            threshold: Threshold::Ns(10_000),
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let r = explain_over_10us(b);
     let w = check(&r, lat);
     let hard = Cause::TimerCallback {
         function: "tick_nohz_handler".into(),

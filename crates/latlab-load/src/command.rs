@@ -14,6 +14,8 @@ use std::process::Stdio;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
+use latlab_rt::cpuset::CpuSet;
+
 use crate::LoadError;
 
 /// The wrapper: run the command in the background, wait for it, and kill the
@@ -88,13 +90,12 @@ impl ExternalCommand {
         let out = File::create(&log).map_err(io_err)?;
         let err = out.try_clone().map_err(io_err)?;
         // Prepared before the fork: after it only async-signal-safe calls are allowed.
-        // SAFETY: getpid has no preconditions; cpu_set_t is plain data.
+        // SAFETY: getpid has no preconditions.
         let parent = unsafe { libc::getpid() };
-        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        for &cpu in cpus {
-            // SAFETY: bounds were checked when the options were validated.
-            unsafe { libc::CPU_SET(cpu, &mut set) };
-        }
+        let set = CpuSet::from_cpus(cpus).map_err(|e| LoadError::BadOption {
+            option: "cpus",
+            reason: e.to_string(),
+        })?;
         let pin = !cpus.is_empty();
         let mut cmd = std::process::Command::new("/bin/sh");
         cmd.arg("-c")
@@ -133,10 +134,8 @@ impl ExternalCommand {
                 {
                     return Err(std::io::Error::from_raw_os_error(libc::EPERM));
                 }
-                if pin
-                    && libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0
-                {
-                    return Err(std::io::Error::last_os_error());
+                if pin {
+                    set.apply_to_current_thread()?;
                 }
                 Ok(())
             });

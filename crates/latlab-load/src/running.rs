@@ -6,6 +6,7 @@ use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use latlab_rt::cpuset::CpuSet;
 use latlab_rt::sched::online_cpus;
 use latlab_rt::wait::Event;
 
@@ -622,17 +623,10 @@ pub(crate) fn validate(options: &LoadOptions) -> Result<(), LoadError> {
             reason: format!("{} bytes; give 1 byte to 16 MiB", options.net_message_bytes),
         });
     }
-    if let Some(&cpu) = options
-        .cpus
-        .iter()
-        .find(|&&c| c >= libc::CPU_SETSIZE as usize)
-    {
+    if let Err(e) = CpuSet::from_cpus(&options.cpus) {
         return Err(LoadError::BadOption {
             option: "cpus",
-            reason: format!(
-                "CPU {cpu} is beyond the largest CPU number {}",
-                libc::CPU_SETSIZE - 1
-            ),
+            reason: e.to_string(),
         });
     }
     Ok(())

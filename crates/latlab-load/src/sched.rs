@@ -1,5 +1,7 @@
 //! Scheduling of load workers: always SCHED_OTHER, nice >= 0, chosen CPUs.
 
+use latlab_rt::cpuset::CpuSet;
+
 use crate::LoadError;
 
 /// Puts the calling thread (or, after fork, process) under SCHED_OTHER with
@@ -40,31 +42,18 @@ pub(crate) fn set_affinity(kind: &'static str, cpus: &[usize]) -> Result<(), Loa
     if cpus.is_empty() {
         return Ok(());
     }
-    // SAFETY: cpu_set_t is plain data; CPU_SET is bounds-checked below.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for &cpu in cpus {
-            if cpu >= libc::CPU_SETSIZE as usize {
-                return Err(LoadError::BadOption {
-                    option: "cpus",
-                    reason: format!(
-                        "CPU {cpu} is beyond the largest CPU number {}",
-                        libc::CPU_SETSIZE - 1
-                    ),
-                });
-            }
-            libc::CPU_SET(cpu, &mut set);
-        }
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return Err(LoadError::Sys {
-                kind,
-                call: "sched_setaffinity",
-                source: std::io::Error::last_os_error(),
-                hint: "; check the CPU list against /sys/devices/system/cpu/online and the cgroup cpuset",
-            });
-        }
-    }
-    Ok(())
+    let set = CpuSet::from_cpus(cpus).map_err(|e| LoadError::BadOption {
+        option: "cpus",
+        reason: e.to_string(),
+    })?;
+    set.apply_to_current_thread()
+        .map_err(|source| LoadError::Sys {
+            kind,
+            call: "sched_setaffinity",
+            source,
+            hint:
+                "; check the CPU list against /sys/devices/system/cpu/online and the cgroup cpuset",
+        })
 }
 
 #[cfg(test)]

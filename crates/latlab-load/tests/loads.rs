@@ -5,6 +5,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use latlab_load::{LoadError, LoadOptions, LoadSpec, RunningLoad};
+use latlab_testkit::process::processes_with;
 
 /// The tests look at this process's threads, so they run one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -54,20 +55,6 @@ fn no_load_threads() -> bool {
         std::thread::sleep(Duration::from_millis(5));
     }
     true
-}
-
-/// Processes whose command line contains `marker`.
-fn processes_with(marker: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
-            let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-            if text.contains(marker) {
-                out.push(format!("{}: {text}", entry.file_name().to_string_lossy()));
-            }
-        }
-    }
-    out
 }
 
 /// Waits until every kind has counted some work (at least `min`, at most 20 s:
@@ -322,14 +309,8 @@ fn full_runs_one_cpu_hog_per_cpu_and_reports_json() {
 
 /// The number of CPUs this process may use (what `full` sizes its cpu hogs by).
 fn latlab_rt_cpus() -> usize {
-    // SAFETY: cpu_set_t is plain data filled in by the kernel.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    assert_eq!(
-        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) },
-        0
-    );
-    // SAFETY: as above.
-    unsafe { libc::CPU_COUNT(&set) as usize }
+    let set = latlab_rt::cpuset::CpuSet::of_current_thread().unwrap();
+    set.cpus().len()
 }
 
 #[test]
@@ -432,15 +413,8 @@ fn workers_use_every_cpu_even_when_started_from_a_pinned_thread() {
     let root = tempfile::tempdir().unwrap();
     let allowed = std::thread::spawn(move || {
         // Pin this thread to CPU 0, as a measurement thread would be.
-        // SAFETY: cpu_set_t is plain data; the call affects this thread only.
-        unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(0, &mut set);
-            assert_eq!(
-                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set),
-                0
-            );
-        }
+        let set = latlab_rt::cpuset::CpuSet::single(0).unwrap();
+        set.apply_to_current_thread().unwrap();
         let load = RunningLoad::start(&"cpu:1".parse().unwrap(), &options(root.path())).unwrap();
         let mut allowed = String::new();
         for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {

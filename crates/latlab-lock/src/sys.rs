@@ -5,6 +5,7 @@ use std::cell::Cell;
 use std::sync::atomic::AtomicU32;
 
 pub use latlab_rt::clock::{monotonic_ns, sleep_until, thread_cpu_ns};
+use latlab_rt::cpuset::CpuSet;
 use latlab_rt::sched::param as sched_param;
 
 /// Spins (without sleeping) until `CLOCK_MONOTONIC` has advanced by `ns`.
@@ -121,17 +122,7 @@ pub fn set_sched(params: SchedParams) -> Result<(), i32> {
 
 /// Pins the calling thread to `cpu`. Returns the errno on failure.
 pub fn pin_to_cpu(cpu: usize) -> Result<(), i32> {
-    // SAFETY: cpu_set_t is plain data; CPU_SET bounds-checks against its size.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if cpu >= 8 * std::mem::size_of::<libc::cpu_set_t>() {
-            return Err(libc::EINVAL);
-        }
-        libc::CPU_SET(cpu, &mut set);
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0 {
-            Ok(())
-        } else {
-            Err(errno())
-        }
-    }
+    let set = CpuSet::single(cpu).map_err(|_| libc::EINVAL)?;
+    set.apply_to_current_thread()
+        .map_err(|e| e.raw_os_error().unwrap_or(libc::EINVAL))
 }

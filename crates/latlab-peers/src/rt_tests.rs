@@ -355,13 +355,7 @@ fn latency_column(
     let cpu = take_cpu(thread);
     thread.remove("node");
     let freq = take_u64(thread, "freq");
-    let summary = PeerSummary {
-        count,
-        min,
-        mean,
-        max,
-        ..PeerSummary::default()
-    };
+    let summary = stats::extremes(count, min, mean, max);
     let note = freq.map(|mhz| format!("thread {index}: counter frequency {mhz} MHz"));
     Ok(Some((
         Column {

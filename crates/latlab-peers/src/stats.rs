@@ -42,6 +42,23 @@ pub fn total(counts: impl IntoIterator<Item = u64>) -> u64 {
     counts.into_iter().fold(0, u64::saturating_add)
 }
 
+/// A summary of only the count and the extremes a peer printed (its
+/// percentiles left for [`with_percentiles`]).
+pub fn extremes(
+    count: Option<u64>,
+    min: Option<u64>,
+    mean: Option<f64>,
+    max: Option<u64>,
+) -> PeerSummary {
+    PeerSummary {
+        count,
+        min,
+        mean,
+        max,
+        ..PeerSummary::default()
+    }
+}
+
 /// Fills the percentiles of `summary` from the buckets (when there are any).
 pub fn with_percentiles(
     mut summary: PeerSummary,
@@ -117,13 +134,7 @@ pub fn pool(measurement: &Measurement) -> Column {
     let overflows =
         all_known(&|c| c.overflows).map(|v| v.iter().fold(0u64, |sum, &n| sum.saturating_add(n)));
     let overflow_from_ns = all_known(&|c| c.overflow_from_ns).and_then(|v| v.into_iter().min());
-    let summary = PeerSummary {
-        count,
-        min,
-        mean,
-        max,
-        ..PeerSummary::default()
-    };
+    let summary = extremes(count, min, mean, max);
     let latency = with_percentiles(summary, histogram.as_deref(), overflows.unwrap_or(0));
     Column {
         name: "all".into(),

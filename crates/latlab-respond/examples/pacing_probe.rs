@@ -184,16 +184,11 @@ fn stamp_ns(use_tod: bool) -> u64 {
 fn take_place(o: &Options, prio: i32) -> [i32; STEPS.len()] {
     let errno = || io::Error::last_os_error().raw_os_error().unwrap_or(0);
     let mut failed = [0; STEPS.len()];
-    // SAFETY: a cpu_set_t of zeros is a valid empty set; parse checked that
-    // the CPU is below CPU_SETSIZE, so CPU_SET stays inside it.
-    let set = unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(o.cpu, &mut set);
-        set
-    };
-    // SAFETY: the set is a valid cpu_set_t of the size passed.
-    if unsafe { libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &set) } != 0 {
-        failed[0] = errno();
+    let pinned = latlab_rt::cpuset::CpuSet::single(o.cpu)
+        .map_err(|_| libc::EINVAL)
+        .and_then(|set| set.apply_to_current_thread().map_err(|_| errno()));
+    if let Err(e) = pinned {
+        failed[0] = e;
     }
     let param = latlab_rt::sched::param(prio);
     if prio > 0 && latlab_rt::sched::setscheduler(0, libc::SCHED_FIFO, &param) != 0 {
@@ -313,20 +308,8 @@ fn main() -> ExitCode {
 /// Forks the responder, sends the events and prints the one-way latencies.
 fn run(o: &Options) -> Result<(), String> {
     let os_error = |what: &str| format!("{what}: {}", io::Error::last_os_error());
-    // SAFETY: a fresh anonymous shared mapping, not aliased by anything else.
-    let page = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            4096,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-            -1,
-            0,
-        )
-    };
-    if page == libc::MAP_FAILED {
-        return Err(os_error("mmap of the shared page"));
-    }
+    let page = latlab_rt::memory::map_shared_page()
+        .map_err(|e| format!("mmap of the shared page: {e}"))?;
     // SAFETY: the page is page-aligned, zero-filled (a valid Shared: all
     // atomics at 0), larger than Shared and never unmapped; both processes
     // touch it only through atomics.

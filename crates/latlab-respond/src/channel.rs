@@ -484,22 +484,31 @@ pub fn open_serial(path: &Path, baud: u32) -> Result<OwnedFd, RespondError> {
     Ok(fd)
 }
 
+impl Wires {
+    /// One connection used both ways (a pty, a socket pair): the stimulus
+    /// writes the event into and reads the answer from `stimulus_end`, the
+    /// responder the other way round on `responder_end`.
+    fn both_ways(stimulus_end: OwnedFd, responder_end: OwnedFd) -> Wires {
+        Wires {
+            stimulus: Sender::Bytes(stimulus_end.as_raw_fd()),
+            answer_in: Receiver::Bytes(stimulus_end.as_raw_fd()),
+            event_in: Receiver::Bytes(responder_end.as_raw_fd()),
+            answer: Sender::Bytes(responder_end.as_raw_fd()),
+            stimulus_only: vec![stimulus_end],
+            responder_only: vec![responder_end],
+            shared: Vec::new(),
+            signals: false,
+        }
+    }
+}
+
 /// Creates both directions of `channel`, the answer replaced by the GPIO
 /// wiring when one is given.
 pub(crate) fn build(channel: &Channel, gpio: Option<&GpioWiring>) -> Result<Wires, RespondError> {
     let mut wires = match channel {
         Channel::Pty => {
             let (master, slave) = pty()?;
-            Wires {
-                stimulus: Sender::Bytes(master.as_raw_fd()),
-                answer_in: Receiver::Bytes(master.as_raw_fd()),
-                event_in: Receiver::Bytes(slave.as_raw_fd()),
-                answer: Sender::Bytes(slave.as_raw_fd()),
-                stimulus_only: vec![master],
-                responder_only: vec![slave],
-                shared: Vec::new(),
-                signals: false,
-            }
+            Wires::both_ways(master, slave)
         }
         Channel::Pipe => {
             let (fwd_r, fwd_w) = pipe("pipe")?;
@@ -537,16 +546,7 @@ pub(crate) fn build(channel: &Channel, gpio: Option<&GpioWiring>) -> Result<Wire
                     error: source,
                 })?;
             let (a, b): (OwnedFd, OwnedFd) = (a.into(), b.into());
-            Wires {
-                stimulus: Sender::Bytes(a.as_raw_fd()),
-                answer_in: Receiver::Bytes(a.as_raw_fd()),
-                event_in: Receiver::Bytes(b.as_raw_fd()),
-                answer: Sender::Bytes(b.as_raw_fd()),
-                stimulus_only: vec![a],
-                responder_only: vec![b],
-                shared: Vec::new(),
-                signals: false,
-            }
+            Wires::both_ways(a, b)
         }
         Channel::Udp => {
             let err = |step| {
@@ -567,16 +567,7 @@ pub(crate) fn build(channel: &Channel, gpio: Option<&GpioWiring>) -> Result<Wire
                 unsafe { OwnedFd::from_raw_fd(a.into_raw_fd()) },
                 unsafe { OwnedFd::from_raw_fd(b.into_raw_fd()) },
             );
-            Wires {
-                stimulus: Sender::Bytes(a.as_raw_fd()),
-                answer_in: Receiver::Bytes(a.as_raw_fd()),
-                event_in: Receiver::Bytes(b.as_raw_fd()),
-                answer: Sender::Bytes(b.as_raw_fd()),
-                stimulus_only: vec![a],
-                responder_only: vec![b],
-                shared: Vec::new(),
-                signals: false,
-            }
+            Wires::both_ways(a, b)
         }
         Channel::Signal => Wires {
             stimulus: Sender::Signal {
@@ -620,16 +611,7 @@ pub(crate) fn build(channel: &Channel, gpio: Option<&GpioWiring>) -> Result<Wire
                 }
             } else {
                 let rx_fd = open_serial(rx, *baud)?;
-                Wires {
-                    stimulus: Sender::Bytes(tx_fd.as_raw_fd()),
-                    answer_in: Receiver::Bytes(tx_fd.as_raw_fd()),
-                    event_in: Receiver::Bytes(rx_fd.as_raw_fd()),
-                    answer: Sender::Bytes(rx_fd.as_raw_fd()),
-                    stimulus_only: vec![tx_fd],
-                    responder_only: vec![rx_fd],
-                    shared: Vec::new(),
-                    signals: false,
-                }
+                Wires::both_ways(tx_fd, rx_fd)
             }
         }
     };

@@ -130,25 +130,32 @@ mod tests {
 
     use super::*;
 
+    /// `count` events `gap_ns` apart over `channel` at SCHED_OTHER, without
+    /// locked memory: what needs no privilege. The responder runs on the
+    /// last usable CPU, the stimulus on the first.
+    fn unprivileged(channel: Channel, count: u64, gap_ns: u64) -> RespondConfig {
+        let cpus = sched::usable_cpus();
+        RespondConfig {
+            channel,
+            gpio: None,
+            count: Some(count),
+            duration_ns: None,
+            gap: Gap::Fixed { ns: gap_ns },
+            policy: Policy::Other,
+            priority: 0,
+            responder_cpu: *cpus.last().unwrap(),
+            stimulus_cpu: cpus[0],
+            lock_memory: false,
+            timeout_ns: 2_000_000_000,
+        }
+    }
+
     #[test]
     fn every_emulated_channel_answers_at_sched_other() {
         // SCHED_OTHER needs no privilege: this exercises fork, the shared page
         // and both directions of every channel for real.
-        let cpus = sched::usable_cpus();
         for name in Channel::EMULATED {
-            let config = RespondConfig {
-                channel: name.parse().unwrap(),
-                gpio: None,
-                count: Some(50),
-                duration_ns: None,
-                gap: Gap::Fixed { ns: 200_000 },
-                policy: Policy::Other,
-                priority: 0,
-                responder_cpu: *cpus.last().unwrap(),
-                stimulus_cpu: cpus[0],
-                lock_memory: false,
-                timeout_ns: 2_000_000_000,
-            };
+            let config = unprivileged(name.parse().unwrap(), 50, 200_000);
             let out = measure(&config, &mut Quiet).unwrap();
             assert_eq!((out.sent, out.answered, out.lost), (50, 50, 0), "{name}");
             let ow = out.one_way.stats.summary();
@@ -215,24 +222,12 @@ mod tests {
                 }
             })
         };
-        let cpus = sched::usable_cpus();
-        let config = RespondConfig {
-            channel: Channel::Serial {
-                tx: tx.clone(),
-                rx,
-                baud: 115_200,
-            },
-            gpio: None,
-            count: Some(100),
-            duration_ns: None,
-            gap: Gap::Fixed { ns: 300_000 },
-            policy: Policy::Other,
-            priority: 0,
-            responder_cpu: *cpus.last().unwrap(),
-            stimulus_cpu: cpus[0],
-            lock_memory: false,
-            timeout_ns: 2_000_000_000,
+        let serial = Channel::Serial {
+            tx: tx.clone(),
+            rx,
+            baud: 115_200,
         };
+        let config = unprivileged(serial, 100, 300_000);
         let out = measure(&config, &mut Quiet);
         stop.store(true, Ordering::Relaxed);
         cable.join().unwrap();

@@ -41,22 +41,29 @@ pub fn zeroed_timespec() -> libc::timespec {
     unsafe { std::mem::zeroed() }
 }
 
+/// One absolute `clock_nanosleep` on CLOCK_MONOTONIC until `deadline_ns`:
+/// 0 when the deadline came (or had passed), else the error number (EINTR
+/// when a signal handler ran first).
+pub fn nanosleep_until(deadline_ns: u64) -> i32 {
+    let ts = to_timespec(deadline_ns);
+    // SAFETY: a valid timespec; no remainder pointer with TIMER_ABSTIME.
+    unsafe {
+        libc::clock_nanosleep(
+            libc::CLOCK_MONOTONIC,
+            libc::TIMER_ABSTIME,
+            &ts,
+            std::ptr::null_mut(),
+        )
+    }
+}
+
 /// Sleeps until the absolute CLOCK_MONOTONIC time `deadline_ns` (returns at
 /// once if it has passed). A signal resumes the sleep, unless it asked the
 /// process to stop ([`crate::stop::requested`]): then it returns early so
 /// that the caller's loop can wind down.
 pub fn sleep_until(deadline_ns: u64) {
-    let ts = to_timespec(deadline_ns);
     loop {
-        // SAFETY: a valid timespec; no remainder pointer with TIMER_ABSTIME.
-        let rc = unsafe {
-            libc::clock_nanosleep(
-                libc::CLOCK_MONOTONIC,
-                libc::TIMER_ABSTIME,
-                &ts,
-                std::ptr::null_mut(),
-            )
-        };
+        let rc = nanosleep_until(deadline_ns);
         if rc != libc::EINTR || crate::stop::requested() {
             return;
         }
@@ -108,6 +115,16 @@ fn utc_parts(secs: i64) -> ((i64, u32, u32), (u32, u32, u32)) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sleep_until_a_deadline_ends_at_it_and_a_past_one_at_once() {
+        let deadline = monotonic_ns() + 2_000_000;
+        assert_eq!(nanosleep_until(deadline), 0);
+        assert!(monotonic_ns() >= deadline);
+        let before = monotonic_ns();
+        assert_eq!(nanosleep_until(before - 1_000_000_000), 0);
+        assert!(monotonic_ns() - before < 1_000_000_000);
+    }
 
     #[test]
     fn utc_formatting_matches_known_dates() {

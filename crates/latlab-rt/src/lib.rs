@@ -4,6 +4,10 @@
 //! - [`jobcontrol`]: Ctrl-Z and `fg` for the process groups we start;
 //! - [`sched`]: scheduling policy, priority and CPU affinity of a thread, CPU
 //!   lists and the online CPUs;
+//! - [`cpuset`]: a set of CPUs for affinity, the kernel's `cpu_set_t` bounds-checked;
+//! - [`scratch`]: a private scratch directory tagged with our pid, removed on
+//!   drop, and the clean-up of those killed processes left behind;
+//! - [`process`]: whether another process is alive;
 //! - [`memory`]: `mlockall` and stack prefaulting;
 //! - [`dma`]: holding `/dev/cpu_dma_latency` so CPUs stay out of deep idle;
 //! - [`privilege`]: probing what this process may do, with errors that name the fix;
@@ -30,6 +34,7 @@
 
 pub mod autogroup;
 pub mod clock;
+pub mod cpuset;
 pub mod dma;
 pub mod duration;
 pub mod files;
@@ -37,8 +42,10 @@ pub mod jobcontrol;
 pub mod memory;
 pub mod monitor;
 pub mod privilege;
+pub mod process;
 pub mod rng;
 pub mod sched;
+pub mod scratch;
 pub mod session;
 pub mod signal;
 pub mod stop;

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::cpuset::CpuSet;
 use crate::RtError;
 
 /// A Linux scheduling policy latlab can put a thread in.
@@ -132,38 +133,19 @@ pub fn current_thread() -> (Option<Policy>, i32) {
 
 /// Pins the calling thread to one CPU.
 pub fn pin_current_thread(cpu: usize) -> Result<(), RtError> {
-    // SAFETY: cpu_set_t is plain data; CPU_SET bounds are checked below.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if cpu >= 8 * std::mem::size_of::<libc::cpu_set_t>() {
-            return Err(RtError::Affinity {
-                cpu,
-                source: std::io::Error::from_raw_os_error(libc::EINVAL),
-            });
-        }
-        libc::CPU_SET(cpu, &mut set);
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return Err(RtError::Affinity {
-                cpu,
-                source: std::io::Error::last_os_error(),
-            });
-        }
-    }
-    Ok(())
+    let set = CpuSet::single(cpu).map_err(|_| RtError::Affinity {
+        cpu,
+        source: std::io::Error::from_raw_os_error(libc::EINVAL),
+    })?;
+    set.apply_to_current_thread()
+        .map_err(|source| RtError::Affinity { cpu, source })
 }
 
 /// The CPUs the calling thread may run on.
 pub fn current_affinity() -> Vec<usize> {
-    // SAFETY: cpu_set_t is plain data filled in by the kernel.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return Vec::new();
-        }
-        (0..8 * std::mem::size_of::<libc::cpu_set_t>())
-            .filter(|&cpu| libc::CPU_ISSET(cpu, &set))
-            .collect()
-    }
+    CpuSet::of_current_thread()
+        .map(|set| set.cpus())
+        .unwrap_or_default()
 }
 
 /// The CPUs that are online and that this process may use.

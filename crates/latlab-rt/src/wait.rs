@@ -68,7 +68,7 @@ pub fn futex_wait_until(word: &AtomicU32, expected: u32, deadline_ns: Option<u64
         }
         // FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC deadline
         // (FUTEX_WAIT a relative one); a full bit set makes it a plain wait.
-        let rc = sys::futex(
+        let rc = futex(
             word,
             libc::FUTEX_WAIT_BITSET,
             expected,
@@ -97,14 +97,16 @@ pub fn futex(
     deadline_ns: Option<u64>,
     val3: u32,
 ) -> Result<usize, i32> {
-    sys::futex(word, op, val, deadline_ns, val3)
+    sys::with_deadline(deadline_ns, |nr, timeout| {
+        sys::call(nr, word, op, val, timeout, val3)
+    })
 }
 
 /// Wakes up to `count` threads blocked on `word` in [`futex_wait_until`];
 /// returns how many were woken.
 pub fn futex_wake(word: &AtomicU32, count: u32) -> usize {
     let count = count.min(i32::MAX as u32);
-    sys::futex(word, libc::FUTEX_WAKE, count, None, 0).unwrap_or(0)
+    futex(word, libc::FUTEX_WAKE, count, None, 0).unwrap_or(0)
 }
 
 /// A flag that threads wait for: unset at first, set once by
@@ -251,31 +253,26 @@ mod sys {
         std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
     }
 
-    /// One futex call on `word` (always process-private); `deadline_ns` is
-    /// an absolute CLOCK_MONOTONIC time for FUTEX_WAIT_BITSET. Returns the
+    /// One futex system call `nr` on `word` (always process-private), the
+    /// timeout null or a timespec of the layout `nr` reads. Returns the
     /// kernel's non-negative result or the errno.
-    #[cfg(not(all(target_pointer_width = "32", not(target_arch = "x86_64"))))]
-    pub(super) fn futex(
+    pub(super) fn call(
+        nr: libc::c_long,
         word: &AtomicU32,
         op: i32,
         val: u32,
-        deadline_ns: Option<u64>,
+        timeout: *const libc::c_void,
         val3: u32,
     ) -> Result<usize, i32> {
-        // 64-bit targets: one futex call, whose timespec is libc's.
-        let ts = deadline_ns.map(crate::clock::to_timespec);
-        let ts_ptr = ts
-            .as_ref()
-            .map_or(std::ptr::null(), |t| t as *const libc::timespec);
         // SAFETY: `word` is a valid, aligned u32 that outlives the call; the
-        // timeout is null or a valid timespec on the stack.
+        // caller passes a null timeout or a valid one of the layout `nr` reads.
         let rc = unsafe {
             libc::syscall(
-                libc::SYS_futex,
+                nr,
                 word.as_ptr(),
                 op | libc::FUTEX_PRIVATE_FLAG,
                 val,
-                ts_ptr,
+                timeout,
                 std::ptr::null::<u32>(),
                 val3,
             )
@@ -285,6 +282,20 @@ mod sys {
         } else {
             Ok(rc as usize)
         }
+    }
+
+    /// 64-bit targets: `call` of the one futex system call, with libc's
+    /// timespec of the absolute CLOCK_MONOTONIC `deadline_ns`.
+    #[cfg(not(all(target_pointer_width = "32", not(target_arch = "x86_64"))))]
+    pub(super) fn with_deadline(
+        deadline_ns: Option<u64>,
+        call: impl Fn(libc::c_long, *const libc::c_void) -> Result<usize, i32>,
+    ) -> Result<usize, i32> {
+        let ts = deadline_ns.map(crate::clock::to_timespec);
+        let ts_ptr = ts
+            .as_ref()
+            .map_or(std::ptr::null(), |t| t as *const libc::timespec);
+        call(libc::SYS_futex, ts_ptr.cast())
     }
 
     /// The kernel's `struct __kernel_timespec`: 64-bit seconds and
@@ -315,35 +326,12 @@ mod sys {
     /// the call is right whatever `time_t` the C library was built with; on
     /// a kernel without it, the old `futex` with a 32-bit timespec.
     #[cfg(all(target_pointer_width = "32", not(target_arch = "x86_64")))]
-    pub(super) fn futex(
-        word: &AtomicU32,
-        op: i32,
-        val: u32,
+    pub(super) fn with_deadline(
         deadline_ns: Option<u64>,
-        val3: u32,
+        call: impl Fn(libc::c_long, *const libc::c_void) -> Result<usize, i32>,
     ) -> Result<usize, i32> {
         use std::sync::atomic::Ordering;
         let secs = deadline_ns.map(|ns| (ns / 1_000_000_000, ns % 1_000_000_000));
-        let call = |nr: libc::c_long, timeout: *const libc::c_void| {
-            // SAFETY: `word` is a valid, aligned u32 that outlives the call;
-            // the timeout is null or a valid timespec of the layout `nr` reads.
-            let rc = unsafe {
-                libc::syscall(
-                    nr,
-                    word.as_ptr(),
-                    op | libc::FUTEX_PRIVATE_FLAG,
-                    val,
-                    timeout,
-                    std::ptr::null::<u32>(),
-                    val3,
-                )
-            };
-            if rc < 0 {
-                Err(errno())
-            } else {
-                Ok(rc as usize)
-            }
-        };
         if !NO_TIME64.load(Ordering::Relaxed) {
             let ts = secs.map(|(s, ns)| KernelTimespec64 {
                 tv_sec: s as i64,

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use latlab_rt::clock::{monotonic_ns, to_timespec};
+use latlab_rt::clock::{monotonic_ns, nanosleep_until};
 use latlab_rt::stop;
 
 /// A 60 s absolute `clock_nanosleep` that only a signal ends; returns how
@@ -19,17 +19,8 @@ fn sleep_60s_until_stopped() -> u64 {
         libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
     }
     let start = monotonic_ns();
-    let target = to_timespec(start + 60_000_000_000);
     loop {
-        // SAFETY: a valid timespec; no remainder with TIMER_ABSTIME.
-        let rc = unsafe {
-            libc::clock_nanosleep(
-                libc::CLOCK_MONOTONIC,
-                libc::TIMER_ABSTIME,
-                &target,
-                std::ptr::null_mut(),
-            )
-        };
+        let rc = nanosleep_until(start + 60_000_000_000);
         assert_eq!(rc, libc::EINTR, "only a signal ends a 60 s sleep here");
         if stop::requested() {
             return monotonic_ns() - start;

@@ -3,6 +3,20 @@
 
 use std::time::{Duration, Instant};
 
+/// The processes whose command line contains `marker`, as `<pid>: <command line>`.
+pub fn processes_with(marker: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
+            let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            if text.contains(marker) {
+                out.push(format!("{}: {text}", entry.file_name().to_string_lossy()));
+            }
+        }
+    }
+    out
+}
+
 /// True when process `pid` has a handler for `signal` (its SigCgt mask in
 /// /proc), i.e. it is far enough along to stop cleanly on it.
 pub fn catches(pid: u32, signal: libc::c_int) -> bool {
@@ -76,8 +90,28 @@ impl Drop for KillOnDrop {
 mod tests {
     use super::*;
 
+    /// The tests that start children one at a time: each looks at this
+    /// process's children.
+    static CHILDREN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    #[test]
+    fn a_process_is_found_by_a_marker_in_its_command_line() {
+        let _one = CHILDREN.lock().unwrap_or_else(|e| e.into_inner());
+        let marker = format!("31.{}", std::process::id());
+        assert!(processes_with(&marker).is_empty());
+        let mut child = std::process::Command::new("sleep")
+            .arg(&marker)
+            .spawn()
+            .unwrap();
+        let found = processes_with(&marker);
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(found, vec![format!("{}: sleep {marker} ", child.id())]);
+    }
+
     #[test]
     fn a_sleeping_child_is_seen_and_killed_on_drop() {
+        let _one = CHILDREN.lock().unwrap_or_else(|e| e.into_inner());
         let child = std::process::Command::new("sleep")
             .arg("30")
             .spawn()

@@ -42,14 +42,8 @@ pub fn instance_owner(name: &str) -> Option<u32> {
     pid.parse().ok()
 }
 
-pub(crate) fn pid_alive(pid: u32) -> bool {
-    if pid == 0 || pid > i32::MAX as u32 {
-        return false;
-    }
-    // SAFETY: signal 0 only checks for existence.
-    let rc = unsafe { libc::kill(pid as libc::pid_t, 0) };
-    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
-}
+/// Whether a process exists (re-exported here for the capture's clean-up).
+pub(crate) use latlab_rt::process::pid_alive;
 
 /// Removes `latlab-<pid>` instances whose process is gone. Instances of live
 /// processes (and of this process) are never touched, and an instance that

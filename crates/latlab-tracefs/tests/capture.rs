@@ -5,11 +5,11 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use latlab_testkit::{have_tool, require_tracefs, TracefsState};
-use latlab_tracefs::{Capture, CaptureOptions, Sizing, TracefsError};
+use latlab_tracefs::{Capture, CaptureOptions, Sizing, Tracefs, TracefsError};
 
 /// Captures run one at a time: the machine has few CPUs and we compare counts.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -58,13 +58,24 @@ fn opts(events: &[&str]) -> CaptureOptions {
     }
 }
 
+/// Takes the lock that runs the capture tests one at a time, finds tracefs
+/// (and trace-cmd, when the test reads the file with it) and notes its
+/// state; `None` (the test skips) when either is missing.
+fn capturing(trace_cmd: bool) -> Option<(MutexGuard<'static, ()>, Tracefs, TracefsState)> {
+    let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let tracefs = require_tracefs("tracefs capture")?;
+    if trace_cmd && !have_tool("trace-cmd", "trace-cmd") {
+        return None;
+    }
+    let before = TracefsState::now(&tracefs);
+    Some((serial, tracefs, before))
+}
+
 #[test]
 fn instance_is_created_configured_and_removed() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(tracefs) = require_tracefs("tracefs capture") else {
+    let Some((_g, tracefs, before)) = capturing(false) else {
         return;
     };
-    let before = TracefsState::now(&tracefs);
     let capture = Capture::start(&opts(&["sched"])).unwrap();
     let dir = tracefs.path("instances").join(capture.instance_name());
     assert!(dir.is_dir(), "instance {} missing", dir.display());
@@ -92,11 +103,9 @@ fn instance_is_created_configured_and_removed() {
 
 #[test]
 fn error_in_start_leaves_no_instance() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(tracefs) = require_tracefs("tracefs capture") else {
+    let Some((_g, _, before)) = capturing(false) else {
         return;
     };
-    let before = TracefsState::now(&tracefs);
     match Capture::start(&opts(&["nosuchsystem:nosuchevent"])) {
         Err(TracefsError::NoEvents { missing, available }) => {
             assert!(missing.contains("nosuchevent"));
@@ -113,11 +122,9 @@ fn error_in_start_leaves_no_instance() {
 
 #[test]
 fn error_in_stop_leaves_no_instance() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(tracefs) = require_tracefs("tracefs capture") else {
+    let Some((_g, _, before)) = capturing(false) else {
         return;
     };
-    let before = TracefsState::now(&tracefs);
     let capture = Capture::start(&opts(&["sched"])).unwrap();
     let err = capture
         .stop(Path::new("/nonexistent-dir-latlab/t.dat"))
@@ -128,14 +135,9 @@ fn error_in_stop_leaves_no_instance() {
 
 #[test]
 fn recording_matches_trace_cmd_and_carries_markers() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(tracefs) = require_tracefs("tracefs capture") else {
+    let Some((_g, _, before)) = capturing(true) else {
         return;
     };
-    if !have_tool("trace-cmd", "trace-cmd") {
-        return;
-    }
-    let before = TracefsState::now(&tracefs);
     let capture = Capture::start(&opts(&["sched", "timer"])).unwrap();
     let marker = capture.marker();
     let m2 = marker.clone();
@@ -187,14 +189,9 @@ fn recording_matches_trace_cmd_and_carries_markers() {
 
 #[test]
 fn flight_recorder_snapshots_keep_the_ring_buffer() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(tracefs) = require_tracefs("tracefs capture") else {
+    let Some((_g, _, before)) = capturing(true) else {
         return;
     };
-    if !have_tool("trace-cmd", "trace-cmd") {
-        return;
-    }
-    let before = TracefsState::now(&tracefs);
     let mut o = opts(&["sched", "timer"]);
     o.flight_recorder = true;
     // Big enough that a burst of scheduler events cannot push the first
@@ -234,11 +231,9 @@ fn flight_recorder_snapshots_keep_the_ring_buffer() {
 
 #[test]
 fn streaming_capture_refuses_snapshots() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(tracefs) = require_tracefs("tracefs capture") else {
+    let Some((_g, _, before)) = capturing(false) else {
         return;
     };
-    let before = TracefsState::now(&tracefs);
     let mut capture = Capture::start(&opts(&["sched"])).unwrap();
     let dir = tempfile::tempdir().unwrap();
     assert!(matches!(
@@ -251,11 +246,9 @@ fn streaming_capture_refuses_snapshots() {
 
 #[test]
 fn stale_instances_of_dead_processes_are_removed_live_ones_kept() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(tracefs) = require_tracefs("tracefs capture") else {
+    let Some((_g, tracefs, before)) = capturing(false) else {
         return;
     };
-    let before = TracefsState::now(&tracefs);
     // A pid that just died.
     let mut child = Command::new("true").spawn().unwrap();
     let dead = child.id();
@@ -283,14 +276,9 @@ fn stale_instances_of_dead_processes_are_removed_live_ones_kept() {
 
 #[test]
 fn freezer_stops_tracing_so_the_snapshot_ends_at_the_trigger() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(tracefs) = require_tracefs("tracefs capture") else {
+    let Some((_g, _, before)) = capturing(true) else {
         return;
     };
-    if !have_tool("trace-cmd", "trace-cmd") {
-        return;
-    }
-    let before = TracefsState::now(&tracefs);
     let mut o = opts(&["sched"]);
     o.flight_recorder = true;
     let mut capture = Capture::start(&o).unwrap();
@@ -349,11 +337,9 @@ fn freezer_stops_tracing_so_the_snapshot_ends_at_the_trigger() {
 /// flight recorder keeps the kernel's size.
 #[test]
 fn ring_buffer_is_sized_from_memory_and_reported() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(tracefs) = require_tracefs("tracefs capture") else {
+    let Some((_g, tracefs, before)) = capturing(false) else {
         return;
     };
-    let before = TracefsState::now(&tracefs);
     let capture = Capture::start(&opts(&["sched"])).unwrap();
     let dir = tracefs.path("instances").join(capture.instance_name());
     let set: u64 = std::fs::read_to_string(dir.join("buffer_size_kb"))
@@ -397,11 +383,9 @@ fn ring_buffer_is_sized_from_memory_and_reported() {
 /// as large (up to the bound), and the burst that filled it is kept.
 #[test]
 fn a_filling_buffer_grows_and_keeps_the_burst() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(tracefs) = require_tracefs("tracefs capture") else {
+    let Some((_g, _, before)) = capturing(false) else {
         return;
     };
-    let before = TracefsState::now(&tracefs);
     let mut o = opts(&["sched"]);
     o.buffer_size_kb = Some(64);
     o.grow_to_kb = Some(1024);

@@ -159,15 +159,27 @@ fn moments(buckets: impl Iterator<Item = Bucket>, count: u64) -> (f64, f64) {
 /// latlab run's summary of a histogram; the mean and deviation from bucket
 /// midpoints (exact below 1024 ns, within 0.2 % above).
 pub fn summary(h: &Histogram) -> Summary {
-    let count = h.count();
+    summarize(h.count(), h.buckets(), (h.min(), h.max()), |p| {
+        h.value_at_percentile(p)
+    })
+}
+
+/// The summary of `count` samples in `buckets`, their extremes and the
+/// percentiles `at` reads (zeroes for no sample).
+fn summarize(
+    count: u64,
+    buckets: impl Iterator<Item = Bucket>,
+    (min, max): (Option<u64>, Option<u64>),
+    at: impl Fn(f64) -> Option<u64>,
+) -> Summary {
     if count == 0 {
         return Summary::default();
     }
-    let (mean, stddev) = moments(h.buckets(), count);
-    let at = |p| h.value_at_percentile(p).unwrap_or(0);
+    let (mean, stddev) = moments(buckets, count);
+    let at = |p| at(p).unwrap_or(0);
     Summary {
         count,
-        min: h.min().unwrap_or(0),
+        min: min.unwrap_or(0),
         mean,
         stddev,
         p50: at(50.0),
@@ -175,7 +187,7 @@ pub fn summary(h: &Histogram) -> Summary {
         p99: at(99.0),
         p99_9: at(99.9),
         p99_99: at(99.99),
-        max: h.max().unwrap_or(0),
+        max: max.unwrap_or(0),
     }
 }
 
@@ -271,24 +283,12 @@ impl SparseHistogram {
 
     /// latlab run's summary ([`summary`]), from the buckets in use.
     pub fn summary(&self) -> Summary {
-        let count = self.count();
-        if count == 0 {
-            return Summary::default();
-        }
-        let (mean, stddev) = moments(self.buckets(), count);
-        let at = |p| self.value_at_percentile(p).unwrap_or(0);
-        Summary {
-            count,
-            min: self.min().unwrap_or(0),
-            mean,
-            stddev,
-            p50: at(50.0),
-            p90: at(90.0),
-            p99: at(99.0),
-            p99_9: at(99.9),
-            p99_99: at(99.99),
-            max: self.max().unwrap_or(0),
-        }
+        summarize(
+            self.count(),
+            self.buckets(),
+            (self.min(), self.max()),
+            |p| self.value_at_percentile(p),
+        )
     }
 }
 

@@ -398,6 +398,41 @@ mod tests {
     use crate::records::tests::{comm, ev};
     use crate::records::Head;
 
+    /// What [`to_window`] names things with: fresh tables and `fns`.
+    struct Naming {
+        names: Names,
+        irqs: IrqNames,
+        comms: CommCache,
+        fns: FunctionNames,
+    }
+
+    impl Naming {
+        fn new(fns: FunctionNames) -> Self {
+            Naming {
+                names: Names::new(),
+                irqs: IrqNames::default(),
+                comms: CommCache::default(),
+                fns,
+            }
+        }
+
+        /// [`to_window`] of `raw` with these names.
+        fn window(&mut self, raw: &RawWindow) -> (Window, bool) {
+            to_window(
+                raw,
+                &mut self.names,
+                &self.irqs,
+                &mut self.comms,
+                &mut self.fns,
+            )
+        }
+
+        /// explain's analysis of `windows` with these names.
+        fn analyze(&self, windows: &[Window]) -> latlab_explain::WindowsAnalysis {
+            latlab_explain::analyze_windows(windows, &self.names, false)
+        }
+    }
+
     /// A 1 ms timer task (pid 42, rt priority 95) on CPU 1, woken by its
     /// timer on CPU 1; a `dd` (pid 900, nice 0) keeps a NET_RX softirq
     /// running on CPU 1 from before the expiry until 60 µs after it.
@@ -416,6 +451,11 @@ mod tests {
             soft: false,
             comm: comm("cyclictest"),
         };
+        // What dd (pid 900) does on CPU 1, `at` ns after the due time and
+        // the softirq's overrun.
+        let dd = |at: u64, ty: EvType, args: [i32; 4], comm: &str| {
+            ev(t + at + extra, 1, ty, 900, args, comm)
+        };
         let mut events = vec![ev(
             t - 500_000,
             1,
@@ -433,43 +473,15 @@ mod tests {
                 [3, 0, 0, 0],
                 "",
             ));
-            events.push(ev(t + extra, 1, EvType::SoftirqExit, 900, [3, 0, 0, 0], ""));
+            events.push(dd(0, EvType::SoftirqExit, [3, 0, 0, 0], ""));
         }
         events.extend([
-            ev(
-                t + 1_000 + extra,
-                1,
-                EvType::VectorEntry,
-                900,
-                [236, 0, 0, 0],
-                "",
-            ),
-            ev(t + 2_000 + extra, 1, EvType::HrtimerEntry, 900, [0; 4], ""),
-            ev(
-                t + 3_000 + extra,
-                1,
-                EvType::Waking,
-                900,
-                [42, 1, 4, 0],
-                "cyclictest",
-            ),
-            ev(t + 3_500 + extra, 1, EvType::HrtimerExit, 900, [0; 4], ""),
-            ev(
-                t + 4_000 + extra,
-                1,
-                EvType::VectorExit,
-                900,
-                [236, 0, 0, 0],
-                "",
-            ),
-            ev(
-                t + 5_000 + extra,
-                1,
-                EvType::Switch,
-                900,
-                [900, 42, 4, 1],
-                "cyclictest",
-            ),
+            dd(1_000, EvType::VectorEntry, [236, 0, 0, 0], ""),
+            dd(2_000, EvType::HrtimerEntry, [0; 4], ""),
+            dd(3_000, EvType::Waking, [42, 1, 4, 0], "cyclictest"),
+            dd(3_500, EvType::HrtimerExit, [0; 4], ""),
+            dd(4_000, EvType::VectorExit, [236, 0, 0, 0], ""),
+            dd(5_000, EvType::Switch, [900, 42, 4, 1], "cyclictest"),
         ]);
         RawWindow {
             head,
@@ -480,29 +492,15 @@ mod tests {
 
     #[test]
     fn a_late_window_is_explained_by_explains_own_analysis() {
-        let mut names = Names::new();
-        let (irqs, mut comms) = (IrqNames::default(), CommCache::default());
-        let mut fns = FunctionNames::new();
-        let (late, cut) = to_window(
-            &softirq_window(true, 60_000),
-            &mut names,
-            &irqs,
-            &mut comms,
-            &mut fns,
-        );
+        let mut naming = Naming::new(FunctionNames::new());
+        let (late, cut) = naming.window(&softirq_window(true, 60_000));
         assert!(!cut);
         assert_eq!(late.p.latency(), 65_000);
         // The softirq was running at the due time: the state says so.
         assert_eq!(late.timer_cpu_state.softirq, Some(3));
         assert_eq!(late.timer_cpu_state.current, 900);
-        let (normal, _) = to_window(
-            &softirq_window(false, 0),
-            &mut names,
-            &irqs,
-            &mut comms,
-            &mut fns,
-        );
-        let a = latlab_explain::analyze_windows(&[late, normal], &names, false);
+        let (normal, _) = naming.window(&softirq_window(false, 0));
+        let a = naming.analyze(&[late, normal]);
         let sum: u64 = a.parts[0].iter().map(|p| p.ns).sum();
         assert_eq!(sum, 65_000, "the parts add up to the latency");
         assert_eq!(a.causes[0].cause.category(), "softirq");
@@ -562,19 +560,11 @@ mod tests {
         latlab_explain::WindowsAnalysis,
         latlab_explain::WindowsAnalysis,
     ) {
-        let mut names = Names::new();
-        let (irqs, mut comms) = (IrqNames::default(), CommCache::default());
-        let mut fns = FunctionNames::new();
+        let mut naming = Naming::new(FunctionNames::new());
         let mut analyse = |raw: &RawWindow| {
-            let (late, _) = to_window(raw, &mut names, &irqs, &mut comms, &mut fns);
-            let (normal, _) = to_window(
-                &softirq_window(false, 0),
-                &mut names,
-                &irqs,
-                &mut comms,
-                &mut fns,
-            );
-            latlab_explain::analyze_windows(&[late, normal], &names, false)
+            let (late, _) = naming.window(raw);
+            let (normal, _) = naming.window(&softirq_window(false, 0));
+            naming.analyze(&[late, normal])
         };
         let with = analyse(&softirq_window(true, 60_000));
         let without = analyse(raw);
@@ -843,24 +833,20 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let kallsyms = dir.path().join("kallsyms");
         std::fs::write(&kallsyms, KALLSYMS).unwrap();
-        let mut fns = FunctionNames::from_file(&kallsyms);
-        let (irqs, mut comms) = (IrqNames::default(), CommCache::default());
-        let mut names = Names::new();
+        let mut naming = Naming::new(FunctionNames::from_file(&kallsyms));
         let late = paced_window(true);
         assert_eq!(late.events[1].function(), TICK);
-        let (w, _) = to_window(&late, &mut names, &irqs, &mut comms, &mut fns);
+        let (w, _) = naming.window(&late);
         // The task's own callback began where explain's trace reading puts
         // the expire entry.
         assert_eq!(w.p.expire, Some(late.head.woken_at - 500));
-        let (normal, _) = to_window(
-            &paced_window(false),
-            &mut names,
-            &irqs,
-            &mut comms,
-            &mut fns,
+        let (normal, _) = naming.window(&paced_window(false));
+        assert_eq!(
+            naming.fns.reads(),
+            1,
+            "one pass over kallsyms for the three"
         );
-        assert_eq!(fns.reads(), 1, "one pass over kallsyms for the three");
-        let a = latlab_explain::analyze_windows(&[w, normal], &names, false);
+        let a = naming.analyze(&[w, normal]);
         let named: Vec<(String, u64)> = a.parts[0]
             .iter()
             .filter_map(|p| match &p.cause {
@@ -922,14 +908,7 @@ mod tests {
     fn a_wake_up_without_timer_starts_at_the_wake_up() {
         let mut raw = softirq_window(true, 0);
         raw.head.expires = 0;
-        let mut names = Names::new();
-        let (w, _) = to_window(
-            &raw,
-            &mut names,
-            &IrqNames::default(),
-            &mut CommCache::default(),
-            &mut FunctionNames::new(),
-        );
+        let (w, _) = Naming::new(FunctionNames::new()).window(&raw);
         assert_eq!(w.p.intended, raw.head.woken_at);
         assert_eq!(w.p.latency(), 2_000);
         assert_eq!(w.p.expiry, None);
@@ -939,14 +918,7 @@ mod tests {
     fn a_ring_that_does_not_reach_the_due_time_is_marked() {
         let mut raw = softirq_window(true, 0);
         raw.horizon = vec![(1, raw.head.expires + 10, true)];
-        let mut names = Names::new();
-        let (_, cut) = to_window(
-            &raw,
-            &mut names,
-            &IrqNames::default(),
-            &mut CommCache::default(),
-            &mut FunctionNames::new(),
-        );
+        let (_, cut) = Naming::new(FunctionNames::new()).window(&raw);
         assert!(cut);
     }
 }

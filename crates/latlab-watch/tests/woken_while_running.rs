@@ -25,16 +25,8 @@ use latlab_watch::records::EvType;
 use latlab_watch::{BpfSide, KernelSide, Settings, TracefsSide};
 
 fn pin(cpu: usize) {
-    // SAFETY: a zeroed cpu_set_t is a valid empty set; the calls get a
-    // valid pointer to it and its size.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        assert_eq!(
-            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set),
-            0
-        );
-    }
+    let set = latlab_rt::cpuset::CpuSet::single(cpu).unwrap();
+    set.apply_to_current_thread().unwrap();
 }
 
 fn futex(word: &AtomicU32, op: libc::c_int, val: u32) -> libc::c_long {

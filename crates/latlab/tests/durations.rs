@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::latlab;
+use common::{assert_success, latlab};
 
 /// What a bare number most likely meant: latencies and periods `us` or `ms`,
 /// run lengths `s` or `m`.
@@ -210,11 +210,7 @@ fn durations_with_units_and_a_bare_zero_are_accepted() {
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! LATLAB_REQUIRE_PRIVILEGE=1.
 
 mod common;
-use common::{latlab, require};
+use common::{assert_success, latlab, require};
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -261,11 +261,7 @@ fn lttng_arm_trace_reports_its_periodic_timer_tasks() {
         return;
     }
     let out = latlab().arg("explain").arg(&dir).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("LTTng CTF"));
     let r = explain_json(&dir, &[]);
@@ -558,11 +554,7 @@ fn a_network_load_is_explained_by_its_timer_callback_not_by_softirq_hrtimer() {
         .args(["--threshold", "30us"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains(

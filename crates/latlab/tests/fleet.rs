@@ -15,6 +15,7 @@
 //! fetched from the network.
 
 mod common;
+use common::chromium::{self, headless};
 use common::{latlab, require};
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -629,13 +630,18 @@ fn python_has(module: &str) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-#[test]
-fn junit_is_read_by_junitparser_and_lava_lines_name_each_requirement() {
-    if !require(
+/// Whether Python's junitparser is there; a skip (or failure) when not.
+fn junitparser_or_skip() -> bool {
+    require(
         "junit test: Python's junitparser",
         python_has("junitparser"),
         "python3 -m pip install junitparser",
-    ) {
+    )
+}
+
+#[test]
+fn junit_is_read_by_junitparser_and_lava_lines_name_each_requirement() {
+    if !junitparser_or_skip() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -721,11 +727,7 @@ for suite in xml:
 #[test]
 fn junit_of_every_measuring_kind_is_read_by_junitparser() {
     use latlab_report::formats::{JunitXml, LavaTestCases};
-    if !require(
-        "junit test: Python's junitparser",
-        python_has("junitparser"),
-        "python3 -m pip install junitparser",
-    ) {
+    if !junitparser_or_skip() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -786,34 +788,17 @@ for s in JUnitXml.fromfile(sys.argv[1]):
     }
 }
 
-fn chromium() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .flat_map(|d| ["chromium", "chromium-browser", "google-chrome"].map(|n| d.join(n)))
-        .find(|p| p.is_file())
-}
-
-/// Headless Chromium with a fresh profile and every proxied (non-loopback)
-/// request sent to an address nothing listens on: the page can fetch
-/// nothing from the network.
-fn headless(browser: &Path, profile: &Path, args: &[String]) -> std::process::Output {
-    Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--proxy-server=http://127.0.0.1:9",
-            "--enable-logging=stderr",
-            "--v=0",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(args)
-        .output()
-        .expect("chromium starts")
+/// POSTs `doc` to the server at `url` with `token`; asserts that it was new.
+#[track_caller]
+fn post_new(url: &str, token: &str, doc: &Value) {
+    let (status, body) = http(
+        url,
+        "POST",
+        "/api/v1/results",
+        Some(token),
+        &serde_json::to_vec(doc).unwrap(),
+    );
+    assert_eq!(status, 201, "{body}");
 }
 
 /// The fleet and a board page in headless Chromium: no console error, the
@@ -821,15 +806,9 @@ fn headless(browser: &Path, profile: &Path, args: &[String]) -> std::process::Ou
 /// docs/ when LATLAB_UPDATE_SCREENSHOTS=1).
 #[test]
 fn the_dashboard_renders_in_headless_chromium_offline() {
-    let found = chromium();
-    if !require(
-        "dashboard test: chromium",
-        found.is_some(),
-        "apt-get install -y chromium",
-    ) {
+    let Some(browser) = chromium::or_skip("dashboard test: chromium") else {
         return;
-    }
-    let browser = found.unwrap();
+    };
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.sqlite");
     let db = db.to_str().unwrap();
@@ -850,14 +829,7 @@ fn the_dashboard_renders_in_headless_chromium_offline() {
             }
             doc["system"]["machine"] = arch.into();
             doc["system"]["preemption_model"] = preemption.into();
-            let (status, body) = http(
-                &serve.url,
-                "POST",
-                "/api/v1/results",
-                Some(&token),
-                &serde_json::to_vec(&doc).unwrap(),
-            );
-            assert_eq!(status, 201, "{body}");
+            post_new(&serve.url, &token, &doc);
         }
         if name == "imx8-hmi" {
             // Other kinds on one board: rows of their own.
@@ -871,14 +843,7 @@ fn the_dashboard_renders_in_headless_chromium_offline() {
                 doc["system"]["kernel_release"] = kernel.into();
                 doc["system"]["machine"] = arch.into();
                 doc["system"]["preemption_model"] = preemption.into();
-                let (status, body) = http(
-                    &serve.url,
-                    "POST",
-                    "/api/v1/results",
-                    Some(&token),
-                    &serde_json::to_vec(&doc).unwrap(),
-                );
-                assert_eq!(status, 201, "{body}");
+                post_new(&serve.url, &token, &doc);
             }
         }
     }
@@ -1220,15 +1185,9 @@ fn rendered_widths(browser: &Path, dir: &Path, page: &str, width: u32) -> (u32, 
 /// fleet and a board page fit 1280 px.
 #[test]
 fn the_dashboard_tables_fit_1280_px() {
-    let found = chromium();
-    if !require(
-        "dashboard width test: chromium",
-        found.is_some(),
-        "apt-get install -y chromium",
-    ) {
+    let Some(browser) = chromium::or_skip("dashboard width test: chromium") else {
         return;
-    }
-    let browser = found.unwrap();
+    };
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.sqlite");
     let db = db.to_str().unwrap();

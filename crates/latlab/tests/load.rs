@@ -1,26 +1,12 @@
 //! `latlab load` driven as a real process: normal exit, errors, SIGINT, SIGKILL.
 
 mod common;
-use common::{latlab, state};
+use common::{assert_success, latlab, processes_with, quiet_run_on_cpu0, state, stdout_of};
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-/// Processes whose command line contains `marker` (the test's load command).
-fn processes_with(marker: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
-            let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-            if text.contains(marker) {
-                out.push(format!("{}: {text}", entry.file_name().to_string_lossy()));
-            }
-        }
-    }
-    out
-}
 
 /// A marker unique to this test: a `sleep` duration nobody else uses.
 fn marker(test: u32) -> String {
@@ -33,6 +19,18 @@ fn entries(dir: &Path) -> Vec<String> {
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect()
+}
+
+/// Asserts that the scratch dir is empty and no process of the test's
+/// load command (marked `mark`) is left.
+#[track_caller]
+fn assert_no_leftovers(scratch: &Path, mark: &str) {
+    assert!(entries(scratch).is_empty(), "{:?}", entries(scratch));
+    assert!(
+        processes_with(mark).is_empty(),
+        "{:?}",
+        processes_with(mark)
+    );
 }
 
 fn wait_until(what: &str, limit: Duration, mut ok: impl FnMut() -> bool) {
@@ -89,31 +87,21 @@ fn wait_output(child: Child) -> Output {
 
 /// A temp dir for one test: a `scratch` directory for the load's files and a
 /// path for the JSON report (dropped, with everything in it, at the test's end).
-struct Workspace {
-    temp: tempfile::TempDir,
-    scratch: PathBuf,
-    json: PathBuf,
-}
+/// A test's temp dir (removed on drop), the load's scratch dir in it and
+/// where the JSON result goes.
+type Workspace = (tempfile::TempDir, PathBuf, PathBuf);
 
 fn workspace(json_name: &str) -> Workspace {
     let temp = tempfile::tempdir().unwrap();
     let scratch = temp.path().join("scratch");
     std::fs::create_dir(&scratch).unwrap();
     let json = temp.path().join(json_name);
-    Workspace {
-        temp,
-        scratch,
-        json,
-    }
+    (temp, scratch, json)
 }
 
 #[test]
 fn a_normal_run_reports_every_kind_and_leaves_nothing() {
-    let Workspace {
-        temp: _temp,
-        scratch,
-        json,
-    } = workspace("report.json");
+    let (_temp, scratch, json) = workspace("report.json");
     let mark = marker(1);
     let out = latlab()
         .args([
@@ -132,12 +120,8 @@ fn a_normal_run_reports_every_kind_and_leaves_nothing() {
         .arg(&json)
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
+    let stdout = stdout_of(&out);
     // Bytes per second with an SI prefix (`285 MB/s`, `1.02 GB/s`).
     for needle in ["cpu", "io", "udp", "command", "B/s", "µs per KiB"] {
         assert!(stdout.contains(needle), "{needle} missing:\n{stdout}");
@@ -199,11 +183,7 @@ fn errors_are_clear_and_leave_nothing() {
 
 #[test]
 fn sigint_stops_cleanly_and_still_reports() {
-    let Workspace {
-        temp: _temp,
-        scratch,
-        json,
-    } = workspace("report.json");
+    let (_temp, scratch, json) = workspace("report.json");
     let mark = marker(2);
     let child = start_long(&scratch, &json, &mark);
     // SAFETY: signalling the child we started.
@@ -217,21 +197,12 @@ fn sigint_stops_cleanly_and_still_reports() {
     let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert!(report["duration_s"].as_f64().unwrap() < 30.0);
     assert!(report["kinds"][0]["total"].as_u64().unwrap() > 0);
-    assert!(entries(&scratch).is_empty(), "{:?}", entries(&scratch));
-    assert!(
-        processes_with(&mark).is_empty(),
-        "{:?}",
-        processes_with(&mark)
-    );
+    assert_no_leftovers(&scratch, &mark);
 }
 
 #[test]
 fn sigkill_leaves_no_process_and_the_next_run_removes_the_temp_dir() {
-    let Workspace {
-        temp: _temp,
-        scratch,
-        json,
-    } = workspace("unused.json");
+    let (_temp, scratch, json) = workspace("unused.json");
     let mark = marker(3);
     let child = start_long(&scratch, &json, &mark);
     // SAFETY: signalling the child we started.
@@ -253,21 +224,13 @@ fn sigkill_leaves_no_process_and_the_next_run_removes_the_temp_dir() {
         .arg(&scratch)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(entries(&scratch).is_empty(), "{:?}", entries(&scratch));
 }
 
 #[test]
 fn a_load_failing_mid_run_is_an_error_that_leaves_no_process() {
-    let Workspace {
-        temp: _temp,
-        scratch,
-        json,
-    } = workspace("report.json");
+    let (_temp, scratch, json) = workspace("report.json");
     let mark = marker(4);
     let child = start_long(&scratch, &json, &mark);
     // Pull the disk out from under the io load while the command runs: move
@@ -285,12 +248,7 @@ fn a_load_failing_mid_run_is_an_error_that_leaves_no_process() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("the load failed while running"), "{stderr}");
     assert!(stderr.contains("io load worker 0"), "{stderr}");
-    assert!(entries(&scratch).is_empty(), "{:?}", entries(&scratch));
-    assert!(
-        processes_with(&mark).is_empty(),
-        "{:?}",
-        processes_with(&mark)
-    );
+    assert_no_leftovers(&scratch, &mark);
 }
 
 #[test]
@@ -301,11 +259,7 @@ fn cpus_option_confines_the_load_instead_of_panicking() {
         .args(["load", "cpu:1", "--cpus", "0", "--duration", "300ms"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(String::from_utf8_lossy(&out.stdout).contains("cpu"));
     let bad = Command::new(env!("CARGO_BIN_EXE_latlab"))
         .args(["load", "cpu:1", "--cpus", "x", "--duration", "300ms"])
@@ -410,11 +364,7 @@ fn run_load_runs_in_its_own_unlocked_sched_other_process() {
     if !common::root("run_load_runs_in_its_own_unlocked_sched_other_process") {
         return;
     }
-    let Workspace {
-        temp: _temp,
-        scratch,
-        json,
-    } = workspace("result.json");
+    let (_temp, scratch, json) = workspace("result.json");
     let mark = marker(5);
     let (child, load) = start_run(&scratch, &json, &mark, "cpu:1,io:1,mem:1", 3);
     let latlab_pid = child.id();
@@ -465,11 +415,7 @@ fn run_sigint_stops_the_load_process_and_still_reports() {
     if !common::root("run_sigint_stops_the_load_process_and_still_reports") {
         return;
     }
-    let Workspace {
-        temp: _temp,
-        scratch,
-        json,
-    } = workspace("result.json");
+    let (_temp, scratch, json) = workspace("result.json");
     let mark = marker(6);
     let (child, load) = start_run(&scratch, &json, &mark, "cpu:1,io:1", 60);
     common::wait_until_catches(child.id(), libc::SIGINT, Duration::from_millis(1500));
@@ -491,11 +437,7 @@ fn run_sigkill_makes_the_load_process_clean_up_and_exit() {
     if !common::root("run_sigkill_makes_the_load_process_clean_up_and_exit") {
         return;
     }
-    let Workspace {
-        temp: _temp,
-        scratch,
-        json,
-    } = workspace("result.json");
+    let (_temp, scratch, json) = workspace("result.json");
     let mark = marker(7);
     let (child, load) = start_run(&scratch, &json, &mark, "cpu:1,io:1", 60);
     // SAFETY: signalling the child we started.
@@ -511,11 +453,7 @@ fn run_fails_clearly_when_its_load_process_dies_or_cannot_start() {
     if !common::root("run_fails_clearly_when_its_load_process_dies_or_cannot_start") {
         return;
     }
-    let Workspace {
-        temp,
-        scratch,
-        json,
-    } = workspace("result.json");
+    let (temp, scratch, json) = workspace("result.json");
     let mark = marker(8);
     let (child, load) = start_run(&scratch, &json, &mark, "cpu:1,io:1", 60);
     // SAFETY: killing the grandchild this test's latlab started.
@@ -534,16 +472,8 @@ fn run_fails_clearly_when_its_load_process_dies_or_cannot_start() {
 
     // A load that cannot start names why, and the run does not begin.
     let missing = temp.path().join("no-such-dir");
-    let out = latlab()
-        .args([
-            "run",
-            "--quiet",
-            "--no-save",
-            "--cpus",
-            "0",
-            "--duration",
-            "10s",
-        ])
+    let out = quiet_run_on_cpu0()
+        .args(["--duration", "10s"])
         .args(["--load", "io:1", "--load-temp-dir"])
         .arg(&missing)
         .output()
@@ -566,16 +496,8 @@ fn hidden_load_in_process_keeps_the_threads_for_the_side_by_side_bench() {
     }
     let temp = tempfile::tempdir().unwrap();
     let json = temp.path().join("result.json");
-    let child = latlab()
-        .args([
-            "run",
-            "--quiet",
-            "--no-save",
-            "--cpus",
-            "0",
-            "--duration",
-            "2s",
-        ])
+    let child = quiet_run_on_cpu0()
+        .args(["--duration", "2s"])
         .args(["--load", "mem:1", "--load-in-process", "--json"])
         .arg(&json)
         .stdout(Stdio::piped())
@@ -592,11 +514,7 @@ fn hidden_load_in_process_keeps_the_threads_for_the_side_by_side_bench() {
         "no load process with --load-in-process"
     );
     let out = wait_output(child);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert!(result["load"]["kinds"][0]["total"].as_u64().unwrap() > 0);
 }
@@ -606,11 +524,7 @@ fn run_ctrl_z_stops_the_load_and_its_command_and_fg_continues_them() {
     if !common::root("run_ctrl_z_stops_the_load_and_its_command_and_fg_continues_them") {
         return;
     }
-    let Workspace {
-        temp: _temp,
-        scratch,
-        json,
-    } = workspace("result.json");
+    let (_temp, scratch, json) = workspace("result.json");
     let mark = marker(9);
     let (child, load) = start_run(&scratch, &json, &mark, "cpu:1", 60);
     let cleanup = common::KillOnDrop(vec![child.id(), load]);

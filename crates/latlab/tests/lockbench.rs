@@ -2,9 +2,9 @@
 //! and (as root) real SCHED_FIFO/SCHED_OTHER threads and Ctrl-C.
 
 mod common;
-use common::latlab;
+use common::{assert_error, assert_success, latlab, read_json, stdout_of};
 
-use std::process::Stdio;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -33,9 +33,11 @@ fn assert_every_release_counted(result: &Value, report: &Value) {
     assert!(periods > 0, "{result}");
 }
 
-fn read_json(path: &std::path::Path) -> Value {
-    let text = std::fs::read_to_string(path).expect("the JSON was written");
-    serde_json::from_str(&text).expect("valid JSON")
+/// `latlab lockbench --duration <duration> --warmup <warmup>`.
+fn lockbench(duration: &str, warmup: &str) -> Command {
+    let mut command = latlab();
+    command.args(["lockbench", "--duration", duration, "--warmup", warmup]);
+    command
 }
 
 #[test]
@@ -55,11 +57,7 @@ fn simulate_is_deterministic_and_prints_the_papers_figures() {
             .args(extra)
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_success(&out);
         String::from_utf8(out.stdout).unwrap()
     };
     let first = run(&["--json", json.to_str().unwrap()]);
@@ -100,8 +98,7 @@ fn unknown_variant_is_an_error_that_lists_the_choices() {
         .args(["lockbench", "--variants", "plain,fancy", "--duration", "1s"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = assert_error(&out);
     assert!(
         stderr.contains("fancy") && stderr.contains("delayed-quantile"),
         "{stderr}"
@@ -127,26 +124,13 @@ fn real_threads_compare_variants_and_write_the_throughput_series() {
     };
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("bench.json");
-    let out = latlab()
-        .args([
-            "lockbench",
-            "--duration",
-            "400ms",
-            "--warmup",
-            "200ms",
-            "--variants",
-            "plain,delayed-quantile",
-            "--json",
-        ])
+    let out = lockbench("400ms", "200ms")
+        .args(["--variants", "plain,delayed-quantile", "--json"])
         .arg(&json)
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
+    let stdout = stdout_of(&out);
     assert!(stdout.contains("RT lock latency"), "{stdout}");
     assert!(stdout.contains("goal delayed-quantile"), "{stdout}");
     let report = read_json(&json);
@@ -303,15 +287,8 @@ fn autogroup_copy_left_stopped_by_a_killed_latlab_winds_down_and_exits() {
     if !latlab_rt::autogroup::enabled() {
         return; // the test above fails in CI when autogroups are missing
     }
-    let mut child = latlab()
-        .args([
-            "lockbench",
-            "--duration",
-            "60s",
-            "--warmup",
-            "0s",
-            "--no-history",
-        ])
+    let mut child = lockbench("60s", "0s")
+        .args(["--no-history"])
         .args(["--variants", "plain", "--autogroup-nice", "0"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -368,8 +345,7 @@ fn require_goal_needs_the_variants_it_compares() {
         ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = assert_error(&out);
     assert!(stderr.contains("add pi to --variants"), "{stderr}");
 }
 
@@ -381,27 +357,15 @@ fn background_load_runs_through_the_benchmark_and_is_reported() {
     };
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("bench.json");
-    let out = latlab()
-        .args([
-            "lockbench",
-            "--duration",
-            "300ms",
-            "--warmup",
-            "100ms",
-            "--rounds",
-            "1",
-        ])
+    let out = lockbench("300ms", "100ms")
+        .args(["--rounds", "1"])
         .args(["--variants", "plain", "--load", "syscall:1", "--json"])
         .arg(&json)
         .arg("--db")
         .arg(dir.path().join("history.sqlite"))
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("Background load (syscall:1)"), "{stdout}");
     assert!(stdout.contains("Stored in the history as id 1"), "{stdout}");
@@ -421,19 +385,8 @@ fn a_json_that_does_not_fit_goes_to_the_temp_dir_and_the_history_keeps_the_resul
     };
     let full = common::FullDisk::mount(0);
     let dir = tempfile::tempdir().unwrap();
-    let out = latlab()
-        .args([
-            "lockbench",
-            "--duration",
-            "300ms",
-            "--warmup",
-            "0s",
-            "--rounds",
-            "1",
-            "--variants",
-            "plain",
-            "--json",
-        ])
+    let out = lockbench("300ms", "0s")
+        .args(["--rounds", "1", "--variants", "plain", "--json"])
         .arg(full.path("bench.json"))
         .arg("--db")
         .arg(dir.path().join("history.sqlite"))

@@ -3,14 +3,14 @@
 //! root; skips (with the reason) otherwise, unless LATLAB_REQUIRE_PRIVILEGE=1.
 
 mod common;
-use common::{latlab, require};
+use common::{assert_error, assert_success, json_of, latlab, require, spawn_piped};
 use latlab_testkit::tracing::instance_dir;
 use latlab_testkit::{have_tool, require_tracefs, TracefsState};
 use latlab_tracefs::Tracefs;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -36,9 +36,67 @@ fn report_events(path: &Path) -> Vec<String> {
         .collect()
 }
 
-fn json_report(stdout: &[u8]) -> serde_json::Value {
-    serde_json::from_slice(stdout)
-        .unwrap_or_else(|e| panic!("bad JSON ({e}): {}", String::from_utf8_lossy(stdout)))
+/// `trace-cmd report`'s events of `path`, asserted to be as many as
+/// latlab's `report` counted.
+#[track_caller]
+fn events_as_reported(path: &Path, report: &serde_json::Value) -> Vec<String> {
+    let events = report_events(path);
+    assert_eq!(
+        events.len() as u64,
+        report["total_events"].as_u64().unwrap()
+    );
+    events
+}
+
+/// What a recording test holds: the lock that runs them one at a time,
+/// tracefs, its state before the test and a scratch directory.
+type Recording = (
+    MutexGuard<'static, ()>,
+    Tracefs,
+    TracefsState,
+    tempfile::TempDir,
+);
+
+/// Takes the lock and finds tracefs (and trace-cmd, when the test reads the
+/// file with it); `None` (the test skips) when either is missing.
+fn recording(test: &str, trace_cmd: bool) -> Option<Recording> {
+    let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let tracefs = require_tracefs(test)?;
+    if trace_cmd && !have_tool("trace-cmd", "trace-cmd") {
+        return None;
+    }
+    let before = TracefsState::now(&tracefs);
+    Some((serial, tracefs, before, tempfile::tempdir().unwrap()))
+}
+
+/// Asserts that process `pid`'s instance `latlab-<pid>` appears and traces.
+#[track_caller]
+fn assert_instance_appears(tracefs: &Tracefs, pid: u32) {
+    assert!(
+        wait_for_instance(tracefs, pid),
+        "instance latlab-{pid} never appeared"
+    );
+}
+
+/// `latlab record --no-kallsyms <flags> -o <out>`.
+fn record(flags: &[&str], out: &Path) -> Command {
+    let mut command = latlab();
+    command
+        .args(["record", "--no-kallsyms"])
+        .args(flags)
+        .arg("-o")
+        .arg(out);
+    command
+}
+
+/// Runs `<latlab> record -o <out> -- true`, asserts that it fails (exit
+/// 1) and returns its stderr.
+fn recording_true_fails(latlab: &mut Command, out: &str) -> String {
+    let res = latlab
+        .args(["record", "-o", out, "--", "true"])
+        .output()
+        .unwrap();
+    assert_error(&res)
 }
 
 fn wait_for_instance(tracefs: &Tracefs, pid: u32) -> bool {
@@ -63,10 +121,7 @@ fn interrupt_while_recording(
     settle: Duration,
 ) -> std::process::Output {
     let pid = child.id();
-    assert!(
-        wait_for_instance(tracefs, pid),
-        "instance latlab-{pid} never appeared"
-    );
+    assert_instance_appears(tracefs, pid);
     std::thread::sleep(settle);
     // SAFETY: kill(2) on our own child.
     unsafe { libc::kill(pid as libc::pid_t, libc::SIGINT) };
@@ -76,47 +131,22 @@ fn interrupt_while_recording(
         t0.elapsed() < Duration::from_secs(30),
         "latlab record {pid} did not stop on SIGINT"
     );
-    assert!(
-        res.status.success(),
-        "{}",
-        String::from_utf8_lossy(&res.stderr)
-    );
+    assert_success(&res);
     res
 }
 
 #[test]
 fn record_of_sleep_has_sched_switch_and_matches_trace_cmd() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(tracefs) = require_tracefs("latlab record") else {
+    let Some((_serial, _, before, dir)) = recording("latlab record", true) else {
         return;
     };
-    if !have_tool("trace-cmd", "trace-cmd") {
-        return;
-    }
-    let before = TracefsState::now(&tracefs);
-    let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("sleep.dat");
-    let child = latlab()
-        .args(["record", "--json", "--no-kallsyms", "-o"])
-        .arg(&out)
-        .args(["--", "sleep", "0.2"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_piped(record(&["--json"], &out).args(["--", "sleep", "0.2"]));
     let pid = child.id();
     let res = child.wait_with_output().unwrap();
-    assert!(
-        res.status.success(),
-        "{}",
-        String::from_utf8_lossy(&res.stderr)
-    );
-    let report = json_report(&res.stdout);
-    let events = report_events(&out);
-    assert_eq!(
-        events.len() as u64,
-        report["total_events"].as_u64().unwrap()
-    );
+    assert_success(&res);
+    let report = json_of(&res.stdout);
+    let events = events_as_reported(&out, &report);
     assert!(events
         .iter()
         .any(|l| l.contains("sched_switch:") && l.contains("sleep")));
@@ -135,88 +165,49 @@ fn record_of_sleep_has_sched_switch_and_matches_trace_cmd() {
 
 #[test]
 fn sigint_still_writes_a_valid_file_and_removes_the_instance() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(tracefs) = require_tracefs("latlab record") else {
+    let Some((_serial, tracefs, before, dir)) = recording("latlab record", true) else {
         return;
     };
-    if !have_tool("trace-cmd", "trace-cmd") {
-        return;
-    }
-    let before = TracefsState::now(&tracefs);
-    let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("int.dat");
-    let child = latlab()
-        .args([
-            "record",
-            "--json",
-            "--no-kallsyms",
-            "--duration",
-            "60s",
-            "--events",
-            "sched,timer",
-            "-o",
-        ])
-        .arg(&out)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_piped(&mut record(
+        &["--json", "--duration", "60s", "--events", "sched,timer"],
+        &out,
+    ));
     let pid = child.id();
     let res = interrupt_while_recording(&tracefs, child, Duration::from_millis(300));
-    let report = json_report(&res.stdout);
-    let events = report_events(&out);
+    let report = json_of(&res.stdout);
+    let events = events_as_reported(&out, &report);
     assert!(!events.is_empty());
-    assert_eq!(
-        events.len() as u64,
-        report["total_events"].as_u64().unwrap()
-    );
     before.assert_clean(pid);
 }
 
 #[test]
 fn flight_recorder_saves_on_sigusr1_and_at_the_end() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(tracefs) = require_tracefs("latlab record") else {
+    let Some((_serial, tracefs, before, dir)) = recording("latlab record", true) else {
         return;
     };
-    if !have_tool("trace-cmd", "trace-cmd") {
-        return;
-    }
-    let before = TracefsState::now(&tracefs);
-    let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("fr.dat");
-    let child = latlab()
-        .args([
-            "record",
-            "--flight-recorder",
-            "--no-kallsyms",
-            "--buffer-size",
-            "128",
-            "--events",
-            "sched",
-            "-o",
-        ])
-        .arg(&out)
+    let child = spawn_piped(
+        record(
+            &[
+                "--flight-recorder",
+                "--buffer-size",
+                "128",
+                "--events",
+                "sched",
+            ],
+            &out,
+        )
         // Long enough for the snapshot request to arrive while it runs.
-        .args(["--", "sleep", "3"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    assert!(
-        wait_for_instance(&tracefs, pid),
-        "instance latlab-{pid} never appeared"
+        .args(["--", "sleep", "3"]),
     );
+    let pid = child.id();
+    assert_instance_appears(&tracefs, pid);
     common::wait_until_catches(pid, libc::SIGUSR1, Duration::from_millis(200));
     // SAFETY: kill(2) on our own child.
     unsafe { libc::kill(pid as libc::pid_t, libc::SIGUSR1) };
     let res = child.wait_with_output().unwrap();
-    assert!(
-        res.status.success(),
-        "{}",
-        String::from_utf8_lossy(&res.stderr)
-    );
+    assert_success(&res);
     let snap = dir.path().join("fr-1.dat");
     assert!(
         snap.exists(),
@@ -233,25 +224,14 @@ fn flight_recorder_saves_on_sigusr1_and_at_the_end() {
 
 #[test]
 fn a_command_that_cannot_start_is_an_error_and_leaves_no_instance() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(tracefs) = require_tracefs("latlab record") else {
+    let Some((_serial, _, before, dir)) = recording("latlab record", false) else {
         return;
     };
-    let before = TracefsState::now(&tracefs);
-    let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("x.dat");
-    let child = latlab()
-        .args(["record", "--no-kallsyms", "-o"])
-        .arg(&out)
-        .args(["--", "/nonexistent/latlab-test-cmd"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_piped(record(&[], &out).args(["--", "/nonexistent/latlab-test-cmd"]));
     let pid = child.id();
     let res = child.wait_with_output().unwrap();
-    assert_eq!(res.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&res.stderr);
+    let stderr = assert_error(&res);
     assert!(stderr.contains("/nonexistent/latlab-test-cmd"), "{stderr}");
     assert!(!out.exists());
     before.assert_clean(pid);
@@ -266,18 +246,10 @@ fn a_full_disk_is_an_error_naming_the_fix_and_leaves_nothing() {
     let before = TracefsState::now(&tracefs);
     let full = common::FullDisk::mount(0);
     let out = full.path("x.dat");
-    let child = latlab()
-        .args(["record", "--no-kallsyms", "-o"])
-        .arg(&out)
-        .args(["--", "sleep", "1"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_piped(record(&[], &out).args(["--", "sleep", "1"]));
     let pid = child.id();
     let res = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&res.stderr);
-    assert_eq!(res.status.code(), Some(1), "{stderr}");
+    let stderr = assert_error(&res);
     assert!(stderr.contains("the disk is full"), "{stderr}");
     assert_eq!(
         stderr.matches("No space left on device").count(),
@@ -294,8 +266,7 @@ fn unknown_event_set_is_rejected_with_the_fix() {
         .args(["record", "--events", "nosuchset", "--", "true"])
         .output()
         .unwrap();
-    assert_eq!(res.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&res.stderr);
+    let stderr = assert_error(&res);
     assert!(
         stderr.contains("nosuchset") && stderr.contains("system:event"),
         "{stderr}"
@@ -324,18 +295,7 @@ fn without_privilege_the_error_names_the_fix() {
     } else {
         latlab()
     };
-    let res = cmd
-        .args([
-            "record",
-            "-o",
-            "/tmp/latlab-unprivileged-test.dat",
-            "--",
-            "true",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(res.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&res.stderr);
+    let stderr = recording_true_fails(&mut cmd, "/tmp/latlab-unprivileged-test.dat");
     assert!(
         stderr.contains("permission denied") && stderr.contains("run as root"),
         "{stderr}"
@@ -345,31 +305,13 @@ fn without_privilege_the_error_names_the_fix() {
 
 #[test]
 fn sigint_to_latlab_alone_is_passed_to_the_command_and_the_file_is_written() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(tracefs) = require_tracefs("latlab record") else {
+    let Some((_serial, tracefs, before, dir)) = recording("latlab record", true) else {
         return;
     };
-    if !have_tool("trace-cmd", "trace-cmd") {
-        return;
-    }
-    let before = TracefsState::now(&tracefs);
-    let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("cmd.dat");
-    let child = latlab()
-        .args([
-            "record",
-            "--json",
-            "--no-kallsyms",
-            "--events",
-            "sched,nosys:noevent",
-            "-o",
-        ])
-        .arg(&out)
-        .args(["--", "sleep", "60"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_piped(
+        record(&["--json", "--events", "sched,nosys:noevent"], &out).args(["--", "sleep", "60"]),
+    );
     let pid = child.id();
     // The traced command must be stopped too, or latlab would not return.
     let res = interrupt_while_recording(&tracefs, child, Duration::from_millis(200));
@@ -378,71 +320,36 @@ fn sigint_to_latlab_alone_is_passed_to_the_command_and_the_file_is_written() {
         stderr.contains("skipped: nosys:noevent"),
         "no warning for a missing event: {stderr}"
     );
-    let report = json_report(&res.stdout);
+    let report = json_of(&res.stdout);
     assert_eq!(report["events_missing"][0], "nosys:noevent");
-    let events = report_events(&out);
-    assert_eq!(
-        events.len() as u64,
-        report["total_events"].as_u64().unwrap()
-    );
+    events_as_reported(&out, &report);
     before.assert_clean(pid);
 }
 
 #[test]
 fn duration_ends_the_traced_command() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(tracefs) = require_tracefs("latlab record") else {
+    let Some((_serial, _, before, dir)) = recording("latlab record", false) else {
         return;
     };
-    let before = TracefsState::now(&tracefs);
-    let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("dur.dat");
     let t0 = Instant::now();
-    let child = latlab()
-        .args([
-            "record",
-            "--no-kallsyms",
-            "--events",
-            "sched",
-            "--duration",
-            "300ms",
-            "-o",
-        ])
-        .arg(&out)
-        .args(["--", "sleep", "60"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_piped(
+        record(&["--events", "sched", "--duration", "300ms"], &out).args(["--", "sleep", "60"]),
+    );
     let pid = child.id();
     let res = child.wait_with_output().unwrap();
     assert!(
         t0.elapsed() < Duration::from_secs(30),
         "--duration did not end the command"
     );
-    assert!(
-        res.status.success(),
-        "{}",
-        String::from_utf8_lossy(&res.stderr)
-    );
+    assert_success(&res);
     assert!(std::fs::metadata(&out).unwrap().len() > 0);
     before.assert_clean(pid);
 }
 
 #[test]
 fn an_unwritable_output_fails_before_recording() {
-    let res = latlab()
-        .args([
-            "record",
-            "-o",
-            "/nonexistent-latlab-dir/x.dat",
-            "--",
-            "true",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(res.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&res.stderr);
+    let stderr = recording_true_fails(&mut latlab(), "/nonexistent-latlab-dir/x.dat");
     assert!(
         stderr.contains("/nonexistent-latlab-dir/x.dat") && stderr.contains("choose another -o"),
         "{stderr}"
@@ -455,32 +362,19 @@ fn an_unwritable_output_fails_before_recording() {
 
 #[test]
 fn leftovers_of_a_killed_recording_are_removed_by_the_next_one() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(tracefs) = require_tracefs("latlab record") else {
+    let Some((_serial, tracefs, before, dir)) = recording("latlab record", false) else {
         return;
     };
-    let before = TracefsState::now(&tracefs);
-    let dir = tempfile::tempdir().unwrap();
-    let mut victim = latlab()
-        .args([
-            "record",
-            "--no-kallsyms",
-            "--events",
-            "sched",
-            "--duration",
-            "60s",
-            "-o",
-        ])
-        .arg(dir.path().join("killed.dat"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut victim = record(
+        &["--events", "sched", "--duration", "60s"],
+        &dir.path().join("killed.dat"),
+    )
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
     let dead = victim.id();
-    assert!(
-        wait_for_instance(&tracefs, dead),
-        "instance latlab-{dead} never appeared"
-    );
+    assert_instance_appears(&tracefs, dead);
     // The instance appears before the capture's temp dir: wait for both, or
     // a kill in between leaves no temp dir to clean (seen in CI).
     let temp_dir_exists = || {
@@ -503,24 +397,13 @@ fn leftovers_of_a_killed_recording_are_removed_by_the_next_one() {
         "expected a leftover temp dir after SIGKILL"
     );
 
-    let res = latlab()
-        .args([
-            "record",
-            "--no-kallsyms",
-            "--events",
-            "sched",
-            "--duration",
-            "100ms",
-            "-o",
-        ])
-        .arg(dir.path().join("next.dat"))
-        .output()
-        .unwrap();
-    assert!(
-        res.status.success(),
-        "{}",
-        String::from_utf8_lossy(&res.stderr)
-    );
+    let res = record(
+        &["--events", "sched", "--duration", "100ms"],
+        &dir.path().join("next.dat"),
+    )
+    .output()
+    .unwrap();
+    assert_success(&res);
     let stderr = String::from_utf8_lossy(&res.stderr);
     assert!(
         stderr.contains(&format!("latlab-{dead}")),
@@ -574,25 +457,16 @@ fn under_a_load_the_default_events_record_page_allocations_only_on_the_measured_
     let json = dir.path().join("r.json");
     // Page-allocator churn and a network load on every CPU; only CPU 0 is
     // measured.
-    let child = latlab()
-        .args([
-            "run",
-            "--cpus",
-            "0",
-            "--interval",
-            "1ms",
-            "--duration",
-            "2s",
-        ])
-        .args(["--load", "mem:2,net:1", "--split", "off", "--no-save", "-q"])
-        .arg("--trace")
-        .arg(&trace)
-        .arg("--json")
-        .arg(&json)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_piped(
+        latlab()
+            .args(["run", "--cpus", "0", "--duration", "2s"])
+            .args(["--interval", "1ms"])
+            .args(["--load", "mem:2,net:1", "--split", "off", "--no-save", "-q"])
+            .arg("--trace")
+            .arg(&trace)
+            .arg("--json")
+            .arg(&json),
+    );
     let pid = child.id();
     let out = child.wait_with_output().unwrap();
     assert!(

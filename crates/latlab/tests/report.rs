@@ -4,7 +4,8 @@
 //! headless Chromium.
 
 mod common;
-use common::latlab;
+use common::chromium::{self, headless};
+use common::{assert_error, assert_success, latlab};
 
 use latlab_measure::units::format_ns;
 use std::path::{Path, PathBuf};
@@ -57,46 +58,6 @@ fn results() -> &'static (PathBuf, PathBuf) {
     })
 }
 
-fn chromium() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .flat_map(|d| ["chromium", "chromium-browser", "google-chrome"].map(|n| d.join(n)))
-        .find(|p| p.is_file())
-}
-
-/// Chromium, or a skip with the reason (a failure when CI demands it).
-fn chromium_or_skip(test: &str) -> Option<PathBuf> {
-    let found = chromium();
-    latlab_testkit::require(
-        &format!("{test}: chromium on the PATH"),
-        found.is_some(),
-        "apt-get install -y chromium",
-    );
-    found
-}
-
-/// Runs a headless Chromium with no network and a fresh profile.
-fn headless(browser: &Path, profile: &Path, args: &[String]) -> Output {
-    let _ = std::fs::remove_dir_all(profile);
-    Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--enable-logging=stderr",
-            "--v=0",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(args)
-        .output()
-        .expect("chromium starts")
-}
-
 /// The page's DOM after its script ran, and the console errors seen.
 fn open_page(browser: &Path, profile: &Path, page: &Path) -> (String, Vec<String>) {
     let output = headless(
@@ -127,7 +88,7 @@ fn png_size(path: &Path) -> (u32, u32) {
 
 #[test]
 fn comparison_report_opens_in_headless_chromium_without_script_errors() {
-    let Some(browser) = chromium_or_skip("comparison_report_opens_in_headless_chromium") else {
+    let Some(browser) = chromium::or_skip("comparison_report_opens_in_headless_chromium") else {
         return;
     };
     let (idle, loaded) = results();
@@ -139,11 +100,7 @@ fn comparison_report_opens_in_headless_chromium_without_script_errors() {
         .args([idle, loaded])
         .output()
         .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_success(&output);
     let html = std::fs::read_to_string(&page).unwrap();
     let plots = html.matches("<svg ").count();
     // Comparison (2) + per run: histogram, tail, time, period (+ load).
@@ -180,7 +137,7 @@ fn comparison_report_opens_in_headless_chromium_without_script_errors() {
 /// The check above would see a script error: a page that throws is caught.
 #[test]
 fn console_error_check_catches_a_throwing_page() {
-    let Some(browser) = chromium_or_skip("console_error_check_catches_a_throwing_page") else {
+    let Some(browser) = chromium::or_skip("console_error_check_catches_a_throwing_page") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -199,7 +156,7 @@ fn console_error_check_catches_a_throwing_page() {
 
 #[test]
 fn png_writes_every_plot_as_svg_and_png() {
-    let Some(_) = chromium_or_skip("png_writes_every_plot_as_svg_and_png") else {
+    let Some(_) = chromium::or_skip("png_writes_every_plot_as_svg_and_png") else {
         return;
     };
     let (idle, _) = results();
@@ -212,11 +169,7 @@ fn png_writes_every_plot_as_svg_and_png() {
         .arg(idle)
         .output()
         .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_success(&output);
     assert!(
         dir.path().join("report.html").is_file(),
         "default output name"
@@ -248,8 +201,7 @@ fn truncated_result_is_refused_with_its_path_and_nothing_is_written() {
         .arg(&cut)
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = assert_error(&output);
     // Where it ends, and that it is incomplete.
     let end = format!("byte {}", text.len() / 2);
     assert!(
@@ -284,11 +236,7 @@ fn a_run_directory_is_read_and_labels_are_used() {
         .arg(&run_dir)
         .output()
         .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_success(&output);
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("Baseline: <b>quiet</b>"));
     assert!(html.contains("<h2>busy <span class=\"badge"));
@@ -317,11 +265,7 @@ fn history_stores_lists_and_compares_by_id_in_the_default_place() {
         .arg(loaded)
         .output()
         .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_success(&output);
     assert!(data.path().join("latlab/history.sqlite").is_file());
     let listing = String::from_utf8_lossy(&output.stdout);
     let lines: Vec<&str> = listing.lines().collect();
@@ -354,11 +298,7 @@ fn history_stores_lists_and_compares_by_id_in_the_default_place() {
         .args(["compare", "2", "1", "-o", "cmp.html"])
         .output()
         .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_success(&output);
     let html = std::fs::read_to_string(data.path().join("cmp.html")).unwrap();
     assert!(html.contains("Baseline: <b>load cpu:1,io:1</b>"));
     assert!(html.contains("<section class=\"compare\""));
@@ -517,7 +457,7 @@ fn scenario_characterize_quick_answers_with_classes_and_a_report() {
         loaded.get("explain").is_some(),
         "the loaded run carries its explanation"
     );
-    if let Some(browser) = chromium_or_skip("scenario_characterize_quick: opening the report") {
+    if let Some(browser) = chromium::or_skip("scenario_characterize_quick: opening the report") {
         let (dom, errors) = open_page(&browser, &dir.path().join("profile"), &page);
         assert!(errors.is_empty(), "console errors: {errors:?}");
         assert!(
@@ -617,11 +557,7 @@ fn a_cyclictest_run_and_a_latlab_run_are_compared_in_one_report() {
     ] {
         let page = dir.path().join("r.html");
         let (output, html) = report(&[peer, idle], &page);
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        assert_success(&output);
         assert!(
             html.contains(&format!("Baseline: <b>{label}</b>")),
             "{label}"
@@ -680,11 +616,7 @@ fn latlab_results_written_in_peer_formats_read_back_as_the_run() {
     let page = tempfile::tempdir().unwrap();
     let page = page.path().join("r.html");
     let (output, html) = report(&[idle, &text, &rt_json], &page);
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_success(&output);
     // The three rows: the run and what it wrote, with the same sample count.
     let run = json_of(idle);
     let samples = run["overall"]["latency"]["count"].as_u64().unwrap();
@@ -723,11 +655,7 @@ fn history_stores_a_cyclictest_file_as_its_kind_and_an_unknown_file_is_an_error(
         "--add".as_ref(),
         idle.as_ref(),
     ]);
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_success(&output);
     let listing = String::from_utf8_lossy(&output.stdout);
     let first = listing.lines().nth(1).unwrap();
     assert!(!listing.contains("unknown"), "{listing}");
@@ -776,8 +704,7 @@ fn history_stores_a_cyclictest_file_as_its_kind_and_an_unknown_file_is_an_error(
         "--add".as_ref(),
         notes.as_ref(),
     ]);
-    assert_eq!(output.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = assert_error(&output);
     assert!(
         stderr.contains("notes.txt") && stderr.contains("not a result latlab reads"),
         "{stderr}"
@@ -799,11 +726,7 @@ fn rtla_output_and_other_rt_tests_files_are_reported_and_a_damaged_one_refused()
     let timerlat = peer_fixture("rtla-timerlat-hist.txt");
     let oslat = peer_fixture("oslat.json");
     let (output, html) = report(&[&timerlat, &oslat], &page);
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_success(&output);
     assert!(html.contains("Timer irq latency") || html.contains("Timer IRQ latency"));
     assert!(html.contains("Timer thread latency") && html.contains("Timer user-space latency"));
     assert!(
@@ -823,8 +746,7 @@ fn rtla_output_and_other_rt_tests_files_are_reported_and_a_damaged_one_refused()
     std::fs::write(&bad, damaged).unwrap();
     let _ = std::fs::remove_file(&page);
     let (output, _) = report(&[&bad], &page);
-    assert_eq!(output.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = assert_error(&output);
     assert!(
         stderr.contains("bad.txt") && stderr.contains(&format!("line {line}, byte {at}")),
         "{stderr}"

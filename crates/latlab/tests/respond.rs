@@ -2,7 +2,7 @@
 //! at SCHED_FIFO, real ptys, pipes, eventfds, sockets and signals.
 
 mod common;
-use common::{latlab, root};
+use common::{assert_error, assert_success, latlab, root, stderr_of};
 
 use std::path::Path;
 use std::process::Output;
@@ -36,8 +36,17 @@ fn respond_json(dir: &Path, args: &[&str]) -> (Output, Value) {
     (output, serde_json::from_str(&text).expect("result is JSON"))
 }
 
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
+/// The sum of each count column of a `--histogram-text` file (two columns).
+fn column_sums(text: &str) -> [u64; 2] {
+    let mut sums = [0u64; 2];
+    let rows = text.lines().filter(|l| !l.starts_with('#'));
+    for row in rows {
+        let counts = row.split([' ', '\t']).skip(1);
+        for (sum, count) in sums.iter_mut().zip(counts) {
+            *sum += count.parse::<u64>().unwrap();
+        }
+    }
+    sums
 }
 
 fn check_plausible(channel: &str, result: &Value, events: u64) {
@@ -83,7 +92,7 @@ fn every_emulated_channel_measures_at_sched_fifo() {
                 "200us..600us",
             ],
         );
-        assert!(output.status.success(), "{channel}: {}", stderr(&output));
+        assert!(output.status.success(), "{channel}: {}", stderr_of(&output));
         check_plausible(channel, &result, 200);
         assert_eq!(result["responder"]["policy"], "fifo", "{channel}");
         assert_eq!(result["responder"]["priority"], 95, "{channel}");
@@ -118,7 +127,7 @@ fn fixed_gap_and_duration_run_without_privilege() {
     let mut args = vec!["--channel", "pipe", "--duration", "1s", "--gap", "2ms"];
     args.extend(UNPRIVILEGED);
     let (output, result) = respond_json(dir.path(), &args);
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     assert!(result["settings"]["count"].is_null());
     assert_eq!(result["settings"]["gap"]["kind"], "fixed");
     let sent = result["events_sent"].as_u64().unwrap();
@@ -141,7 +150,7 @@ fn violated_requirement_exits_2_and_names_the_event() {
     ];
     args.extend(UNPRIVILEGED);
     let (output, result) = respond_json(dir.path(), &args);
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert_eq!(output.status.code(), Some(2), "{}", stderr_of(&output));
     assert_eq!(result["verdict"], "fail");
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("FAIL: round-trip max"), "{stdout}");
@@ -192,8 +201,7 @@ fn serial_without_hardware_fails_clearly() {
         .args(UNPRIVILEGED)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = stderr(&out);
+    let err = assert_error(&out);
     assert!(
         err.contains("cannot open serial device /dev/ttyLATLABNONE"),
         "{err}"
@@ -208,9 +216,9 @@ fn serial_without_hardware_fails_clearly() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        stderr(&out).contains("/dev/null is not a serial (terminal) device"),
+        stderr_of(&out).contains("/dev/null is not a serial (terminal) device"),
         "{}",
-        stderr(&out)
+        stderr_of(&out)
     );
 }
 
@@ -230,8 +238,7 @@ fn gpio_without_hardware_fails_clearly() {
         .args(UNPRIVILEGED)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = stderr(&out);
+    let err = assert_error(&out);
     assert!(
         err.contains("cannot open GPIO chip /dev/gpiochip4242"),
         "{err}"
@@ -245,7 +252,7 @@ fn gpio_without_hardware_fails_clearly() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "a usage error");
-    assert!(stderr(&out).contains("OUT,IN"), "{}", stderr(&out));
+    assert!(stderr_of(&out).contains("OUT,IN"), "{}", stderr_of(&out));
 }
 
 #[test]
@@ -265,7 +272,7 @@ fn ctrl_c_stops_and_still_writes_results() {
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let output = child.wait_with_output().unwrap();
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     assert!(String::from_utf8_lossy(&output.stdout).contains("(interrupted)"));
     let result: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(result["interrupted"], true);
@@ -286,17 +293,9 @@ fn histogram_text_has_one_way_and_round_trip_columns() {
     args.push(&hist_arg);
     args.extend(UNPRIVILEGED);
     let (output, _) = respond_json(dir.path(), &args);
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     let text = std::fs::read_to_string(&hist).unwrap();
-    let mut sums = [0u64; 2];
-    for line in text.lines().filter(|l| !l.starts_with('#')) {
-        let mut fields = line.split([' ', '\t']);
-        fields.next();
-        for (sum, field) in sums.iter_mut().zip(fields) {
-            *sum += field.parse::<u64>().unwrap();
-        }
-    }
-    assert_eq!(sums, [100, 100]);
+    assert_eq!(column_sums(&text), [100, 100]);
 }
 
 #[test]
@@ -305,7 +304,7 @@ fn load_runs_alongside_and_is_reported() {
     let mut args = vec!["--channel", "pipe", "--count", "200", "--load", "cpu:1"];
     args.extend(UNPRIVILEGED);
     let (output, result) = respond_json(dir.path(), &args);
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     assert!(result["load"].is_object(), "load report in the result");
     check_plausible("pipe", &result, 200);
     assert!(String::from_utf8_lossy(&output.stdout).contains("Background load"));
@@ -330,7 +329,7 @@ fn sigterm_to_the_whole_process_group_still_writes_results() {
     // SAFETY: signalling the process group of our own child (stimulus and responder).
     unsafe { libc::kill(-(child.id() as i32), libc::SIGTERM) };
     let output = child.wait_with_output().unwrap();
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     let result: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(result["interrupted"], true);
     assert!(result["events_answered"].as_u64().unwrap() > 0);
@@ -358,11 +357,7 @@ fn saved_result_is_stored_in_the_history() {
         .arg(&db)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(String::from_utf8_lossy(&out.stdout).contains("Stored in the history as id 1"));
     let list = latlab()
         .arg("history")

@@ -2,7 +2,7 @@
 //! real timers, real files and signals.
 
 mod common;
-use common::{latlab, root};
+use common::{assert_error, assert_success, latlab, quiet_run_on_cpu0, root};
 
 use std::path::Path;
 use std::process::Output;
@@ -41,6 +41,22 @@ fn run_json_pid(dir: &Path, args: &[&str]) -> (Output, Value, u32) {
         serde_json::from_str(&text).expect("result is JSON"),
         pid,
     )
+}
+
+/// `args` after `--cpus 0`.
+fn on_cpu0<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    [&["--cpus", "0"], args].concat()
+}
+
+/// A temp dir that user nobody may write in (mode 0777).
+fn writable_by_nobody() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    dir
 }
 
 fn check_timer(timer: &str, cpus: &str) {
@@ -160,8 +176,7 @@ fn rtc_runs_or_names_the_missing_device() {
             .args(["--duration", "1s", "--interval", "976562ns"])
             .output()
             .unwrap();
-        assert_eq!(output.status.code(), Some(1));
-        let stderr = String::from_utf8_lossy(&output.stderr);
+        let stderr = assert_error(&output);
         assert!(
             stderr.contains("/dev/rtc0") && stderr.contains("no RTC device"),
             "{stderr}"
@@ -184,8 +199,7 @@ fn itimer_on_two_cpus_is_refused_with_the_alternative() {
         ])
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = assert_error(&output);
     assert!(
         stderr.contains("process-wide") && stderr.contains("posix-timer"),
         "{stderr}"
@@ -200,16 +214,14 @@ fn violated_requirement_exits_2_with_the_verdict_in_words() {
     let dir = tempfile::tempdir().unwrap();
     let (output, result) = run_json(
         dir.path(),
-        &[
-            "--cpus",
-            "0",
+        &on_cpu0(&[
             "--loops",
             "200",
             "--max-latency",
             "1ns",
             "--percentile",
             "50:10s",
-        ],
+        ]),
     );
     assert_eq!(output.status.code(), Some(2));
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -220,16 +232,14 @@ fn violated_requirement_exits_2_with_the_verdict_in_words() {
 
     let (output, result) = run_json(
         dir.path(),
-        &[
-            "--cpus",
-            "0",
+        &on_cpu0(&[
             "--loops",
             "200",
             "--profile",
             "emblix-class2",
             "--max-latency",
             "10s",
-        ],
+        ]),
     );
     // emblix-class2 (1 ms) may fail on a noisy VM; 10 s may not.
     let verdict = result["verdict"].as_str().unwrap();
@@ -262,11 +272,7 @@ fn every_output_format_is_written_and_consistent() {
         ])
         .output()
         .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_success(&output);
 
     // <output-dir>/<timestamp>/result.json
     let stamp_dirs: Vec<_> = std::fs::read_dir(d.join("results")).unwrap().collect();
@@ -319,11 +325,7 @@ fn every_output_format_is_written_and_consistent() {
         .args(["history", "--db", "history.sqlite"])
         .output()
         .unwrap();
-    assert!(
-        history.status.success(),
-        "{}",
-        String::from_utf8_lossy(&history.stderr)
-    );
+    assert_success(&history);
     assert_eq!(
         String::from_utf8_lossy(&history.stdout)
             .lines()
@@ -376,12 +378,7 @@ fn unprivileged_user_gets_the_named_fix() {
     if !root("unprivileged_user_gets_the_named_fix") {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(
-        dir.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o777),
-    )
-    .unwrap();
+    let dir = writable_by_nobody();
     let exe = latlab_testkit::ExecutableByOthers::new(Path::new(env!("CARGO_BIN_EXE_latlab")));
     let nobody = |extra: &[&str]| {
         use std::os::unix::process::CommandExt;
@@ -403,8 +400,7 @@ fn unprivileged_user_gets_the_named_fix() {
             .unwrap()
     };
     let output = nobody(&[]);
-    assert_eq!(output.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = assert_error(&output);
     assert!(
         stderr.contains("SCHED_FIFO priority 95 refused"),
         "{stderr}"
@@ -416,11 +412,7 @@ fn unprivileged_user_gets_the_named_fix() {
 
     let json = dir.path().join("u.json");
     let output = nobody(&["--allow-unprivileged", "--json", json.to_str().unwrap()]);
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_success(&output);
     let result: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(result["settings"]["unprivileged"], true);
     assert_eq!(result["threads"][0]["policy"], "other");
@@ -459,11 +451,7 @@ fn load_runs_alongside_and_its_throughput_is_in_the_result() {
         dir.path(),
         &["--cpus", "0", "--loops", "300", "--load", "cpu:1,syscall:1"],
     );
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_success(&output);
     let kinds = result["load"]["kinds"]
         .as_array()
         .expect("load report in the result");
@@ -488,21 +476,12 @@ fn failing_load_command_stops_the_run_with_a_clear_error() {
     if !root("failing_load_command_stops_the_run_with_a_clear_error") {
         return;
     }
-    let output = latlab()
-        .args([
-            "run",
-            "--quiet",
-            "--no-save",
-            "--cpus",
-            "0",
-            "--duration",
-            "10s",
-        ])
+    let output = quiet_run_on_cpu0()
+        .args(["--duration", "10s"])
         .args(["--load-cmd", "exit 3"])
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = assert_error(&output);
     assert!(
         stderr.contains("exit 3") || stderr.contains("status 3"),
         "{stderr}"
@@ -518,11 +497,7 @@ fn instance_removed(pid: u32) -> bool {
 
 fn marker_lines(trace: &Path) -> usize {
     let output = latlab().arg("dump").arg(trace).output().unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_success(&output);
     String::from_utf8_lossy(&output.stdout)
         .lines()
         .filter(|l| l.contains("latlab: cycle="))
@@ -539,22 +514,16 @@ fn trace_marks_every_sample_over_the_threshold() {
     // Every sample is at or over 1 ns.
     let (output, result2, pid) = run_json_pid(
         dir.path(),
-        &[
-            "--cpus",
-            "0",
+        &on_cpu0(&[
             "--loops",
             "100",
             "--trace",
             trace.to_str().unwrap(),
             "--trace-threshold",
             "1ns",
-        ],
+        ]),
     );
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_success(&output);
     // One marker line per sample over 1 ns, unless the ring buffer overran (a busy
     // machine can starve the reader) or the kernel refused a marker: then the
     // report counts the lost events, or a warning the refused markers.
@@ -581,9 +550,7 @@ fn flight_recorder_freezes_at_the_first_late_sample() {
     let trace = dir.path().join("fr.dat");
     let (output, result, pid) = run_json_pid(
         dir.path(),
-        &[
-            "--cpus",
-            "0",
+        &on_cpu0(&[
             "--loops",
             "200",
             "--trace",
@@ -591,13 +558,9 @@ fn flight_recorder_freezes_at_the_first_late_sample() {
             "--flight-recorder",
             "--trace-threshold",
             "1ns",
-        ],
+        ]),
     );
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_success(&output);
     assert_eq!(result["trace"]["flight_recorder"], true);
     // Tracing stopped at the first sample: its marker is the only one.
     assert_eq!(marker_lines(&trace), 1);
@@ -615,9 +578,7 @@ fn itimer_with_trace_is_not_killed_by_sigalrm() {
     let trace = dir.path().join("itimer.dat");
     let (output, result, pid) = run_json_pid(
         dir.path(),
-        &[
-            "--cpus",
-            "0",
+        &on_cpu0(&[
             "--timer",
             "itimer",
             "--interval",
@@ -626,7 +587,7 @@ fn itimer_with_trace_is_not_killed_by_sigalrm() {
             "2000",
             "--trace",
             trace.to_str().unwrap(),
-        ],
+        ]),
     );
     assert!(
         output.status.success(),
@@ -646,21 +607,9 @@ fn explain_records_and_explains_the_late_wakeups_of_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let (output, result, pid) = run_json_pid(
         dir.path(),
-        &[
-            "--cpus",
-            "0",
-            "--loops",
-            "500",
-            "--explain",
-            "--trace-threshold",
-            "1ns",
-        ],
+        &on_cpu0(&["--loops", "500", "--explain", "--trace-threshold", "1ns"]),
     );
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_success(&output);
     let explain = &result["explain"];
     // Every sample is at or over 1 ns, so every detected period is late.
     let late = explain["late"].as_u64().expect("explanation in the result");
@@ -796,12 +745,7 @@ fn unprivileged_run_records_the_policy_its_threads_got() {
     if !root("unprivileged_run_records_the_policy_its_threads_got") {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(
-        dir.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o777),
-    )
-    .unwrap();
+    let dir = writable_by_nobody();
     let json = dir.path().join("u.json");
     let mut command = common::latlab_as_nobody();
     // No real-time priority for user nobody, whatever limits root has.
@@ -831,11 +775,7 @@ fn unprivileged_run_records_the_policy_its_threads_got() {
     let (policy, rt_priority) =
         kernel_scheduling(child.id(), "latlab-cpu0").expect("the thread latlab-cpu0 was seen");
     let output = child.wait_with_output().unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_success(&output);
     let (name, policy_json) = match policy {
         libc::SCHED_OTHER => ("SCHED_OTHER", "other"),
         libc::SCHED_FIFO => ("SCHED_FIFO", "fifo"),
@@ -875,11 +815,7 @@ fn a_load_command_is_recorded_as_that_command() {
         .args(["--load-cmd", command])
         .output()
         .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_success(&output);
     let stdout = String::from_utf8_lossy(&output.stdout);
     let named = format!("load `{command}`");
     assert!(
@@ -933,9 +869,7 @@ fn the_flight_recorder_names_the_sample_that_stopped_it() {
     let threshold_ns: u64 = 20_000;
     let (output, result) = run_json(
         dir.path(),
-        &[
-            "--cpus",
-            "0",
+        &on_cpu0(&[
             "--duration",
             "2s",
             "--trace",
@@ -945,13 +879,9 @@ fn the_flight_recorder_names_the_sample_that_stopped_it() {
             "20us",
             "--samples",
             samples.to_str().unwrap(),
-        ],
+        ]),
     );
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_success(&output);
     let stdout = String::from_utf8_lossy(&output.stdout);
     // One CPU: its sample log, in order, is the thread's cycles.
     let log = latlab_measure::samples::read_samples(&samples).unwrap();
@@ -1015,8 +945,7 @@ fn machine_notes_come_once_short_after_the_arguments_and_not_with_quiet() {
         .args(["--loops", "10"])
         .output()
         .unwrap();
-    assert_eq!(bad.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&bad.stderr);
+    let stderr = assert_error(&bad);
     assert!(stderr.contains("below the 10 us minimum"), "{stderr}");
     assert!(
         notes_in(&stderr).is_empty(),
@@ -1136,16 +1065,8 @@ fn run_explain_analyses_its_own_threads_only() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let mut other = latlab()
-        .args([
-            "run",
-            "--quiet",
-            "--no-save",
-            "--cpus",
-            "0",
-            "--duration",
-            "6s",
-        ])
+    let mut other = quiet_run_on_cpu0()
+        .args(["--duration", "6s"])
         .args(["--split", "off", "--priority", "90"])
         .stdout(std::process::Stdio::null())
         .spawn()
@@ -1153,21 +1074,9 @@ fn run_explain_analyses_its_own_threads_only() {
     let _stop = common::KillOnDrop(vec![other.id()]);
     let (output, result) = run_json(
         dir.path(),
-        &[
-            "--cpus",
-            "0",
-            "--duration",
-            "2s",
-            "--split",
-            "off",
-            "--explain",
-        ],
+        &on_cpu0(&["--duration", "2s", "--split", "off", "--explain"]),
     );
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_success(&output);
     let selected = result["explain"]["selected"].as_array().unwrap();
     assert_eq!(selected.len(), 1, "{selected:?}");
     assert_eq!(selected[0]["comm"], "latlab-cpu0");
@@ -1237,11 +1146,7 @@ fn a_result_and_its_history_entry_grow_with_the_histograms_buckets_not_the_sampl
         ])
         .output()
         .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_success(&output);
     let stamp = std::fs::read_dir(d.join("results"))
         .unwrap()
         .next()

@@ -23,7 +23,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::process::Command;
 
-use common::{bpf_ready, latlab};
+use common::{assert_success, bpf_ready, latlab, stdout_of};
 use latlab_explain::model::{Kind, Names};
 use latlab_explain::source::Lost;
 use latlab_explain::{Source, Trace};
@@ -144,12 +144,8 @@ fn the_split_agrees_with_the_kernel_trace_and_with_run() {
         .args(["--no-save", "--verbose"])
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
+    let stdout = stdout_of(&out);
     assert!(
         stdout.contains("Latency split at the timer interrupt")
             && stdout.contains("preemption latency"),

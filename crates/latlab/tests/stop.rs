@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use common::{latlab, root, wait_until_catches, KillOnDrop};
+use common::{assert_success, latlab, root, wait_until_catches, KillOnDrop};
 
 /// The longest a stopped command may take to exit here.
 const BOUND: Duration = Duration::from_secs(5);
@@ -53,6 +53,12 @@ impl Stopped {
 /// Starts latlab with `args` (`{DIR}` is its own temporary directory),
 /// waits until it catches `signal` and `settle` more, sends it `signal`,
 /// and asserts it exits within [`BOUND`] with status 0 (or one of `codes`).
+/// `run --no-save -q --split off --cpus 0` followed by `args`.
+fn unsplit_run_on_cpu0<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    let run = ["run", "--no-save", "-q", "--split", "off", "--cpus", "0"];
+    [&run, args].concat()
+}
+
 fn stop(args: &[&str], signal: libc::c_int, settle: Duration, codes: &[i32]) -> Stopped {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
@@ -133,14 +139,7 @@ fn run_with_a_period_longer_than_the_wait_stops_on_sigint_and_sigterm() {
         ("nanosleep", libc::SIGTERM, 0),
     ] {
         let stopped = stop(
-            &[
-                "run",
-                "--no-save",
-                "-q",
-                "--split",
-                "off",
-                "--cpus",
-                "0",
+            &unsplit_run_on_cpu0(&[
                 "--interval",
                 "30s",
                 "--duration",
@@ -149,7 +148,7 @@ fn run_with_a_period_longer_than_the_wait_stops_on_sigint_and_sigterm() {
                 timer,
                 "--json",
                 "{DIR}/r.json",
-            ],
+            ]),
             signal,
             Duration::from_millis(2500),
             &[],
@@ -158,14 +157,7 @@ fn run_with_a_period_longer_than_the_wait_stops_on_sigint_and_sigterm() {
     }
     // itimer: SIGALRM taken with sigwaitinfo, on one CPU.
     let stopped = stop(
-        &[
-            "run",
-            "--no-save",
-            "-q",
-            "--split",
-            "off",
-            "--cpus",
-            "0",
+        &unsplit_run_on_cpu0(&[
             "--timer",
             "itimer",
             "--interval",
@@ -174,7 +166,7 @@ fn run_with_a_period_longer_than_the_wait_stops_on_sigint_and_sigterm() {
             "10m",
             "--json",
             "{DIR}/r.json",
-        ],
+        ]),
         libc::SIGINT,
         Duration::from_millis(2500),
         &[],
@@ -318,11 +310,7 @@ fn record_stops_on_sigterm_and_writes_a_trace_that_reads() {
         .arg(stopped.path("t.dat"))
         .output()
         .unwrap();
-    assert!(
-        dump.status.success(),
-        "{}",
-        String::from_utf8_lossy(&dump.stderr)
-    );
+    assert_success(&dump);
 }
 
 #[test]

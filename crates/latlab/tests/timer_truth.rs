@@ -37,6 +37,7 @@
 //! `LATLAB_REQUIRE_PRIVILEGE=1`. Run with `--nocapture` to see the figures.
 
 mod common;
+use common::{assert_success, stdout_of};
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -669,12 +670,7 @@ fn set_policy(policy: libc::c_int, priority: i32) -> bool {
 
 /// Pins the calling thread to `cpu`; true when it took.
 fn pin_to(cpu: usize) -> bool {
-    // SAFETY: a zeroed cpu_set_t is empty; CPU_SET stays in bounds for cpu < 1024.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
-    }
+    latlab_rt::cpuset::CpuSet::single(cpu).is_ok_and(|set| set.apply_to_current_thread().is_ok())
 }
 
 /// What the hog did.
@@ -1397,12 +1393,8 @@ fn run_explain_compares_every_sample_with_the_trace() {
         .stdin(Stdio::null())
         .output()
         .expect("latlab runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
+    let stdout = stdout_of(&out);
     assert!(
         stdout.contains("run vs trace, sample by sample:"),
         "{stdout}"

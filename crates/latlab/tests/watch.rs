@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::watch::{hog_named_as_the_cause, read, task, watch_a_run};
-use common::{bpf_ready, latlab, require};
+use common::{assert_success, bpf_ready, history_listing, latlab, require};
 
 /// One watch at a time: the hog and the measurements share CPU 0.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -127,11 +127,7 @@ fn ended_threads_past_the_limit_are_folded_into_one_task() {
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let watch = read(&watch_json);
     let tasks = watch["tasks"].as_array().unwrap();
     assert!(tasks.len() <= 1024 + 3, "{} tasks", tasks.len());
@@ -344,21 +340,12 @@ fn ctrl_c_writes_the_result() {
     // SAFETY: a signal to our own child.
     unsafe { libc::kill(watch.id() as i32, libc::SIGINT) };
     let out = watch.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let doc = read(&json);
     assert_eq!(doc["schema"], "latlab.watch");
     assert_eq!(doc["stopped_by"], "Ctrl-C");
     // The snapshots and the result are in the history.
-    let list = latlab()
-        .args(["history", "--db"])
-        .arg(&db)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&list.stdout);
+    let text = history_listing(&db);
     assert_eq!(
         text.matches(" watch-snapshot ").count(),
         doc["snapshots"].as_array().unwrap().len(),
@@ -374,7 +361,7 @@ fn ctrl_c_writes_the_result() {
         .arg(&html)
         .output()
         .unwrap();
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert_success(&r);
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("Worst latency per interval over the whole watch"));
 }

@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::watch::read;
-use common::{bpf_ready, latlab, root};
+use common::{assert_success, bpf_ready, latlab, root};
 use serde_json::Value;
 
 /// One watch at a time: they share CPU 0.
@@ -31,12 +31,7 @@ fn sleeper(stop: Instant) -> std::thread::JoinHandle<()> {
     std::thread::Builder::new()
         .name("cb-sleeper".into())
         .spawn(move || {
-            // SAFETY: a plain syscall on the calling thread.
-            unsafe {
-                let mut set: libc::cpu_set_t = std::mem::zeroed();
-                libc::CPU_SET(0, &mut set);
-                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-            }
+            common::pin_to_cpu0();
             while Instant::now() < stop {
                 std::thread::sleep(Duration::from_micros(500));
             }
@@ -127,11 +122,7 @@ fn callbacks_named_as_the_trace_shows(extra: &[&str]) {
     let _ = load.kill();
     let _ = load.wait();
     sleeping.join().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let doc = read(&watch_json);
     let dump = Command::new(latlab_bin)
         .arg("dump")

@@ -13,22 +13,13 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::watch::read;
-use common::{bpf_ready, latlab};
+use common::{assert_success, bpf_ready, latlab, pin_to_cpu0};
 
 /// The environment variable that makes [`churn_helper`] churn:
 /// `THREADS,PARALLEL,TAIL_MS[,SLEEPS,SLEEP_US]` (5 sleeps of 200 us unless
 /// given; docs/results/2026-11-27-watch-memory.md runs it with threads
 /// that live a second, for `latlab watch --rt`'s rescans to find).
 const CHURN: &str = "LATLAB_TEST_WATCH_CHURN";
-
-fn pin_to_cpu0() {
-    // SAFETY: plain syscalls on the calling thread.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(0, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-    }
-}
 
 /// Not a test of its own: run again by the tests below with [`CHURN`] set,
 /// it starts THREADS threads, PARALLEL at a time, each SCHED_FIFO 10 on CPU
@@ -189,9 +180,5 @@ fn the_churn_helper_starts_sched_fifo_threads_that_end() {
         .env(CHURN, "40,4,0")
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
 }

@@ -15,7 +15,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::watch::read;
-use common::{bpf_ready, latlab, require};
+use common::{assert_success, bpf_ready, history_listing, latlab, require};
 use serde_json::Value;
 
 /// One watch at a time: the cyclictests share CPU 0.
@@ -129,12 +129,7 @@ fn a_selection_that_matches_nothing_waits_then_fails_and_stores_nothing() {
     // It waited (not the 1 s of --duration).
     assert!(started.elapsed() >= Duration::from_secs(10));
     assert!(!json.exists(), "a result was written");
-    let list = latlab()
-        .args(["history", "--db"])
-        .arg(&db)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&list.stdout);
+    let text = history_listing(&db);
     assert!(!text.contains("watch"), "stored: {text}");
 
     // --rt: a thread that is not real-time is no match either.
@@ -198,11 +193,7 @@ fn a_task_that_appears_while_the_watch_waits_is_watched() {
         .unwrap();
     let out = watch.wait_with_output().unwrap();
     let _ = late.wait();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let doc = read(&json);
     assert!(
         doc["tasks"]
@@ -247,11 +238,7 @@ fn rt_with_a_name_watches_only_the_real_time_threads_with_their_policy() {
     let threads = policies_of(ct.id());
     let _ = ct.kill();
     let _ = ct.wait();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let doc = read(&json);
     // The kernel's own view of the process: the SCHED_FIFO threads are the
     // tasks watched, the main thread (SCHED_OTHER) is not.
@@ -299,11 +286,7 @@ fn causes_are_ranked_from_the_real_time_threads_only() {
         .args(["-t1", "-p80", "-a0", "-i1000", "-q", "-D3"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let doc = read(&json);
     let tasks = doc["tasks"].as_array().unwrap();
     let policy_of = |tid: i64| {
@@ -380,11 +363,7 @@ fn watchs_own_process_is_never_a_cause() {
         .unwrap();
     let own = watch.id() as i64;
     let out = watch.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let doc = read(&json);
     let text = serde_json::to_string(&doc["causes"]).unwrap();
     for c in doc["causes"].as_array().unwrap() {

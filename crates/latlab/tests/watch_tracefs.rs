@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::watch::{hog_named_as_the_cause, read, task, watch_a_run};
-use common::{latlab, require, root};
+use common::{assert_success, latlab, require, root};
 
 /// One watch at a time: the hog and the measurements share CPU 0.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -70,11 +70,7 @@ fn tracefs_measures_a_sched_fifo_thread_as_it_measures_itself_and_as_bpf_does() 
     let run = ["--split", "off", "--duration", "3s", "--priority", "80"];
     watch_a_run(&watch, &tf_json, &run, Some(&run_json));
     let bpf_out = bpf_watch.wait_with_output().unwrap();
-    assert!(
-        bpf_out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&bpf_out.stderr)
-    );
+    assert_success(&bpf_out);
     let (run, tf, bw) = (read(&run_json), read(&tf_json), read(&bpf_json));
     assert_eq!(tf["settings"]["backend"], "tracefs");
     assert_eq!(bw["settings"]["backend"], "bpf");
@@ -165,11 +161,7 @@ fn tracefs_leaves_no_instance_after_a_stop_or_sigterm() {
         .unwrap();
     let pid = child.id();
     let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(
         !has_instance(pid),
         "instance of {pid} left: {:?}",
@@ -207,11 +199,7 @@ fn tracefs_leaves_no_instance_after_a_stop_or_sigterm() {
     // SAFETY: a signal to our own child.
     unsafe { libc::kill(pid as i32, libc::SIGTERM) };
     let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let doc = read(&json);
     assert_eq!(doc["stopped_by"], "SIGTERM");
     assert_eq!(doc["settings"]["backend"], "tracefs");

@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 use latlab_rt::clock::monotonic_ns;
+use latlab_rt::cpuset::CpuSet;
+use latlab_rt::memory::map_shared_page;
 use latlab_rt::sched::Policy;
 
 use super::{Placement, RespondConfig};
@@ -34,25 +36,12 @@ pub(super) struct SharedPage(*mut Shared);
 impl SharedPage {
     /// Maps it (zeroed); `cpu` names the responder in an error.
     pub(super) fn new(cpu: usize) -> Result<Self, RespondError> {
-        // SAFETY: an anonymous shared mapping; checked for failure below.
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                4096,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(RespondError::Responder {
-                cpu,
-                step: "mapping the shared page",
-                error: std::io::Error::last_os_error(),
-                hint: "",
-            });
-        }
+        let ptr = map_shared_page().map_err(|error| RespondError::Responder {
+            cpu,
+            step: "mapping the shared page",
+            error,
+            hint: "",
+        })?;
         // Zero-filled memory is a valid Shared (all atomics at 0).
         Ok(SharedPage(ptr.cast()))
     }
@@ -79,7 +68,7 @@ impl Shared {
 impl Drop for SharedPage {
     fn drop(&mut self) {
         // SAFETY: the page was mapped in new() and is no longer referenced.
-        unsafe { libc::munmap(self.0.cast(), 4096) };
+        unsafe { libc::munmap(self.0.cast(), latlab_rt::memory::SHARED_PAGE_BYTES) };
     }
 }
 
@@ -140,10 +129,11 @@ fn responder_main(plan: ResponderPlan, shared: &Shared) -> ! {
         for &fd in &plan.close[..plan.close_count.min(plan.close.len())] {
             libc::close(fd);
         }
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(plan.cpu, &mut set);
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            report_failure(shared, 1, errno());
+        let pinned = CpuSet::single(plan.cpu)
+            .map_err(|_| libc::EINVAL)
+            .and_then(|set| set.apply_to_current_thread().map_err(|_| errno()));
+        if let Err(e) = pinned {
+            report_failure(shared, 1, e);
         }
         let param = latlab_rt::sched::param(plan.priority);
         if latlab_rt::sched::setscheduler(0, plan.policy, &param) != 0 {

@@ -1,12 +1,13 @@
 //! Saving and restoring what the stimulus changes in the calling thread.
 
+use latlab_rt::cpuset::CpuSet;
 use latlab_rt::sched::{self, Policy};
 
 /// Restores the calling thread's policy, affinity and signal mask.
 pub(super) struct ThreadState {
     policy: Option<Policy>,
     priority: i32,
-    affinity: Vec<usize>,
+    affinity: CpuSet,
     mask: libc::sigset_t,
 }
 
@@ -23,7 +24,7 @@ impl ThreadState {
         ThreadState {
             policy,
             priority,
-            affinity: sched::current_affinity(),
+            affinity: CpuSet::of_current_thread().unwrap_or_default(),
             mask,
         }
     }
@@ -34,15 +35,11 @@ impl Drop for ThreadState {
         if let Some(policy) = self.policy {
             let _ = sched::set_current_thread(policy, self.priority);
         }
-        // SAFETY: cpu_set_t and the saved mask are plain data.
+        if !self.affinity.is_empty() {
+            let _ = self.affinity.apply_to_current_thread();
+        }
+        // SAFETY: the saved mask is plain data.
         unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            for &cpu in &self.affinity {
-                libc::CPU_SET(cpu, &mut set);
-            }
-            if !self.affinity.is_empty() {
-                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-            }
             libc::pthread_sigmask(libc::SIG_SETMASK, &self.mask, std::ptr::null_mut());
         }
     }

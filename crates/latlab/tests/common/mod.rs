@@ -9,6 +9,12 @@
 
 use std::process::Command;
 
+pub mod chromium;
+pub mod output;
+pub use output::{
+    assert_error, assert_success, json_of, read_json, spawn_piped, stderr_of, stdout_of,
+};
+
 /// The latlab binary under test. Its default history database lives in the
 /// test's target directory, never in the user's data directory.
 pub fn latlab() -> Command {
@@ -20,8 +26,30 @@ pub fn latlab() -> Command {
     command
 }
 
-pub use latlab_testkit::process::{catches, first_child, state, wait_until_catches, KillOnDrop};
+pub use latlab_testkit::process::{
+    catches, first_child, processes_with, state, wait_until_catches, KillOnDrop,
+};
 pub use latlab_testkit::{require, root};
+
+/// Pins the calling thread to CPU 0.
+pub fn pin_to_cpu0() {
+    let set = latlab_rt::cpuset::CpuSet::single(0).unwrap();
+    let _ = set.apply_to_current_thread();
+}
+
+/// `latlab run --quiet --no-save --cpus 0`: a run that prints and keeps
+/// nothing but what the test asks for.
+pub fn quiet_run_on_cpu0() -> Command {
+    let mut command = latlab();
+    command.args(["run", "--quiet", "--no-save", "--cpus", "0"]);
+    command
+}
+
+/// What `latlab history --db <db>` lists (its stdout).
+pub fn history_listing(db: &std::path::Path) -> String {
+    let list = latlab().args(["history", "--db"]).arg(db).output().unwrap();
+    String::from_utf8_lossy(&list.stdout).into_owned()
+}
 
 /// The latlab binary run as user nobody (65534) without capabilities
 /// (`setpriv`, as root): what an unprivileged user sees.
@@ -216,11 +244,9 @@ pub mod watch {
         std::thread::Builder::new()
             .name("latlab-hog".into())
             .spawn(move || {
-                // SAFETY: plain syscalls on the calling thread.
+                super::pin_to_cpu0();
+                // SAFETY: a plain syscall on the calling thread.
                 unsafe {
-                    let mut set: libc::cpu_set_t = std::mem::zeroed();
-                    libc::CPU_SET(0, &mut set);
-                    libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
                     let param = libc::sched_param { sched_priority: 99 };
                     assert_eq!(libc::sched_setscheduler(0, libc::SCHED_FIFO, &param), 0);
                 }
