@@ -178,9 +178,9 @@ fn history_filters_and_deletes_on_both_stores() {
         assert_eq!(listed_ids(&out), [1, 2], "{db}");
         assert!(err.contains("deleted 2 results (ids 1, 2)"), "{err}");
         assert_eq!(ids(&[]), [4, 5], "{db}");
-        // --delete with filters is a usage error (2, clap's).
+        // --delete with filters is a usage error (1, as rtla's).
         let (code, _, _) = history(&db, &["--delete", "4", "--kind", "run"]);
-        assert_eq!(code, 2, "{db}");
+        assert_eq!(code, 1, "{db}");
         assert_eq!(ids(&[]), [4, 5], "{db}");
     }
 }
