@@ -10,7 +10,7 @@ use crate::separate::Window;
 /// A cause category summed over all its causes.
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct CategoryRow {
-    /// Category name ([`Cause::category`](super::Cause::category)).
+    /// Category name (`Cause::category`).
     pub category: String,
     /// Late windows where it appears.
     pub late_windows: u64,

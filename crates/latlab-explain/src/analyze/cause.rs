@@ -21,7 +21,7 @@ pub enum Cause {
     /// The timer interrupt came late while this task ran and the CPU logged
     /// events: interrupts were disabled in the kernel on its behalf.
     TimerIrqDelay {
-        /// `comm:pid` in a window's parts; `comm` in a ranked [`CauseRow`](super::CauseRow).
+        /// `comm:pid` in a window's parts; `comm` in a ranked `CauseRow`.
         task: String,
     },
     /// The CPU logged nothing at all for a while: before the timer
@@ -30,7 +30,7 @@ pub enum Cause {
     /// woken task (or its timer's thread) waited; either way the (virtual)
     /// CPU may not have been running (hypervisor preemption, SMI).
     SilentGap {
-        /// The task the CPU was running (`comm:pid`; `comm` in a [`CauseRow`](super::CauseRow)).
+        /// The task the CPU was running (`comm:pid`; `comm` in a `CauseRow`).
         task: String,
         /// Where the silence was.
         within: Silence,
@@ -72,14 +72,14 @@ pub enum Cause {
     SoftTimer {
         /// The thread that ran the callback (`comm:pid`).
         thread: String,
-        /// The task the CPU ran meanwhile (`comm:pid`; `comm` in a [`CauseRow`](super::CauseRow)).
+        /// The task the CPU ran meanwhile (`comm:pid`; `comm` in a `CauseRow`).
         task: String,
         /// Its kernel priority (-1 unknown).
         prio: i32,
     },
     /// A threaded interrupt handler (`irq/NN-name`) ran before the task.
     IrqThread {
-        /// `comm:pid` in a window's parts; `comm` in a ranked [`CauseRow`](super::CauseRow).
+        /// `comm:pid` in a window's parts; `comm` in a ranked `CauseRow`.
         task: String,
         /// The IRQ number (`/proc/irq/NN`).
         irq: i32,
@@ -90,7 +90,7 @@ pub enum Cause {
     },
     /// A softirq thread (`ktimers/N`, `ksoftirqd/N`) ran before the task.
     SoftirqThread {
-        /// `comm:pid` in a window's parts; `comm` in a ranked [`CauseRow`](super::CauseRow).
+        /// `comm:pid` in a window's parts; `comm` in a ranked `CauseRow`.
         task: String,
         /// Its kernel priority (-1 unknown).
         prio: i32,
@@ -100,7 +100,7 @@ pub enum Cause {
     /// Another kernel thread with a known role (RCU, workqueue, stopper)
     /// ran before the task.
     KernelThread {
-        /// `comm:pid` in a window's parts; `comm` in a ranked [`CauseRow`](super::CauseRow).
+        /// `comm:pid` in a window's parts; `comm` in a ranked `CauseRow`.
         task: String,
         /// Its kernel priority (-1 unknown).
         prio: i32,
@@ -109,7 +109,7 @@ pub enum Cause {
     },
     /// Another task ran on the CPU before the woken task.
     OtherTask {
-        /// `comm:pid` in a window's parts; `comm` in a ranked [`CauseRow`](super::CauseRow).
+        /// `comm:pid` in a window's parts; `comm` in a ranked `CauseRow`.
         task: String,
         /// Its kernel priority (0-99 real-time, 100-139 normal; -1 unknown).
         prio: i32,
@@ -120,7 +120,7 @@ pub enum Cause {
     /// with no preemption point (non-preemptible kernel code), though the
     /// woken task outranked it.
     NonPreemptibleKernel {
-        /// `comm:pid` in a window's parts; `comm` in a ranked [`CauseRow`](super::CauseRow).
+        /// `comm:pid` in a window's parts; `comm` in a ranked `CauseRow`.
         task: String,
     },
     /// The CPU was idle: leaving the idle state (C-state exit, or a halted
