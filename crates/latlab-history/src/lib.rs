@@ -213,6 +213,25 @@ impl History {
         &self.display
     }
 
+    /// The bytes a SQLite history takes on disk (the file and its
+    /// write-ahead log); `None` for PostgreSQL.
+    pub fn size_on_disk(&self) -> Option<u64> {
+        let Location::Sqlite(path) = &self.location else {
+            return None;
+        };
+        let wal = path.with_extension(format!(
+            "{}-wal",
+            path.extension().and_then(|e| e.to_str()).unwrap_or("")
+        ));
+        Some(
+            [path, &wal]
+                .iter()
+                .filter_map(|p| std::fs::metadata(p).ok())
+                .map(|m| m.len())
+                .sum(),
+        )
+    }
+
     /// The open store.
     fn backend(&self) -> std::cell::RefMut<'_, Box<dyn Backend>> {
         self.backend.borrow_mut()

@@ -23,6 +23,7 @@ pub mod dashboard;
 pub mod explain;
 pub mod farm;
 pub mod formats;
+pub mod history;
 pub mod html;
 pub mod load;
 pub mod lockbench;
