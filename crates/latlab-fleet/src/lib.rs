@@ -26,6 +26,7 @@
 
 pub mod dashboard;
 mod error;
+mod http_client;
 pub mod push;
 #[cfg(feature = "serve")]
 pub mod server;

@@ -11,10 +11,10 @@
 //! a refused token (401) stops the push with the spool intact.
 
 use std::path::Path;
-use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::http_client;
 use crate::spool;
 use crate::{FleetError, Result};
 
@@ -75,11 +75,7 @@ pub fn push(
 ) -> Result<PushOutcome> {
     let dir = to.spool;
     let endpoint = format!("{}/api/v1/results", to.url.trim_end_matches('/'));
-    let agent = ureq::AgentBuilder::new()
-        .timeout_connect(Duration::from_secs(10))
-        .timeout(Duration::from_secs(120))
-        .build();
-    let send = |body: &str| send(&agent, &endpoint, to.token, body);
+    let send = |body: &str| send(&endpoint, to.token, body);
     let mut outcome = PushOutcome::default();
     let mut unspooled = Vec::new();
     for document in documents {
@@ -160,28 +156,22 @@ enum Sent {
     Down(String),
 }
 
-fn send(agent: &ureq::Agent, endpoint: &str, token: &str, body: &str) -> Sent {
-    let response = agent
-        .post(endpoint)
-        .set("Authorization", &format!("Bearer {token}"))
-        .set("Content-Type", "application/json")
-        .send_string(body);
-    let message = |r: ureq::Response| r.into_string().unwrap_or_default().trim().to_string();
-    match response {
-        Ok(r) if r.status() == 201 => Sent::Stored,
-        Ok(_) => Sent::Already,
-        Err(ureq::Error::Status(401, r)) => Sent::Unauthorized(format!(
+fn send(endpoint: &str, token: &str, body: &str) -> Sent {
+    match http_client::post_json(endpoint, token, body) {
+        Ok(a) if a.status == 201 => Sent::Stored,
+        Ok(a) if a.status < 400 => Sent::Already,
+        Ok(a) if a.status == 401 => Sent::Unauthorized(format!(
             "{endpoint} refused the token (401: {}): check --token-file or LATLAB_TOKEN",
-            message(r)
+            a.body.trim()
         )),
-        Err(ureq::Error::Status(code, r))
-            if (400..500).contains(&code) && code != 408 && code != 429 =>
-        {
-            Sent::Rejected(format!("{code}: {}", message(r)))
+        Ok(a) if (400..500).contains(&a.status) && a.status != 408 && a.status != 429 => {
+            Sent::Rejected(format!("{}: {}", a.status, a.body.trim()))
         }
-        Err(ureq::Error::Status(code, r)) => {
-            Sent::Down(format!("{endpoint} answered {code}: {}", message(r)))
-        }
+        Ok(a) => Sent::Down(format!(
+            "{endpoint} answered {}: {}",
+            a.status,
+            a.body.trim()
+        )),
         Err(e) => Sent::Down(format!("{endpoint} cannot be reached: {e}")),
     }
 }
