@@ -18,10 +18,16 @@
 #     for the std's libc, --cfg libc_unstable_musl_v1_2 for ours), so no
 #     time_t overflows in 2038 and no nanoseconds are truncated.
 #
+# The board binaries are built without latlab's `serve` feature: every board
+# command (run, push, ...) is there, `latlab serve` and `--db postgres://`
+# say the build has no server or PostgreSQL (docs/building.md).
+#
 # Environment: DIST_TARGETS (default: all four below), DIST_NIGHTLY (the
 # nightly for -Zbuild-std), CARGO_TARGET_DIR (default target/), DIST_BIN
 # (the workspace binary to build, default latlab; lab/run builds its
-# lab-wire this way) and DIST_DIR (where it lands, default dist/).
+# lab-wire this way), DIST_FEATURES (features added to the board build:
+# serve for a full one, postgres for a board that writes to PostgreSQL)
+# and DIST_DIR (where it lands, default dist/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -89,7 +95,16 @@ tools() {
 }
 
 build() {
-    local t=$1
+    local t=$1 features=()
+    # A board binary: latlab without its `serve` feature (the server, axum,
+    # tokio, the PostgreSQL client): a board pushes, it never serves.
+    # DIST_FEATURES adds features back (DIST_FEATURES=serve: a full build).
+    if [ "$BIN" = latlab ]; then
+        features=(--no-default-features)
+    fi
+    if [ -n "${DIST_FEATURES:-}" ]; then
+        features+=(--features "$DIST_FEATURES")
+    fi
     if builds_std "$t"; then
         # zig brings crt1.o and libc.a: rustc's self-contained copies do not
         # exist for a standard library built from source.
@@ -100,9 +115,9 @@ build() {
             time64=(RUST_LIBC_UNSTABLE_MUSL_V1_2_3=1)
         fi
         run env "${time64[@]}" RUSTFLAGS="$flags" cargo "+$NIGHTLY" zigbuild --locked --profile dist \
-            --bin "$BIN" --target "$t" -Zbuild-std=std,panic_abort
+            --bin "$BIN" --target "$t" "${features[@]}" -Zbuild-std=std,panic_abort
     else
-        run cargo zigbuild --locked --profile dist --bin "$BIN" --target "$t"
+        run cargo zigbuild --locked --profile dist --bin "$BIN" --target "$t" "${features[@]}"
     fi
 }
 

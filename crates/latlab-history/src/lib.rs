@@ -31,8 +31,13 @@
 
 #![warn(missing_docs)]
 
+mod backend;
+mod columns;
+mod error;
 mod filter;
 mod group;
+mod location;
+#[cfg(feature = "postgres")]
 mod pg;
 mod sqlite;
 
@@ -45,89 +50,15 @@ use serde_json::Value;
 /// Version of the SQLite table layout, in `PRAGMA user_version`.
 pub const LAYOUT_VERSION: i64 = 3;
 
+pub use error::{HistoryError, Result};
 pub use filter::{check_time, Filter};
 pub use group::{kind_of, variant_of, Group, Series};
+pub use location::Location;
+#[cfg(feature = "postgres")]
 pub use pg::POSTGRES_MIGRATIONS;
 
-/// What can go wrong with the history database.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum HistoryError {
-    /// The directory for the database could not be made.
-    #[error("creating the directory {path} for the history database: {source} (choose another place with --db FILE)")]
-    CreateDir {
-        /// The directory.
-        path: PathBuf,
-        /// The cause.
-        source: std::io::Error,
-    },
-    /// SQLite refused an operation.
-    #[error("history database {path}: {action}: {source} (is it a latlab history? choose another with --db FILE)")]
-    Sql {
-        /// The database file.
-        path: PathBuf,
-        /// What was being done.
-        action: &'static str,
-        /// The cause.
-        source: rusqlite::Error,
-    },
-    /// PostgreSQL refused an operation or could not be reached.
-    #[error("PostgreSQL history {location}: {action}: {source} (is the server running and the URL right? --db postgres://USER@HOST/DB)")]
-    Postgres {
-        /// The database URL, without its password.
-        location: String,
-        /// What was being done.
-        action: &'static str,
-        /// The cause.
-        source: postgres::Error,
-    },
-    /// The database was written by a newer latlab.
-    #[error("history database {location} has layout {found}, newer than this latlab's {supported}: update latlab or use another --db")]
-    Newer {
-        /// The database file or URL.
-        location: String,
-        /// Its layout version.
-        found: i64,
-        /// The newest this latlab knows.
-        supported: i64,
-    },
-    /// No entry with this id.
-    #[error("no result with id {id} in {location}: `latlab history` lists the ids")]
-    NotFound {
-        /// The database file or URL.
-        location: String,
-        /// The id asked for.
-        id: i64,
-    },
-    /// Ids to delete that are not stored; nothing was deleted.
-    #[error("no result with id {} in {location}, so nothing was deleted: `latlab history` lists the ids", ids.iter().map(i64::to_string).collect::<Vec<_>>().join(", "))]
-    NotStored {
-        /// The database file or URL.
-        location: String,
-        /// The ids not found.
-        ids: Vec<i64>,
-    },
-    /// A time bound that is not a UTC date or time.
-    #[error("time {0:?}: give a UTC date YYYY-MM-DD, or YYYY-MM-DDTHH:MM[:SS]")]
-    Time(String),
-    /// A stored or given document is not valid JSON of a result.
-    #[error("result {what} is not valid result JSON: {source}")]
-    Json {
-        /// Which result (`id 4`, `to store`).
-        what: String,
-        /// The cause.
-        source: serde_json::Error,
-    },
-    /// A board name or token that cannot be stored.
-    #[error("{0}")]
-    Board(String),
-    /// Neither XDG_DATA_HOME nor HOME is set.
-    #[error("no data directory for the history: set XDG_DATA_HOME or HOME, or give --db FILE")]
-    NoDataDir,
-}
-
-/// Result alias of this crate.
-pub type Result<T> = std::result::Result<T, HistoryError>;
+use backend::Backend;
+use columns::Columns;
 
 /// One line of the history listing.
 #[derive(Debug, Clone, PartialEq)]
@@ -174,43 +105,9 @@ pub struct Stored {
     pub new: bool,
 }
 
-/// Where a history lives: a SQLite file or a PostgreSQL URL.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Location {
-    /// A SQLite database file.
-    Sqlite(PathBuf),
-    /// A PostgreSQL connection string (`postgres://...` or `postgresql://...`).
-    Postgres(String),
-}
-
-impl Location {
-    /// `postgres://` and `postgresql://` URLs name a PostgreSQL database,
-    /// anything else a SQLite file.
-    pub fn parse(spec: &str) -> Location {
-        if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
-            Location::Postgres(spec.to_string())
-        } else {
-            Location::Sqlite(PathBuf::from(spec))
-        }
-    }
-
-    /// The file, or the URL without its password, for messages.
-    pub fn display(&self) -> String {
-        match self {
-            Location::Sqlite(path) => path.display().to_string(),
-            Location::Postgres(url) => pg::redact(url),
-        }
-    }
-}
-
-enum Backend {
-    Sqlite(rusqlite::Connection),
-    Postgres(Box<RefCell<postgres::Client>>),
-}
-
-/// The history database.
+/// The history database: one store ([`Location`]) behind one API.
 pub struct History {
-    backend: Backend,
+    backend: RefCell<Box<dyn Backend>>,
     location: Location,
     display: String,
 }
@@ -233,48 +130,6 @@ pub fn record_run(db_path: &Path, run: &RunResult) -> Result<i64> {
     History::open(db_path)?.insert_run(run)
 }
 
-/// The columns the listing reads from a document.
-pub(crate) struct Columns {
-    pub uid: String,
-    pub schema: String,
-    pub started_at: String,
-    pub host: Option<String>,
-    pub arch: Option<String>,
-    pub kernel: Option<String>,
-    pub preemption: Option<String>,
-    pub load: Option<String>,
-    pub variant: Option<String>,
-    pub max_ns: Option<i64>,
-    pub p999_ns: Option<i64>,
-    pub verdict: Option<String>,
-}
-
-impl Columns {
-    pub(crate) fn of(doc: &Value) -> Columns {
-        let text = |v: &Value| v.as_str().map(str::to_string);
-        let latency = |field: &str| {
-            [&doc["overall"]["latency"], &doc["one_way"]["latency"]]
-                .into_iter()
-                .find_map(|l| l[field].as_u64())
-                .map(|v| v.min(i64::MAX as u64) as i64)
-        };
-        Columns {
-            uid: latlab_document::document_id(doc),
-            schema: text(&doc["schema"]).unwrap_or_else(|| "unknown".into()),
-            started_at: text(&doc["started_at"]).unwrap_or_default(),
-            host: text(&doc["system"]["hostname"]),
-            arch: text(&doc["system"]["machine"]),
-            kernel: text(&doc["system"]["kernel_release"]),
-            preemption: text(&doc["system"]["preemption_model"]),
-            load: load_name(&doc["load"]),
-            variant: variant_of(doc),
-            max_ns: latency("max"),
-            p999_ns: latency("p99_9"),
-            verdict: text(&doc["verdict"]),
-        }
-    }
-}
-
 impl History {
     /// Opens (creating if needed) the SQLite database at `path`.
     pub fn open(path: &Path) -> Result<History> {
@@ -287,13 +142,22 @@ impl History {
     }
 
     /// Opens (creating and migrating if needed) the database at `location`.
+    /// A PostgreSQL URL needs the `postgres` feature: without it (a board
+    /// build) it is [`HistoryError::NoPostgres`].
     pub fn open_location(location: &Location) -> Result<History> {
-        let backend = match location {
-            Location::Sqlite(path) => Backend::Sqlite(sqlite::open(path)?),
-            Location::Postgres(url) => Backend::Postgres(Box::new(RefCell::new(pg::open(url)?))),
+        let backend: Box<dyn Backend> = match location {
+            Location::Sqlite(path) => Box::new(sqlite::SqliteStore::open(path)?),
+            #[cfg(feature = "postgres")]
+            Location::Postgres(url) => Box::new(pg::PostgresStore::open(url)?),
+            #[cfg(not(feature = "postgres"))]
+            Location::Postgres(_) => {
+                return Err(HistoryError::NoPostgres {
+                    location: location.display(),
+                })
+            }
         };
         Ok(History {
-            backend,
+            backend: RefCell::new(backend),
             location: location.clone(),
             display: location.display(),
         })
@@ -307,6 +171,30 @@ impl History {
     /// The file, or the URL without password, for messages.
     pub fn display(&self) -> &str {
         &self.display
+    }
+
+    /// The bytes a SQLite history takes on disk (the file and its
+    /// write-ahead log); `None` for PostgreSQL.
+    pub fn size_on_disk(&self) -> Option<u64> {
+        let Location::Sqlite(path) = &self.location else {
+            return None;
+        };
+        let wal = path.with_extension(format!(
+            "{}-wal",
+            path.extension().and_then(|e| e.to_str()).unwrap_or("")
+        ));
+        Some(
+            [path, &wal]
+                .iter()
+                .filter_map(|p| std::fs::metadata(p).ok())
+                .map(|m| m.len())
+                .sum(),
+        )
+    }
+
+    /// The open store.
+    fn backend(&self) -> std::cell::RefMut<'_, Box<dyn Backend>> {
+        self.backend.borrow_mut()
     }
 
     /// Stores a run result; returns its row id.
@@ -328,14 +216,8 @@ impl History {
     /// locally: `None`); a document whose id is already stored is left as
     /// it is. The listing columns are read where the document has them.
     pub fn store(&mut self, doc: &Value, board: Option<&str>) -> Result<Stored> {
-        let columns = Columns::of(doc);
-        let json = doc.to_string();
-        match &mut self.backend {
-            Backend::Sqlite(conn) => sqlite::store(conn, &self.display, &columns, board, &json),
-            Backend::Postgres(client) => {
-                pg::store(client.get_mut(), &self.display, &columns, board, &json)
-            }
-        }
+        self.backend()
+            .store(&Columns::of(doc), board, &doc.to_string())
     }
 
     /// The stored results, oldest first; with `limit`, only the newest ones.
@@ -348,12 +230,7 @@ impl History {
 
     /// The stored results matching `filter`, oldest first.
     pub fn query(&self, filter: &Filter) -> Result<Vec<Entry>> {
-        let mut entries = match &self.backend {
-            Backend::Sqlite(conn) => sqlite::query(conn, &self.display, filter)?,
-            Backend::Postgres(client) => {
-                pg::query(&mut client.borrow_mut(), &self.display, filter)?
-            }
-        };
+        let mut entries = self.backend().query(filter)?;
         entries.reverse();
         Ok(entries)
     }
@@ -370,10 +247,7 @@ impl History {
 
     /// The whole stored document of result `id`.
     pub fn get(&self, id: i64) -> Result<Value> {
-        let text = match &self.backend {
-            Backend::Sqlite(conn) => sqlite::get(conn, &self.display, id)?,
-            Backend::Postgres(client) => pg::get(&mut client.borrow_mut(), &self.display, id)?,
-        };
+        let text = self.backend().get(id)?;
         let text = text.ok_or_else(|| HistoryError::NotFound {
             location: self.display.clone(),
             id,
@@ -391,10 +265,7 @@ impl History {
         let mut ids = ids.to_vec();
         ids.sort_unstable();
         ids.dedup();
-        let missing = match &mut self.backend {
-            Backend::Sqlite(conn) => sqlite::delete(conn, &self.display, &ids)?,
-            Backend::Postgres(client) => pg::delete(client.get_mut(), &self.display, &ids)?,
-        };
+        let missing = self.backend().delete(&ids)?;
         if !missing.is_empty() {
             return Err(HistoryError::NotStored {
                 location: self.display.clone(),
@@ -408,18 +279,12 @@ impl History {
     /// without them (`VACUUM`), so it shrinks; PostgreSQL reclaims it
     /// itself (autovacuum), so nothing is done there.
     pub fn reclaim(&mut self) -> Result<()> {
-        match &mut self.backend {
-            Backend::Sqlite(conn) => sqlite::reclaim(conn, &self.display),
-            Backend::Postgres(_) => Ok(()),
-        }
+        self.backend().reclaim()
     }
 
     /// How many results are stored.
     pub fn count(&self) -> Result<i64> {
-        match &self.backend {
-            Backend::Sqlite(conn) => sqlite::count(conn, &self.display),
-            Backend::Postgres(client) => pg::count(&mut client.borrow_mut(), &self.display),
-        }
+        self.backend().count()
     }
 
     /// Registers a board for `latlab serve` with the hash of its token.
@@ -431,13 +296,7 @@ impl History {
                 "board name {name:?}: give 1 to 200 bytes without control characters"
             )));
         }
-        let added = match &mut self.backend {
-            Backend::Sqlite(conn) => sqlite::add_board(conn, &self.display, name, token_hash)?,
-            Backend::Postgres(client) => {
-                pg::add_board(client.get_mut(), &self.display, name, token_hash)?
-            }
-        };
-        if !added {
+        if !self.backend().add_board(name, token_hash)? {
             return Err(HistoryError::Board(format!(
                 "a board named {name:?} is already registered in {}: choose another name",
                 self.display
@@ -448,43 +307,19 @@ impl History {
 
     /// The board whose token has this hash.
     pub fn board_for_token(&self, token_hash: &str) -> Result<Option<String>> {
-        match &self.backend {
-            Backend::Sqlite(conn) => sqlite::board_for_token(conn, &self.display, token_hash),
-            Backend::Postgres(client) => {
-                pg::board_for_token(&mut client.borrow_mut(), &self.display, token_hash)
-            }
-        }
+        self.backend().board_for_token(token_hash)
     }
 
     /// Every registered board's name, sorted.
     pub fn boards(&self) -> Result<Vec<String>> {
-        match &self.backend {
-            Backend::Sqlite(conn) => sqlite::boards(conn, &self.display),
-            Backend::Postgres(client) => pg::boards(&mut client.borrow_mut(), &self.display),
-        }
+        self.backend().boards()
     }
 
     /// The database's own consistency check: the problems it lists (none:
     /// the store is sound). PostgreSQL checks itself; its list is empty.
     pub fn check(&self) -> Result<Vec<String>> {
-        match &self.backend {
-            Backend::Sqlite(conn) => sqlite::check(conn, &self.display),
-            Backend::Postgres(_) => Ok(Vec::new()),
-        }
+        self.backend().check()
     }
-}
-
-/// The load of a run as listed: its spec, the command, or `None`.
-fn load_name(load: &Value) -> Option<String> {
-    if load.is_null() {
-        return None;
-    }
-    let spec = load["spec"].as_str().unwrap_or("?");
-    Some(match load["command"].as_str() {
-        Some(cmd) if spec == "none" => format!("`{cmd}`"),
-        Some(cmd) => format!("{spec} + `{cmd}`"),
-        None => spec.to_string(),
-    })
 }
 
 #[cfg(test)]
@@ -533,9 +368,8 @@ mod tests {
             h.get(99),
             Err(HistoryError::NotFound { id: 99, .. })
         ));
-        let Backend::Sqlite(conn) = &h.backend else {
-            unreachable!()
-        };
+        // WAL mode is kept in the file: a second connection sees it.
+        let conn = rusqlite::Connection::open(dir.path().join("sub/dir/h.sqlite")).unwrap();
         let journal: String = conn
             .pragma_query_value(None, "journal_mode", |r| r.get(0))
             .unwrap();

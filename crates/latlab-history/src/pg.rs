@@ -3,7 +3,9 @@
 
 use postgres::{Client, NoTls};
 
+use crate::backend::Backend;
 use crate::filter::Arg;
+use crate::location::redact;
 use crate::{Columns, Entry, Filter, HistoryError, Result, Stored};
 
 /// The layout of a PostgreSQL history, one migration per version, applied
@@ -49,24 +51,6 @@ const VARIANT_MIGRATION: i64 = 2;
 /// An arbitrary constant: the advisory lock that serialises migrations.
 const MIGRATION_LOCK: i64 = 0x6c61_746c_6162;
 
-/// The URL without its password.
-pub(crate) fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let (authority, tail) = match rest.find(['/', '?']) {
-        Some(i) => rest.split_at(i),
-        None => (rest, ""),
-    };
-    match authority.rsplit_once('@') {
-        Some((user, host)) => match user.split_once(':') {
-            Some((name, _)) => format!("{scheme}://{name}:***@{host}{tail}"),
-            None => url.to_string(),
-        },
-        None => url.to_string(),
-    }
-}
-
 fn err(display: &str, action: &'static str) -> impl FnOnce(postgres::Error) -> HistoryError {
     let location = display.to_string();
     move |source| HistoryError::Postgres {
@@ -76,7 +60,7 @@ fn err(display: &str, action: &'static str) -> impl FnOnce(postgres::Error) -> H
     }
 }
 
-pub(crate) fn open(url: &str) -> Result<Client> {
+fn open(url: &str) -> Result<Client> {
     let display = redact(url);
     let mut config: postgres::Config = url.parse().map_err(err(&display, "reading the URL"))?;
     if config.get_connect_timeout().is_none() {
@@ -143,14 +127,27 @@ fn migrate(client: &mut Client, display: &str) -> Result<()> {
         .map_err(err(display, "committing the migration"))
 }
 
-pub(crate) fn store(
-    client: &mut Client,
-    display: &str,
-    c: &Columns,
-    board: Option<&str>,
-    json: &str,
-) -> Result<Stored> {
-    let inserted = client
+/// An open PostgreSQL history.
+pub(crate) struct PostgresStore {
+    client: Client,
+    /// The URL without its password, for messages.
+    display: String,
+}
+
+impl PostgresStore {
+    /// Connects to `url` and applies the migrations not yet applied.
+    pub(crate) fn open(url: &str) -> Result<PostgresStore> {
+        Ok(PostgresStore {
+            client: open(url)?,
+            display: redact(url),
+        })
+    }
+}
+
+impl Backend for PostgresStore {
+    fn store(&mut self, c: &Columns, board: Option<&str>, json: &str) -> Result<Stored> {
+        let (client, display) = (&mut self.client, self.display.as_str());
+        let inserted = client
         .query_opt(
             "INSERT INTO results (uid, board, schema, started_at, host, arch, kernel, preemption,
                                   load, max_ns, p999_ns, verdict, json, variant)
@@ -174,147 +171,154 @@ pub(crate) fn store(
             ],
         )
         .map_err(err(display, "inserting a result"))?;
-    let (id, new) = match inserted {
-        Some(row) => (row.get(0), true),
-        None => (
-            client
-                .query_one("SELECT id FROM results WHERE uid = $1", &[&c.uid])
-                .map_err(err(display, "reading the stored result's id"))?
-                .get(0),
-            false,
-        ),
-    };
-    Ok(Stored {
-        id,
-        uid: c.uid.clone(),
-        new,
-    })
-}
-
-pub(crate) fn query(client: &mut Client, display: &str, filter: &Filter) -> Result<Vec<Entry>> {
-    let (condition, mut args) = filter.condition(|n, arg| match arg {
-        Arg::Int(_) => format!("${n}::BIGINT"),
-        Arg::Text(_) => format!("${n}::TEXT"),
-    });
-    let mut sql = format!(
-        "SELECT {} FROM results WHERE {condition} ORDER BY id DESC",
-        crate::sqlite::COLUMNS
-    );
-    if let Some(limit) = filter.limit {
-        args.push(Arg::Int(limit as i64));
-        sql.push_str(&format!(" LIMIT ${}", args.len()));
-    }
-    let values: Vec<Box<dyn postgres::types::ToSql + Sync>> = args
-        .into_iter()
-        .map(|a| -> Box<dyn postgres::types::ToSql + Sync> {
-            match a {
-                Arg::Int(v) => Box::new(v),
-                Arg::Text(v) => Box::new(v),
-            }
+        let (id, new) = match inserted {
+            Some(row) => (row.get(0), true),
+            None => (
+                client
+                    .query_one("SELECT id FROM results WHERE uid = $1", &[&c.uid])
+                    .map_err(err(display, "reading the stored result's id"))?
+                    .get(0),
+                false,
+            ),
+        };
+        Ok(Stored {
+            id,
+            uid: c.uid.clone(),
+            new,
         })
-        .collect();
-    let params: Vec<&(dyn postgres::types::ToSql + Sync)> =
-        values.iter().map(|a| a.as_ref()).collect();
-    let rows = client
-        .query(&sql, &params)
-        .map_err(err(display, "listing"))?;
-    Ok(rows
-        .iter()
-        .map(|row| Entry {
-            id: row.get(0),
-            uid: row.get(1),
-            board: row.get(2),
-            schema: row.get(3),
-            started_at: row.get(4),
-            host: row.get(5),
-            arch: row.get(6),
-            kernel: row.get(7),
-            preemption: row.get(8),
-            load: row.get(9),
-            variant: row.get(10),
-            max_ns: row.get::<_, Option<i64>>(11).map(|v| v as u64),
-            p999_ns: row.get::<_, Option<i64>>(12).map(|v| v as u64),
-            verdict: row.get(13),
-        })
-        .collect())
-}
-
-/// Deletes the rows with these ids in one transaction, unless one of them
-/// is not there: then nothing is deleted and the missing ids are returned.
-pub(crate) fn delete(client: &mut Client, display: &str, ids: &[i64]) -> Result<Vec<i64>> {
-    let mut tx = client
-        .transaction()
-        .map_err(err(display, "starting a transaction"))?;
-    let deleted: Vec<i64> = tx
-        .query(
-            "DELETE FROM results WHERE id = ANY($1) RETURNING id",
-            &[&ids],
-        )
-        .map_err(err(display, "deleting results"))?
-        .iter()
-        .map(|row| row.get(0))
-        .collect();
-    let missing: Vec<i64> = ids
-        .iter()
-        .copied()
-        .filter(|id| !deleted.contains(id))
-        .collect();
-    if missing.is_empty() {
-        tx.commit().map_err(err(display, "committing"))?;
-    } else {
-        tx.rollback().map_err(err(display, "rolling back"))?;
     }
-    Ok(missing)
-}
 
-pub(crate) fn get(client: &mut Client, display: &str, id: i64) -> Result<Option<String>> {
-    Ok(client
-        .query_opt("SELECT json FROM results WHERE id = $1", &[&id])
-        .map_err(err(display, "reading a result"))?
-        .map(|row| row.get(0)))
-}
+    fn query(&mut self, filter: &Filter) -> Result<Vec<Entry>> {
+        let (client, display) = (&mut self.client, self.display.as_str());
+        let (condition, mut args) = filter.condition(|n, arg| match arg {
+            Arg::Int(_) => format!("${n}::BIGINT"),
+            Arg::Text(_) => format!("${n}::TEXT"),
+        });
+        let mut sql = format!(
+            "SELECT {} FROM results WHERE {condition} ORDER BY id DESC",
+            crate::sqlite::COLUMNS
+        );
+        if let Some(limit) = filter.limit {
+            args.push(Arg::Int(limit as i64));
+            sql.push_str(&format!(" LIMIT ${}", args.len()));
+        }
+        let values: Vec<Box<dyn postgres::types::ToSql + Sync>> = args
+            .into_iter()
+            .map(|a| -> Box<dyn postgres::types::ToSql + Sync> {
+                match a {
+                    Arg::Int(v) => Box::new(v),
+                    Arg::Text(v) => Box::new(v),
+                }
+            })
+            .collect();
+        let params: Vec<&(dyn postgres::types::ToSql + Sync)> =
+            values.iter().map(|a| a.as_ref()).collect();
+        let rows = client
+            .query(&sql, &params)
+            .map_err(err(display, "listing"))?;
+        Ok(rows
+            .iter()
+            .map(|row| Entry {
+                id: row.get(0),
+                uid: row.get(1),
+                board: row.get(2),
+                schema: row.get(3),
+                started_at: row.get(4),
+                host: row.get(5),
+                arch: row.get(6),
+                kernel: row.get(7),
+                preemption: row.get(8),
+                load: row.get(9),
+                variant: row.get(10),
+                max_ns: row.get::<_, Option<i64>>(11).map(|v| v as u64),
+                p999_ns: row.get::<_, Option<i64>>(12).map(|v| v as u64),
+                verdict: row.get(13),
+            })
+            .collect())
+    }
 
-pub(crate) fn count(client: &mut Client, display: &str) -> Result<i64> {
-    Ok(client
-        .query_one("SELECT count(*) FROM results", &[])
-        .map_err(err(display, "counting"))?
-        .get(0))
-}
+    fn delete(&mut self, ids: &[i64]) -> Result<Vec<i64>> {
+        let (client, display) = (&mut self.client, self.display.as_str());
+        let mut tx = client
+            .transaction()
+            .map_err(err(display, "starting a transaction"))?;
+        let deleted: Vec<i64> = tx
+            .query(
+                "DELETE FROM results WHERE id = ANY($1) RETURNING id",
+                &[&ids],
+            )
+            .map_err(err(display, "deleting results"))?
+            .iter()
+            .map(|row| row.get(0))
+            .collect();
+        let missing: Vec<i64> = ids
+            .iter()
+            .copied()
+            .filter(|id| !deleted.contains(id))
+            .collect();
+        if missing.is_empty() {
+            tx.commit().map_err(err(display, "committing"))?;
+        } else {
+            tx.rollback().map_err(err(display, "rolling back"))?;
+        }
+        Ok(missing)
+    }
 
-pub(crate) fn add_board(
-    client: &mut Client,
-    display: &str,
-    name: &str,
-    token_hash: &str,
-) -> Result<bool> {
-    let n = client
-        .execute(
-            "INSERT INTO boards (name, token_hash) VALUES ($1, $2) ON CONFLICT DO NOTHING",
-            &[&name, &token_hash],
-        )
-        .map_err(err(display, "adding a board"))?;
-    Ok(n == 1)
-}
+    fn get(&mut self, id: i64) -> Result<Option<String>> {
+        let (client, display) = (&mut self.client, self.display.as_str());
+        Ok(client
+            .query_opt("SELECT json FROM results WHERE id = $1", &[&id])
+            .map_err(err(display, "reading a result"))?
+            .map(|row| row.get(0)))
+    }
 
-pub(crate) fn board_for_token(
-    client: &mut Client,
-    display: &str,
-    token_hash: &str,
-) -> Result<Option<String>> {
-    Ok(client
-        .query_opt(
-            "SELECT name FROM boards WHERE token_hash = $1",
-            &[&token_hash],
-        )
-        .map_err(err(display, "looking up a token"))?
-        .map(|row| row.get(0)))
-}
+    /// PostgreSQL reclaims the space itself (autovacuum): nothing to do.
+    fn reclaim(&mut self) -> Result<()> {
+        Ok(())
+    }
 
-pub(crate) fn boards(client: &mut Client, display: &str) -> Result<Vec<String>> {
-    Ok(client
-        .query("SELECT name FROM boards ORDER BY name", &[])
-        .map_err(err(display, "listing boards"))?
-        .iter()
-        .map(|row| row.get(0))
-        .collect())
+    fn count(&mut self) -> Result<i64> {
+        let (client, display) = (&mut self.client, self.display.as_str());
+        Ok(client
+            .query_one("SELECT count(*) FROM results", &[])
+            .map_err(err(display, "counting"))?
+            .get(0))
+    }
+
+    fn add_board(&mut self, name: &str, token_hash: &str) -> Result<bool> {
+        let (client, display) = (&mut self.client, self.display.as_str());
+        let n = client
+            .execute(
+                "INSERT INTO boards (name, token_hash) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+                &[&name, &token_hash],
+            )
+            .map_err(err(display, "adding a board"))?;
+        Ok(n == 1)
+    }
+
+    fn board_for_token(&mut self, token_hash: &str) -> Result<Option<String>> {
+        let (client, display) = (&mut self.client, self.display.as_str());
+        Ok(client
+            .query_opt(
+                "SELECT name FROM boards WHERE token_hash = $1",
+                &[&token_hash],
+            )
+            .map_err(err(display, "looking up a token"))?
+            .map(|row| row.get(0)))
+    }
+
+    fn boards(&mut self) -> Result<Vec<String>> {
+        let (client, display) = (&mut self.client, self.display.as_str());
+        Ok(client
+            .query("SELECT name FROM boards ORDER BY name", &[])
+            .map_err(err(display, "listing boards"))?
+            .iter()
+            .map(|row| row.get(0))
+            .collect())
+    }
+
+    /// PostgreSQL checks itself: nothing to list.
+    fn check(&mut self) -> Result<Vec<String>> {
+        Ok(Vec::new())
+    }
 }

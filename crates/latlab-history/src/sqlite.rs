@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
+use crate::backend::Backend;
 use crate::filter::Arg;
 use crate::{Columns, Entry, Filter, HistoryError, Result, Stored, LAYOUT_VERSION};
 
@@ -54,7 +55,7 @@ const LAYOUT_2: &str = "ALTER TABLE results ADD COLUMN uid TEXT;
 /// timer and period, a watch's selection), part of its comparable group.
 const LAYOUT_3: &str = "ALTER TABLE results ADD COLUMN variant TEXT;";
 
-pub(crate) fn open(path: &Path) -> Result<Connection> {
+fn open(path: &Path) -> Result<Connection> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|source| HistoryError::CreateDir {
             path: dir.to_path_buf(),
@@ -142,17 +143,34 @@ fn all_json(conn: &Connection) -> rusqlite::Result<Vec<(i64, String)>> {
     rows.collect()
 }
 
-pub(crate) fn store(
-    conn: &mut Connection,
-    display: &str,
-    c: &Columns,
-    board: Option<&str>,
-    json: &str,
-) -> Result<Stored> {
-    let tx = conn
-        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-        .map_err(err(display, "starting a transaction"))?;
-    let inserted = tx
+pub(crate) const COLUMNS: &str = "id, uid, board, schema, started_at, host, arch, kernel, \
+     preemption, load, variant, max_ns, p999_ns, verdict";
+
+/// An open SQLite history file.
+pub(crate) struct SqliteStore {
+    conn: Connection,
+    /// The file, for messages.
+    display: String,
+}
+
+impl SqliteStore {
+    /// Opens (creating and migrating if needed) the file at `path`.
+    pub(crate) fn open(path: &Path) -> Result<SqliteStore> {
+        Ok(SqliteStore {
+            conn: open(path)?,
+            display: path.display().to_string(),
+        })
+    }
+}
+
+impl Backend for SqliteStore {
+    fn store(&mut self, c: &Columns, board: Option<&str>, json: &str) -> Result<Stored> {
+        let display = self.display.as_str();
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(err(display, "starting a transaction"))?;
+        let inserted = tx
         .execute(
             "INSERT INTO results (uid, board, schema, started_at, host, arch, kernel, preemption,
                                   load, max_ns, p999_ns, verdict, json, variant)
@@ -176,156 +194,160 @@ pub(crate) fn store(
             ],
         )
         .map_err(err(display, "inserting a result"))?;
-    let id: i64 = tx
-        .query_row("SELECT id FROM results WHERE uid = ?1", [&c.uid], |r| {
-            r.get(0)
-        })
-        .map_err(err(display, "reading the stored result's id"))?;
-    tx.commit().map_err(err(display, "committing"))?;
-    Ok(Stored {
-        id,
-        uid: c.uid.clone(),
-        new: inserted == 1,
-    })
-}
-
-pub(crate) const COLUMNS: &str = "id, uid, board, schema, started_at, host, arch, kernel, \
-     preemption, load, variant, max_ns, p999_ns, verdict";
-
-pub(crate) fn query(conn: &Connection, display: &str, filter: &Filter) -> Result<Vec<Entry>> {
-    let (condition, mut args) = filter.condition(|n, _| format!("?{n}"));
-    args.push(Arg::Int(filter.limit.map_or(-1, |l| l as i64)));
-    let sql = format!(
-        "SELECT {COLUMNS} FROM results WHERE {condition} ORDER BY id DESC LIMIT ?{}",
-        args.len()
-    );
-    let values: Vec<rusqlite::types::Value> = args
-        .into_iter()
-        .map(|a| match a {
-            Arg::Int(v) => rusqlite::types::Value::Integer(v),
-            Arg::Text(v) => rusqlite::types::Value::Text(v),
-        })
-        .collect();
-    let mut stmt = conn.prepare(&sql).map_err(err(display, "listing"))?;
-    let rows = stmt
-        .query_map(rusqlite::params_from_iter(values.iter()), |row| {
-            Ok(Entry {
-                id: row.get(0)?,
-                uid: row.get(1)?,
-                board: row.get(2)?,
-                schema: row.get(3)?,
-                started_at: row.get(4)?,
-                host: row.get(5)?,
-                arch: row.get(6)?,
-                kernel: row.get(7)?,
-                preemption: row.get(8)?,
-                load: row.get(9)?,
-                variant: row.get(10)?,
-                max_ns: row.get::<_, Option<i64>>(11)?.map(|v| v as u64),
-                p999_ns: row.get::<_, Option<i64>>(12)?.map(|v| v as u64),
-                verdict: row.get(13)?,
+        let id: i64 = tx
+            .query_row("SELECT id FROM results WHERE uid = ?1", [&c.uid], |r| {
+                r.get(0)
             })
-        })
-        .map_err(err(display, "listing"))?;
-    rows.collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(err(display, "listing"))
-}
-
-/// Deletes the rows with these ids in one transaction, unless one of them
-/// is not there: then nothing is deleted and the missing ids are returned.
-pub(crate) fn delete(conn: &mut Connection, display: &str, ids: &[i64]) -> Result<Vec<i64>> {
-    let tx = conn
-        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-        .map_err(err(display, "starting a transaction"))?;
-    let mut missing = Vec::new();
-    for &id in ids {
-        let n = tx
-            .execute("DELETE FROM results WHERE id = ?1", [id])
-            .map_err(err(display, "deleting a result"))?;
-        if n == 0 {
-            missing.push(id);
-        }
-    }
-    if missing.is_empty() {
+            .map_err(err(display, "reading the stored result's id"))?;
         tx.commit().map_err(err(display, "committing"))?;
-    } else {
-        tx.rollback().map_err(err(display, "rolling back"))?;
+        Ok(Stored {
+            id,
+            uid: c.uid.clone(),
+            new: inserted == 1,
+        })
     }
-    Ok(missing)
-}
 
-pub(crate) fn reclaim(conn: &mut Connection, display: &str) -> Result<()> {
-    conn.execute_batch("VACUUM; PRAGMA wal_checkpoint(TRUNCATE);")
-        .map_err(err(
-            display,
-            "reclaiming the space of deleted results (VACUUM)",
-        ))
-}
+    fn query(&mut self, filter: &Filter) -> Result<Vec<Entry>> {
+        let (conn, display) = (&self.conn, self.display.as_str());
+        let (condition, mut args) = filter.condition(|n, _| format!("?{n}"));
+        args.push(Arg::Int(filter.limit.map_or(-1, |l| l as i64)));
+        let sql = format!(
+            "SELECT {COLUMNS} FROM results WHERE {condition} ORDER BY id DESC LIMIT ?{}",
+            args.len()
+        );
+        let values: Vec<rusqlite::types::Value> = args
+            .into_iter()
+            .map(|a| match a {
+                Arg::Int(v) => rusqlite::types::Value::Integer(v),
+                Arg::Text(v) => rusqlite::types::Value::Text(v),
+            })
+            .collect();
+        let mut stmt = conn.prepare(&sql).map_err(err(display, "listing"))?;
+        let rows = stmt
+            .query_map(rusqlite::params_from_iter(values.iter()), |row| {
+                Ok(Entry {
+                    id: row.get(0)?,
+                    uid: row.get(1)?,
+                    board: row.get(2)?,
+                    schema: row.get(3)?,
+                    started_at: row.get(4)?,
+                    host: row.get(5)?,
+                    arch: row.get(6)?,
+                    kernel: row.get(7)?,
+                    preemption: row.get(8)?,
+                    load: row.get(9)?,
+                    variant: row.get(10)?,
+                    max_ns: row.get::<_, Option<i64>>(11)?.map(|v| v as u64),
+                    p999_ns: row.get::<_, Option<i64>>(12)?.map(|v| v as u64),
+                    verdict: row.get(13)?,
+                })
+            })
+            .map_err(err(display, "listing"))?;
+        rows.collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(err(display, "listing"))
+    }
 
-pub(crate) fn get(conn: &Connection, display: &str, id: i64) -> Result<Option<String>> {
-    conn.query_row("SELECT json FROM results WHERE id = ?1", [id], |row| {
-        row.get(0)
-    })
-    .optional()
-    .map_err(err(display, "reading a result"))
-}
+    fn delete(&mut self, ids: &[i64]) -> Result<Vec<i64>> {
+        let display = self.display.as_str();
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(err(display, "starting a transaction"))?;
+        let mut missing = Vec::new();
+        for &id in ids {
+            let n = tx
+                .execute("DELETE FROM results WHERE id = ?1", [id])
+                .map_err(err(display, "deleting a result"))?;
+            if n == 0 {
+                missing.push(id);
+            }
+        }
+        if missing.is_empty() {
+            tx.commit().map_err(err(display, "committing"))?;
+        } else {
+            tx.rollback().map_err(err(display, "rolling back"))?;
+        }
+        Ok(missing)
+    }
 
-pub(crate) fn count(conn: &Connection, display: &str) -> Result<i64> {
-    conn.query_row("SELECT count(*) FROM results", [], |row| row.get(0))
-        .map_err(err(display, "counting"))
-}
+    fn reclaim(&mut self) -> Result<()> {
+        let display = self.display.as_str();
+        self.conn
+            .execute_batch("VACUUM; PRAGMA wal_checkpoint(TRUNCATE);")
+            .map_err(err(
+                display,
+                "reclaiming the space of deleted results (VACUUM)",
+            ))
+    }
 
-pub(crate) fn add_board(
-    conn: &mut Connection,
-    display: &str,
-    name: &str,
-    token_hash: &str,
-) -> Result<bool> {
-    let n = conn
-        .execute(
-            "INSERT INTO boards (name, token_hash) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
-            params![name, token_hash],
-        )
-        .map_err(err(display, "adding a board"))?;
-    Ok(n == 1)
-}
+    fn get(&mut self, id: i64) -> Result<Option<String>> {
+        let display = self.display.as_str();
+        self.conn
+            .query_row("SELECT json FROM results WHERE id = ?1", [id], |row| {
+                row.get(0)
+            })
+            .optional()
+            .map_err(err(display, "reading a result"))
+    }
 
-pub(crate) fn board_for_token(
-    conn: &Connection,
-    display: &str,
-    token_hash: &str,
-) -> Result<Option<String>> {
-    conn.query_row(
-        "SELECT name FROM boards WHERE token_hash = ?1",
-        [token_hash],
-        |row| row.get(0),
-    )
-    .optional()
-    .map_err(err(display, "looking up a token"))
-}
+    fn count(&mut self) -> Result<i64> {
+        let display = self.display.as_str();
+        self.conn
+            .query_row("SELECT count(*) FROM results", [], |row| row.get(0))
+            .map_err(err(display, "counting"))
+    }
 
-pub(crate) fn boards(conn: &Connection, display: &str) -> Result<Vec<String>> {
-    let mut stmt = conn
-        .prepare("SELECT name FROM boards ORDER BY name")
-        .map_err(err(display, "listing boards"))?;
-    let rows = stmt
-        .query_map([], |row| row.get(0))
-        .map_err(err(display, "listing boards"))?;
-    rows.collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(err(display, "listing boards"))
-}
+    fn add_board(&mut self, name: &str, token_hash: &str) -> Result<bool> {
+        let display = self.display.as_str();
+        let n = self
+            .conn
+            .execute(
+                "INSERT INTO boards (name, token_hash) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+                params![name, token_hash],
+            )
+            .map_err(err(display, "adding a board"))?;
+        Ok(n == 1)
+    }
 
-pub(crate) fn check(conn: &Connection, display: &str) -> Result<Vec<String>> {
-    let mut stmt = conn
-        .prepare("PRAGMA integrity_check")
-        .map_err(err(display, "checking integrity"))?;
-    let rows = stmt
-        .query_map([], |row| row.get::<_, String>(0))
-        .map_err(err(display, "checking integrity"))?;
-    let lines = rows
-        .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(err(display, "checking integrity"))?;
-    Ok(lines.into_iter().filter(|l| l != "ok").collect())
+    fn board_for_token(&mut self, token_hash: &str) -> Result<Option<String>> {
+        let display = self.display.as_str();
+        self.conn
+            .query_row(
+                "SELECT name FROM boards WHERE token_hash = ?1",
+                [token_hash],
+                |row| row.get(0),
+            )
+            .optional()
+            .map_err(err(display, "looking up a token"))
+    }
+
+    fn boards(&mut self) -> Result<Vec<String>> {
+        let display = self.display.as_str();
+        let mut stmt = self
+            .conn
+            .prepare("SELECT name FROM boards ORDER BY name")
+            .map_err(err(display, "listing boards"))?;
+        let rows = stmt
+            .query_map([], |row| row.get(0))
+            .map_err(err(display, "listing boards"))?;
+        rows.collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(err(display, "listing boards"))
+    }
+
+    fn check(&mut self) -> Result<Vec<String>> {
+        let display = self.display.as_str();
+        let mut stmt = self
+            .conn
+            .prepare("PRAGMA integrity_check")
+            .map_err(err(display, "checking integrity"))?;
+        let rows = stmt
+            .query_map([], |row| row.get::<_, String>(0))
+            .map_err(err(display, "checking integrity"))?;
+        let lines = rows
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(err(display, "checking integrity"))?;
+        Ok(lines.into_iter().filter(|l| l != "ok").collect())
+    }
 }
 
 #[cfg(test)]

@@ -28,6 +28,7 @@ pub mod characterize;
 pub mod cyclictest;
 pub mod dashboard;
 pub mod formats;
+pub mod history;
 pub mod html;
 pub mod junit_lava;
 pub mod markup;

@@ -765,6 +765,7 @@ impl Drop for Serve {
 }
 
 #[test]
+#[cfg_attr(not(feature = "serve"), ignore = "starts latlab serve: a full build")]
 fn the_fleet_takes_peer_files_pushed_and_compares_them_with_runs() {
     use std::io::{BufRead, Read, Write};
     let (idle, _) = results();

@@ -2,11 +2,10 @@
 //! PostgreSQL), listed with filters or deleted, and the hook `latlab run`
 //! uses to store each result there.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use latlab_history::{Filter, History, Location};
-use latlab_measure::units::format_ns;
 
 /// Arguments of `latlab history`.
 #[derive(Debug, clap::Args)]
@@ -210,7 +209,7 @@ pub fn execute(args: HistoryArgs) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    print!("{}", table(&entries));
+    print!("{}", latlab_report::history::listing(&entries));
     if args.delete_listed {
         let ids: Vec<i64> = entries.iter().map(|e| e.id).collect();
         let mut history = history;
@@ -221,23 +220,7 @@ pub fn execute(args: HistoryArgs) -> anyhow::Result<ExitCode> {
 
 /// Deletes results by id (all or none) and says what it freed.
 fn delete(history: &mut History, ids: &[i64]) -> anyhow::Result<ExitCode> {
-    let file = match history.location() {
-        Location::Sqlite(path) => Some(path.clone()),
-        Location::Postgres(_) => None,
-    };
-    let size = |path: &Path| {
-        // The database and its write-ahead log.
-        let wal = path.with_extension(format!(
-            "{}-wal",
-            path.extension().and_then(|e| e.to_str()).unwrap_or("")
-        ));
-        [path, wal.as_path()]
-            .iter()
-            .filter_map(|p| std::fs::metadata(p).ok())
-            .map(|m| m.len())
-            .sum::<u64>()
-    };
-    let before = file.as_deref().map(size);
+    let before = history.size_on_disk();
     let deleted = history.delete(ids)?;
     history.reclaim()?;
     let mut unique = ids.to_vec();
@@ -251,7 +234,7 @@ fn delete(history: &mut History, ids: &[i64]) -> anyhow::Result<ExitCode> {
         ids.join(", "),
         history.display()
     );
-    match (file.as_deref().map(size), before) {
+    match (history.size_on_disk(), before) {
         (Some(after), Some(before)) => {
             eprintln!("; the file is now {} (was {})", mib(after), mib(before))
         }
@@ -263,77 +246,4 @@ fn delete(history: &mut History, ids: &[i64]) -> anyhow::Result<ExitCode> {
 /// Bytes in MiB as shown: `1.25 MiB`.
 fn mib(bytes: u64) -> String {
     format!("{:.2} MiB", bytes as f64 / (1u64 << 20) as f64)
-}
-
-/// One column of the listing.
-struct Column {
-    header: &'static str,
-    /// Numbers right-aligned, words left.
-    right: bool,
-    cell: fn(&latlab_history::Entry) -> String,
-}
-
-/// The listing, one result per line: the setup (what the kind measured)
-/// when a result has one, the board when a result came from a board.
-fn table(entries: &[latlab_history::Entry]) -> String {
-    fn or(v: &Option<String>, none: &str) -> String {
-        v.clone().unwrap_or_else(|| none.into())
-    }
-    let column = |header, right, cell| Column {
-        header,
-        right,
-        cell,
-    };
-    let mut columns = vec![
-        column("id", true, |e| e.id.to_string()),
-        column("when (UTC)", false, |e| {
-            e.started_at
-                .replace('T', " ")
-                .trim_end_matches('Z')
-                .to_string()
-        }),
-        column("kind", false, |e| e.kind().to_string()),
-    ];
-    if entries.iter().any(|e| e.variant.is_some()) {
-        columns.push(column("setup", false, |e| or(&e.variant, "-")));
-    }
-    if entries.iter().any(|e| e.board.is_some()) {
-        columns.push(column("board", false, |e| or(&e.board, "-")));
-    }
-    columns.extend([
-        column("host", false, |e| or(&e.host, "?")),
-        column("kernel", false, |e| or(&e.kernel, "?")),
-        column("preempt", false, |e| or(&e.preemption, "?")),
-        column("load", false, |e| or(&e.load, "none")),
-        column("max", true, |e| e.max_ns.map_or("-".into(), format_ns)),
-        column("verdict", false, |e| or(&e.verdict, "-")),
-    ]);
-    let rows: Vec<Vec<String>> = entries
-        .iter()
-        .map(|e| columns.iter().map(|c| (c.cell)(e)).collect())
-        .collect();
-    let mut widths: Vec<usize> = columns.iter().map(|c| c.header.len()).collect();
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let mut out = String::new();
-    let mut line = |cells: Vec<&str>| {
-        let mut text = String::new();
-        for ((cell, w), c) in cells.iter().zip(&widths).zip(&columns) {
-            if c.right {
-                text.push_str(&format!("{cell:>w$}  "));
-            } else {
-                text.push_str(&format!("{cell:<w$}  "));
-            }
-        }
-        out.push_str(text.trim_end());
-        out.push('\n');
-    };
-    line(columns.iter().map(|c| c.header).collect());
-    for row in &rows {
-        line(row.iter().map(String::as_str).collect());
-    }
-    out
 }
