@@ -22,9 +22,8 @@ use latlab_rt::sched;
 use latlab_rt::session::SessionOptions;
 
 use crate::config::lockbench::{resolve, resolve_simulation};
-use crate::lifecycle::load::LoadFlags;
-use crate::lifecycle::outputs::{write_file, FarmFlags, OutputFiles};
-use crate::lifecycle::{Lifecycle, Verbosity};
+use crate::lifecycle::outputs::FarmFlags;
+use crate::lifecycle::{write_file, Lifecycle, LoadFlags, OutputFiles, Verbosity};
 
 /// Arguments of `latlab lockbench`.
 #[derive(Debug, clap::Args)]
@@ -191,7 +190,7 @@ pub fn execute(args: LockbenchArgs) -> anyhow::Result<ExitCode> {
     let outcome = bench::run(&cfg, &variants, &latlab_rt::stop::requested, &mut |what| {
         eprintln!("latlab lockbench: {what}")
     });
-    let load_report = load.map(crate::lifecycle::load::stop).transpose()?;
+    let load_report = load.map(latlab_session::load::stop).transpose()?;
     life.end();
     let results = match outcome {
         Ok(results) => results,
