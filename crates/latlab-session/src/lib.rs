@@ -13,6 +13,7 @@
 //! 6. write the outputs: the saved copy and the history, `--json`,
 //!    `--histogram-text`, JUnit/LAVA, `--push` ([`Lifecycle::write_outputs`]).
 
+pub mod live;
 pub mod load;
 pub mod monitor;
 pub mod notes;

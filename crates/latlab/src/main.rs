@@ -8,7 +8,6 @@ mod config;
 mod generate;
 mod kernel_side;
 mod lifecycle;
-mod live;
 
 use std::process::ExitCode;
 

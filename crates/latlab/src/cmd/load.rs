@@ -9,7 +9,8 @@ use anyhow::Context;
 use latlab_load::RunningLoad;
 
 use crate::config::load::{parse_size, resolve, LoadRun};
-use crate::live::status::{bar, StatusLine};
+use latlab_report::text::live::bar;
+use latlab_session::live::StatusLine;
 
 /// Arguments of `latlab load`.
 #[derive(Debug, clap::Args)]

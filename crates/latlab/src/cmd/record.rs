@@ -10,7 +10,7 @@ use latlab_rt::session::{RtSession, SessionOptions};
 use latlab_tracefs::{Capture, EVENT_SETS};
 
 use crate::config::record::{resolve, RecordRun};
-use crate::live::record::print_summary;
+use latlab_report::text::record::summary;
 
 /// Arguments of `latlab record`.
 #[derive(Debug, clap::Args)]
@@ -205,7 +205,7 @@ pub fn execute(args: RecordArgs) -> anyhow::Result<ExitCode> {
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print_summary(&report, interrupted);
+        print!("{}", summary(&report, interrupted));
         if report.flight_recorder {
             println!(
                 "flight recorder: the ring buffer's last {} events before {ended_by} \

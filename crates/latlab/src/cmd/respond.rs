@@ -22,7 +22,6 @@ use latlab_rt::session::SessionOptions;
 use super::EXIT_REQUIREMENT_FAILED;
 use crate::config::respond::{resolve, RespondRun};
 use crate::lifecycle::{Lifecycle, MeasuringFlags, RequirementFlags, Verbosity};
-use crate::live::respond::LiveView;
 
 /// Arguments of `latlab respond`.
 #[derive(Debug, clap::Args)]
@@ -118,7 +117,7 @@ pub fn execute(args: RespondArgs) -> anyhow::Result<ExitCode> {
     run.config.lock_memory = life.session.mlocked();
 
     life.begin();
-    let live = LiveView::new(
+    let live = latlab_session::live::RespondLiveView::new(
         run.measuring.verbosity != Verbosity::Quiet && std::io::stderr().is_terminal(),
         run.config.count,
     );

@@ -23,7 +23,6 @@ use super::{EXIT_REQUIREMENT_FAILED, EXIT_SUSPECT};
 use crate::config::run::{resolve, RunConfig};
 use crate::kernel_side::split::{self, SplitMode, SplitMonitor};
 use crate::lifecycle::{Lifecycle, MeasuringFlags, RequirementFlags, Verbosity};
-use crate::live::run::LiveView;
 
 /// Arguments of `latlab run`.
 #[derive(Debug, clap::Args)]
@@ -152,7 +151,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     let trace = run.trace.start(&mut run.measure)?;
 
     life.begin();
-    let live = LiveView::new(
+    let live = latlab_session::live::RunLiveView::new(
         verbosity != Verbosity::Quiet && std::io::stderr().is_terminal(),
         &run.measure,
     );

@@ -13,7 +13,7 @@ use latlab_watch::select::Tasks;
 use latlab_watch::Session;
 
 use crate::config::watch::{resolve, WatchRun};
-use crate::live::watch::{progress_line, screen};
+use latlab_report::text::watch_live::{progress_line, screen};
 
 /// Arguments of `latlab watch`.
 #[derive(Debug, clap::Args)]

@@ -6,4 +6,4 @@ pub mod flags;
 pub mod outputs;
 
 pub use flags::{LoadFlags, MeasuringConfig, MeasuringFlags, Outputs, RequirementFlags};
-pub use latlab_session::{write_file, Lifecycle, LiveUpdate, OutputFiles, Verbosity};
+pub use latlab_session::{write_file, Lifecycle, OutputFiles, Verbosity};
