@@ -12,12 +12,20 @@
 //! 5. assemble the document (the command: one function per document);
 //! 6. write the outputs: the saved copy and the history, `--json`,
 //!    `--histogram-text`, JUnit/LAVA, `--push` ([`Lifecycle::write_outputs`]).
+//!
+//! Beside it: the live views ([`live`]) and what `latlab run` measures in
+//! the kernel beside its samples, the interrupt/preemption split ([`split`])
+//! and the kernel trace ([`trace`]). A crate of its own because it joins
+//! measure, load, tracefs, explain, watch and the documents' formats, which
+//! none of those crates may depend on all together.
 
 pub mod live;
 pub mod load;
 pub mod monitor;
 pub mod notes;
 pub mod outputs;
+pub mod split;
+pub mod trace;
 
 use std::path::PathBuf;
 

@@ -6,7 +6,6 @@ mod cli;
 mod cmd;
 mod config;
 mod generate;
-mod kernel_side;
 mod lifecycle;
 
 use std::process::ExitCode;

@@ -3,7 +3,7 @@
 //! Parse ([`RunArgs`]), resolve ([`crate::config::run`]), then the
 //! measuring commands' lifecycle ([`crate::lifecycle`]) around
 //! latlab-measure's engine, with the run's own kernel side (the split, the
-//! trace: [`crate::kernel_side`]).
+//! trace: latlab-session's `split` and `trace`).
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -21,7 +21,9 @@ use latlab_rt::session::SessionOptions;
 
 use super::{EXIT_REQUIREMENT_FAILED, EXIT_SUSPECT};
 use crate::config::run::{resolve, RunConfig};
-use crate::kernel_side::split::{self, SplitMode, SplitMonitor};
+use latlab_session::split::{self, SplitMonitor};
+
+use crate::config::run::SplitMode;
 use crate::lifecycle::{Lifecycle, MeasuringFlags, RequirementFlags, Verbosity};
 
 /// Arguments of `latlab run`.
@@ -147,7 +149,10 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
 
     // The split's BPF side first: `--split on` without BPF fails before a
     // trace is started.
-    let mut split = split::start(run.split)?;
+    let mut split = match run.split {
+        SplitMode::Off => None,
+        mode => split::start(mode == SplitMode::On)?,
+    };
     let trace = run.trace.start(&mut run.measure)?;
 
     life.begin();

@@ -4,10 +4,9 @@ use latlab_measure::engine::{self, MeasureConfig};
 use latlab_measure::requirements::{self, Requirement};
 use latlab_measure::result::RunSettings;
 use latlab_rt::sched::{self, Policy};
+use latlab_session::trace::TracePlan;
 
 use crate::cmd::run::RunArgs;
-use crate::kernel_side::split::SplitMode;
-use crate::kernel_side::trace::TracePlan;
 use crate::lifecycle::MeasuringConfig;
 
 /// A run, fully resolved.
@@ -216,4 +215,15 @@ mod tests {
             .to_string();
         assert!(err.contains("CPU 4000 is not usable"), "{err}");
     }
+}
+
+/// Whether `latlab run` splits its latency at the timer interrupt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SplitMode {
+    /// When BPF is available; otherwise a one-line note says why not.
+    Auto,
+    /// Always; a run without BPF fails, naming what is missing.
+    On,
+    /// Never.
+    Off,
 }
