@@ -24,6 +24,7 @@ pub mod load;
 pub mod monitor;
 pub mod notes;
 pub mod outputs;
+pub mod record;
 pub mod split;
 pub mod trace;
 
