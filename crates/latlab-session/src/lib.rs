@@ -27,6 +27,7 @@ pub mod outputs;
 pub mod record;
 pub mod split;
 pub mod trace;
+pub mod watch;
 
 use std::path::PathBuf;
 
