@@ -1,13 +1,19 @@
 //! The background load of a measuring command: what its flags (`--load`,
-//! `--load-cmd`, ...) resolve to, and the load over the measurement's lifecycle (started when the measurement is ready, checked
-//! while it runs, stopped before the summary).
+//! `--load-cmd`, ...) resolve to, and the load over the measurement's
+//! lifecycle (started when the measurement is ready, checked while it
+//! runs, stopped before the summary); and `latlab load`'s load, run alone
+//! ([`run_for`]).
 
+use std::io::IsTerminal;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::time::Duration;
 
 use anyhow::Context;
-use latlab_load::{LoadOptions, LoadReport, LoadSpec, StartedLoad, LOAD_SETTLE};
+use latlab_load::{LoadOptions, LoadReport, LoadSpec, RunningLoad, StartedLoad, LOAD_SETTLE};
+use latlab_report::text::live::bar;
+
+use crate::live::StatusLine;
 
 /// The background load a command asks for (its `--load` flags, resolved):
 /// the load (`None` when there is none) and its options.
@@ -85,4 +91,42 @@ impl<'a> BackgroundLoad<'a> {
     pub fn stop(&mut self) -> anyhow::Result<Option<LoadReport>> {
         self.running.take().map(stop).transpose()
     }
+}
+
+/// `latlab load`: runs `spec` for `total` (or until Ctrl-C/SIGTERM) with a
+/// status line on a terminal; its report, and whether it was interrupted.
+pub fn run_for(
+    spec: &LoadSpec,
+    options: &LoadOptions,
+    total: Duration,
+) -> anyhow::Result<(LoadReport, bool)> {
+    let load = RunningLoad::start(spec, options).context("starting the load")?;
+    let mut line = StatusLine::new(std::io::stderr().is_terminal());
+    let mut shown = 0u64;
+    while load.elapsed() < total && !latlab_rt::stop::requested() {
+        if let Err(err) = load.check() {
+            drop(load);
+            return Err(err).context("the load failed while running");
+        }
+        let secs = load.elapsed().as_secs();
+        if line.enabled() && secs > shown {
+            shown = secs;
+            line.draw(&format!(
+                "{} {secs}/{} s  {}",
+                bar(load.elapsed().as_secs_f64() / total.as_secs_f64()),
+                total.as_secs_f64().ceil(),
+                load.progress_line()
+            ));
+        }
+        // Ends at once on Ctrl-C or SIGTERM.
+        latlab_rt::stop::sleep(
+            total
+                .saturating_sub(load.elapsed())
+                .min(Duration::from_millis(100)),
+        );
+    }
+    line.finish();
+    let interrupted = latlab_rt::stop::requested();
+    let report = load.stop().context("the load failed while running")?;
+    Ok((report, interrupted))
 }
