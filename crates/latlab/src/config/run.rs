@@ -42,23 +42,9 @@ pub fn resolve(args: &RunArgs) -> anyhow::Result<RunConfig> {
     };
     let policy: Policy = args.policy.parse().map_err(anyhow::Error::msg)?;
     let mut requirements = args.requirement.requirements();
-    let mut tolerance = requirements
-        .iter()
-        .find_map(|r| match r {
-            Requirement::PeriodTolerance { tolerance, .. } => Some(*tolerance),
-            _ => None,
-        })
-        .unwrap_or(0.05);
-    if let Some(text) = &args.period_tolerance {
-        let (t, min_share) =
-            requirements::parse_period_tolerance(text).map_err(anyhow::Error::msg)?;
-        tolerance = t;
-        requirements.retain(|r| !matches!(r, Requirement::PeriodTolerance { .. }));
-        requirements.push(Requirement::PeriodTolerance {
-            tolerance,
-            min_share,
-        });
-    }
+    let tolerance =
+        requirements::with_period_tolerance(&mut requirements, args.period_tolerance.as_deref())
+            .map_err(anyhow::Error::msg)?;
     let duration_ns = match (args.duration, args.loops) {
         (None, None) => Some(30_000_000_000),
         (d, _) => d,
