@@ -25,6 +25,8 @@ pub mod monitor;
 pub mod notes;
 pub mod outputs;
 pub mod record;
+pub mod respond;
+pub mod run;
 pub mod split;
 pub mod trace;
 pub mod watch;
