@@ -21,6 +21,7 @@
 
 pub mod live;
 pub mod load;
+pub mod lockbench;
 pub mod monitor;
 pub mod notes;
 pub mod outputs;

@@ -12,14 +12,16 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 use serde::Serialize;
 
-use latlab_lock::bench::{self, BenchConfig};
-use latlab_lock::document::{self, BenchReport, SimReport};
+use latlab_lock::bench;
+use latlab_lock::document::SimReport;
 use latlab_lock::shape::HoldShape;
 use latlab_lock::sim;
 use latlab_report::formats::TerminalText;
 use latlab_rt::duration;
 use latlab_rt::sched;
 use latlab_rt::session::SessionOptions;
+
+use latlab_session::lockbench::assemble_report;
 
 use crate::config::lockbench::{resolve, resolve_simulation};
 use crate::lifecycle::outputs::FarmFlags;
@@ -214,29 +216,6 @@ pub fn execute(args: LockbenchArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(super::EXIT_REQUIREMENT_FAILED));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The benchmark's document: its configuration, the variants' results and
-/// the goal checks, with the machine and the load.
-fn assemble_report(
-    cfg: &BenchConfig,
-    results: Vec<latlab_lock::bench::VariantResult>,
-    load: Option<latlab_load::LoadReport>,
-    life: &Lifecycle,
-) -> BenchReport {
-    BenchReport {
-        schema: document::BENCH_SCHEMA.into(),
-        schema_version: document::BENCH_SCHEMA_VERSION,
-        id: Some(latlab_document::new_id()),
-        started_at: latlab_rt::clock::format_utc(life.started()),
-        load,
-        system: life.system.clone(),
-        command_line: std::env::args().collect(),
-        autogroup: latlab_rt::autogroup::current(),
-        config: cfg.clone(),
-        goal: bench::goal_checks(&results),
-        results,
-    }
 }
 
 fn simulate(args: &LockbenchArgs) -> anyhow::Result<ExitCode> {
