@@ -68,6 +68,7 @@ pub mod stats;
 pub mod stream;
 pub mod symbols;
 pub mod text;
+pub mod text_listing;
 pub mod view;
 
 pub use dat::{DatFile, Meta};

@@ -104,6 +104,31 @@ pub fn parse_percentile(text: &str) -> Result<Requirement, String> {
     })
 }
 
+/// The period tolerance a run checks: `text` (`--period-tolerance`, see
+/// [`parse_period_tolerance`]) replaces any the requirements hold (a
+/// profile's); without it, the requirements' own, else 5 %.
+pub fn with_period_tolerance(
+    requirements: &mut Vec<Requirement>,
+    text: Option<&str>,
+) -> Result<f64, String> {
+    let Some(text) = text else {
+        return Ok(requirements
+            .iter()
+            .find_map(|r| match r {
+                Requirement::PeriodTolerance { tolerance, .. } => Some(*tolerance),
+                _ => None,
+            })
+            .unwrap_or(0.05));
+    };
+    let (tolerance, min_share) = parse_period_tolerance(text)?;
+    requirements.retain(|r| !matches!(r, Requirement::PeriodTolerance { .. }));
+    requirements.push(Requirement::PeriodTolerance {
+        tolerance,
+        min_share,
+    });
+    Ok(tolerance)
+}
+
 /// Parses `--period-tolerance 5%` (all periods) or `5%@99.9` (99.9 % of them).
 pub fn parse_period_tolerance(text: &str) -> Result<(f64, f64), String> {
     let (tolerance, share) = match text.split_once('@') {
@@ -295,6 +320,29 @@ fn extreme_deviation(period: &PeriodSummary) -> i64 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_given_period_tolerance_replaces_the_profiles() {
+        let profile = || {
+            vec![super::Requirement::PeriodTolerance {
+                tolerance: 0.05,
+                min_share: 1.0,
+            }]
+        };
+        let mut reqs = profile();
+        assert_eq!(super::with_period_tolerance(&mut reqs, None), Ok(0.05));
+        assert_eq!(reqs.len(), 1);
+        let mut reqs = profile();
+        assert_eq!(
+            super::with_period_tolerance(&mut reqs, Some("10%@99")),
+            Ok(0.1)
+        );
+        assert_eq!(reqs.len(), 1, "{reqs:?}");
+        assert_eq!(
+            super::with_period_tolerance(&mut Vec::new(), None),
+            Ok(0.05)
+        );
+    }
+
     use super::*;
     use crate::stats::Stats;
     use crate::worst::WorstSamples;

@@ -41,6 +41,17 @@ pub enum Channel {
 }
 
 impl Channel {
+    /// Real serial ports from `--serial TX[,RX]` (one device: a loopback
+    /// plug) at `baud`.
+    pub fn serial(spec: &str, baud: u32) -> Channel {
+        let (tx, rx) = spec.split_once(',').unwrap_or((spec, spec));
+        Channel::Serial {
+            tx: PathBuf::from(tx.trim()),
+            rx: PathBuf::from(rx.trim()),
+            baud,
+        }
+    }
+
     /// The emulated channels, by name.
     pub const EMULATED: [&'static str; 6] = ["pty", "pipe", "eventfd", "unix", "udp", "signal"];
 

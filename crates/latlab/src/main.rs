@@ -6,9 +6,7 @@ mod cli;
 mod cmd;
 mod config;
 mod generate;
-mod kernel_side;
 mod lifecycle;
-mod live;
 
 use std::process::ExitCode;
 

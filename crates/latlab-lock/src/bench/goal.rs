@@ -58,3 +58,33 @@ pub fn goal_checks(results: &[VariantResult]) -> Vec<GoalCheck> {
         })
         .collect()
 }
+
+/// The variants the goal compares (plain, pi, delayed-quantile) that
+/// `variants` lacks: `--require-goal` needs all three.
+pub fn goal_variants_missing(variants: &[super::BenchVariant]) -> Vec<super::BenchVariant> {
+    use super::BenchVariant::{DelayedQuantile, Pi, Plain};
+    [Plain, Pi, DelayedQuantile]
+        .into_iter()
+        .filter(|needed| !variants.contains(needed))
+        .collect()
+}
+
+/// True when delayed-quantile met the goal against both plain and pi.
+pub fn goal_met(results: &[VariantResult]) -> bool {
+    goal_checks(results).iter().any(|c| {
+        c.variant == super::BenchVariant::DelayedQuantile.name() && c.met && c.worst_vs_pi.is_some()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::BenchVariant::{DelayedQuantile, Pi, Plain};
+    use super::*;
+
+    #[test]
+    fn the_goal_needs_plain_pi_and_delayed_quantile() {
+        assert_eq!(goal_variants_missing(&[Plain, Pi, DelayedQuantile]), vec![]);
+        assert_eq!(goal_variants_missing(&[DelayedQuantile]), vec![Plain, Pi]);
+        assert!(!goal_met(&[]));
+    }
+}

@@ -27,6 +27,6 @@ mod runner;
 mod tests;
 
 pub use config::{BenchConfig, BenchVariant, SiteChoice, MAX_BENCH_SITES};
-pub use goal::{goal_checks, GoalCheck};
+pub use goal::{goal_checks, goal_met, goal_variants_missing, GoalCheck};
 pub use result::{ThroughputPoint, VariantResult};
 pub use runner::{run, run_variant};

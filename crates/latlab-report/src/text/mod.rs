@@ -6,19 +6,24 @@
 //! verbosity), [`respond`], [`lockbench`], [`simulation`], [`explain`] (with
 //! [`causes`] and [`agreement`]),
 //! [`load`], [`watch`] and [`peer`] (a peer tool's result read by latlab).
+//! The commands' live lines and summaries: [`live`] (run, respond, load),
+//! [`watch_live`] (watch's screen), [`record`] (record's summary).
 
 pub mod agreement;
 pub mod blocks;
 pub mod causes;
 pub mod explain;
+pub mod live;
 pub mod load;
 pub mod lockbench;
 pub mod peer;
+pub mod record;
 pub mod respond;
 pub mod run;
 pub mod run_summary;
 pub mod simulation;
 pub mod watch;
+pub mod watch_live;
 
 use latlab_document::{
     BenchReport, Document, ExplainDocument, LoadDocument, RespondResult, RunDocument, SimReport,

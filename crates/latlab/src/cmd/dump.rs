@@ -6,9 +6,10 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use latlab_ftrace::filter::EventFilter;
-use latlab_ftrace::listing::{text_event_line, DatListing};
-use latlab_ftrace::stats::{dat_format, TextCounter, TraceStats};
-use latlab_ftrace::{DatFile, TextEvent, TraceKind};
+use latlab_ftrace::listing::DatListing;
+use latlab_ftrace::stats::{dat_format, TraceStats};
+use latlab_ftrace::text_listing::{write_stats, TextSink};
+use latlab_ftrace::{DatFile, TraceKind};
 
 /// Arguments of `latlab dump`.
 #[derive(Debug, clap::Args)]
@@ -76,7 +77,7 @@ pub fn execute(args: DumpArgs) -> anyhow::Result<ExitCode> {
     match latlab_ftrace::view::detect(path)? {
         TraceKind::Dat => dump_dat(&args, &filter, &mut out)?,
         TraceKind::Ctf => {
-            let mut sink = TextSink::new(&args, &filter);
+            let mut sink = TextSink::new(&filter, args.stats);
             latlab_ftrace::text::for_each_ctf_event(path, |ev| {
                 sink.push(ev, &mut out)
                     .map_err(|source| latlab_ftrace::Error::Io {
@@ -85,76 +86,20 @@ pub fn execute(args: DumpArgs) -> anyhow::Result<ExitCode> {
                     })
             })
             .with_context(|| format!("reading CTF trace {}", path.display()))?;
-            sink.finish(&mut out, "LTTng CTF (via babeltrace2)")?;
+            sink.finish(&mut out, path, "LTTng CTF (via babeltrace2)")?;
         }
         TraceKind::Text => {
             let events = latlab_ftrace::text::read_ftrace_text_file(path)
                 .with_context(|| format!("reading ftrace text {}", path.display()))?;
-            let mut sink = TextSink::new(&args, &filter);
+            let mut sink = TextSink::new(&filter, args.stats);
             for ev in events {
                 sink.push(ev, &mut out)?;
             }
-            sink.finish(&mut out, "ftrace text")?;
+            sink.finish(&mut out, path, "ftrace text")?;
         }
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// Filters, prints or counts text events (ftrace text and CTF).
-struct TextSink<'a> {
-    args: &'a DumpArgs,
-    filter: &'a EventFilter,
-    line: Vec<u8>,
-    counter: TextCounter,
-}
-
-impl<'a> TextSink<'a> {
-    fn new(args: &'a DumpArgs, filter: &'a EventFilter) -> Self {
-        TextSink {
-            args,
-            filter,
-            line: Vec::new(),
-            counter: TextCounter::default(),
-        }
-    }
-
-    fn push(&mut self, ev: TextEvent, out: &mut impl Write) -> std::io::Result<()> {
-        self.counter.lost_before(&ev);
-        let kept = self
-            .filter
-            .event_ok(ev.system.as_deref().unwrap_or(""), &ev.name)
-            && self.filter.cpu_ok(ev.cpu)
-            && self.filter.time_ok(ev.ts);
-        if !kept {
-            return Ok(());
-        }
-        if self.args.stats {
-            self.counter.count(&ev);
-            return Ok(());
-        }
-        self.line.clear();
-        text_event_line(&ev, &mut self.line);
-        out.write_all(&self.line)
-    }
-
-    fn finish(self, out: &mut impl Write, format: &str) -> anyhow::Result<()> {
-        if self.args.stats {
-            write_stats(out, self.args, format, &self.counter.finish())?;
-        }
-        Ok(())
-    }
-}
-
-fn write_stats(
-    out: &mut impl Write,
-    args: &DumpArgs,
-    format: &str,
-    stats: &TraceStats,
-) -> std::io::Result<()> {
-    writeln!(out, "file: {}", args.file.display())?;
-    writeln!(out, "format: {format}")?;
-    stats.write_text(out)
 }
 
 fn dump_dat(args: &DumpArgs, filter: &EventFilter, out: &mut impl Write) -> anyhow::Result<()> {
@@ -169,7 +114,7 @@ fn dump_dat(args: &DumpArgs, filter: &EventFilter, out: &mut impl Write) -> anyh
     if args.stats {
         let stats = TraceStats::of_dat(&file, filter)
             .with_context(|| format!("decoding {}", path.display()))?;
-        write_stats(out, args, &dat_format(&file.meta), &stats)?;
+        write_stats(out, path, &dat_format(&file.meta), &stats)?;
         out.flush()?;
         std::mem::forget(file); // see the end of this function
         return Ok(());

@@ -6,10 +6,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
-use latlab_load::RunningLoad;
+use latlab_session::load::run_for;
 
 use crate::config::load::{parse_size, resolve, LoadRun};
-use crate::live::status::{bar, StatusLine};
 
 /// Arguments of `latlab load`.
 #[derive(Debug, clap::Args)]
@@ -62,36 +61,8 @@ pub fn execute(args: LoadArgs) -> anyhow::Result<ExitCode> {
         json,
     } = resolve(&args)?;
     latlab_rt::stop::install()?;
-    let load = RunningLoad::start(&spec, &options).context("starting the load")?;
     let started = latlab_rt::clock::unix_time_s();
-    let mut line = StatusLine::new(std::io::stderr().is_terminal());
-    let total = args.duration;
-    let mut shown = 0u64;
-    while load.elapsed() < total && !latlab_rt::stop::requested() {
-        if let Err(err) = load.check() {
-            drop(load);
-            return Err(err).context("the load failed while running");
-        }
-        let secs = load.elapsed().as_secs();
-        if line.enabled() && secs > shown {
-            shown = secs;
-            line.draw(&format!(
-                "{} {secs}/{} s  {}",
-                bar(load.elapsed().as_secs_f64() / total.as_secs_f64()),
-                total.as_secs_f64().ceil(),
-                load.progress_line()
-            ));
-        }
-        // Ends at once on Ctrl-C or SIGTERM.
-        latlab_rt::stop::sleep(
-            total
-                .saturating_sub(load.elapsed())
-                .min(Duration::from_millis(100)),
-        );
-    }
-    line.finish();
-    let interrupted = latlab_rt::stop::requested();
-    let report = load.stop().context("the load failed while running")?;
+    let (report, interrupted) = run_for(&spec, &options, args.duration)?;
     if interrupted {
         eprintln!("latlab load: interrupted after {:.1} s", report.duration_s);
     }

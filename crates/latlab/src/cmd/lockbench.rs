@@ -12,8 +12,8 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 use serde::Serialize;
 
-use latlab_lock::bench::{self, BenchConfig, BenchVariant};
-use latlab_lock::document::{BenchReport, SimReport};
+use latlab_lock::bench;
+use latlab_lock::document::SimReport;
 use latlab_lock::shape::HoldShape;
 use latlab_lock::sim;
 use latlab_report::formats::TerminalText;
@@ -21,10 +21,11 @@ use latlab_rt::duration;
 use latlab_rt::sched;
 use latlab_rt::session::SessionOptions;
 
+use latlab_session::lockbench::assemble_report;
+
 use crate::config::lockbench::{resolve, resolve_simulation};
-use crate::lifecycle::load::LoadFlags;
-use crate::lifecycle::outputs::{write_file, FarmFlags, OutputFiles};
-use crate::lifecycle::{Lifecycle, Verbosity};
+use crate::lifecycle::outputs::FarmFlags;
+use crate::lifecycle::{write_file, Lifecycle, LoadFlags, OutputFiles, Verbosity};
 
 /// Arguments of `latlab lockbench`.
 #[derive(Debug, clap::Args)]
@@ -159,17 +160,11 @@ pub fn execute(args: LockbenchArgs) -> anyhow::Result<ExitCode> {
         }
     }
     if args.require_goal {
-        for needed in [
-            BenchVariant::Plain,
-            BenchVariant::Pi,
-            BenchVariant::DelayedQuantile,
-        ] {
-            if !variants.contains(&needed) {
-                bail!(
-                    "--require-goal compares delayed-quantile with plain and pi: add {} to --variants",
-                    needed.name()
-                );
-            }
+        if let Some(needed) = bench::goal_variants_missing(&variants).first() {
+            bail!(
+                "--require-goal compares delayed-quantile with plain and pi: add {} to --variants",
+                needed.name()
+            );
         }
     }
     let load_plan = args.load.resolve();
@@ -191,7 +186,7 @@ pub fn execute(args: LockbenchArgs) -> anyhow::Result<ExitCode> {
     let outcome = bench::run(&cfg, &variants, &latlab_rt::stop::requested, &mut |what| {
         eprintln!("latlab lockbench: {what}")
     });
-    let load_report = load.map(crate::lifecycle::load::stop).transpose()?;
+    let load_report = load.map(latlab_session::load::stop).transpose()?;
     life.end();
     let results = match outcome {
         Ok(results) => results,
@@ -216,39 +211,11 @@ pub fn execute(args: LockbenchArgs) -> anyhow::Result<ExitCode> {
             "latlab lockbench: stopped before a variant's first measured period: no result to write"
         );
     }
-    if args.require_goal {
-        let met = bench::goal_checks(&results).iter().any(|c| {
-            c.variant == BenchVariant::DelayedQuantile.name() && c.met && c.worst_vs_pi.is_some()
-        });
-        if !met {
-            eprintln!("latlab lockbench: the goal was not met (see the goal lines above)");
-            return Ok(ExitCode::from(super::EXIT_REQUIREMENT_FAILED));
-        }
+    if args.require_goal && !bench::goal_met(&results) {
+        eprintln!("latlab lockbench: the goal was not met (see the goal lines above)");
+        return Ok(ExitCode::from(super::EXIT_REQUIREMENT_FAILED));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The benchmark's document: its configuration, the variants' results and
-/// the goal checks, with the machine and the load.
-fn assemble_report(
-    cfg: &BenchConfig,
-    results: Vec<latlab_lock::bench::VariantResult>,
-    load: Option<latlab_load::LoadReport>,
-    life: &Lifecycle,
-) -> BenchReport {
-    BenchReport {
-        envelope: latlab_document::Envelope::at(
-            std::env::args().collect(),
-            life.started(),
-            life.system.clone(),
-        )
-        .with_warnings(life.warnings()),
-        load,
-        autogroup: latlab_rt::autogroup::current(),
-        config: cfg.clone(),
-        goal: bench::goal_checks(&results),
-        results,
-    }
 }
 
 fn simulate(args: &LockbenchArgs) -> anyhow::Result<ExitCode> {

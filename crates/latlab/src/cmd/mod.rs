@@ -50,19 +50,4 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// The error and its causes, `: `-separated, each said once: a library error
-/// often names its source in its own message too.
-pub fn describe(err: &anyhow::Error) -> String {
-    let mut text = String::new();
-    for cause in err.chain() {
-        let cause = cause.to_string();
-        if text.contains(&cause) {
-            continue;
-        }
-        if !text.is_empty() {
-            text.push_str(": ");
-        }
-        text.push_str(&cause);
-    }
-    text
-}
+pub use latlab_session::describe;

@@ -13,16 +13,16 @@ use latlab_measure::result::Verdict;
 use latlab_report::formats::TerminalText;
 use latlab_respond::channel::Channel;
 use latlab_respond::gpio::GpioWiring;
-use latlab_respond::measure::{self, Gap, RespondOutput};
-use latlab_respond::result::{CheckOn, RespondContext, RespondResult, RespondSettings};
+use latlab_respond::measure::{self, Gap};
+use latlab_respond::result::CheckOn;
 use latlab_rt::duration;
-use latlab_rt::sched::Policy;
 use latlab_rt::session::SessionOptions;
 
 use super::EXIT_REQUIREMENT_FAILED;
-use crate::config::respond::{resolve, RespondRun};
+use latlab_session::respond::assemble_document;
+
+use crate::config::respond::resolve;
 use crate::lifecycle::{Lifecycle, MeasuringFlags, RequirementFlags, Verbosity};
-use crate::live::respond::LiveView;
 
 /// Arguments of `latlab respond`.
 #[derive(Debug, clap::Args)]
@@ -118,7 +118,7 @@ pub fn execute(args: RespondArgs) -> anyhow::Result<ExitCode> {
     run.config.lock_memory = life.session.mlocked();
 
     life.begin();
-    let live = LiveView::new(
+    let live = latlab_session::live::RespondLiveView::new(
         run.measuring.verbosity != Verbosity::Quiet && std::io::stderr().is_terminal(),
         run.config.count,
     );
@@ -132,7 +132,14 @@ pub fn execute(args: RespondArgs) -> anyhow::Result<ExitCode> {
     let load_report = load_report?;
     life.end();
 
-    let mut result = assemble_document(&life, &run, &output, steal_ns);
+    let mut result = assemble_document(
+        &life,
+        &run.config,
+        &run.requirements,
+        run.check_on,
+        &output,
+        steal_ns,
+    );
     result.load = load_report;
     let exit = if result.verdict == Verdict::Fail {
         EXIT_REQUIREMENT_FAILED
@@ -148,44 +155,4 @@ pub fn execute(args: RespondArgs) -> anyhow::Result<ExitCode> {
         Vec::new(),
     )?;
     Ok(ExitCode::from(exit))
-}
-
-/// The measurement's document: its settings (what the responder obtained),
-/// context and the verdict on the requirements.
-fn assemble_document(
-    life: &Lifecycle,
-    run: &RespondRun,
-    output: &RespondOutput,
-    steal_ns: Vec<(usize, u64)>,
-) -> RespondResult {
-    let settings = RespondSettings {
-        channel: run.config.channel.name().into(),
-        channel_description: run.config.channel.describe(),
-        gpio: run
-            .config
-            .gpio
-            .as_ref()
-            .map(|g| format!("{},{}", g.output, g.input)),
-        count: run.config.count,
-        duration_s: run.config.duration_ns.map(|d| d as f64 / 1e9),
-        gap: run.config.gap,
-        // What the responder obtained, as it read it back (the request
-        // unless refused under --allow-unprivileged).
-        policy: output.responder.policy.unwrap_or(Policy::Other),
-        priority: output.responder.priority,
-        timeout_ns: run.config.timeout_ns,
-        cpu_dma_latency_us: life.session.dma_latency_us(),
-        unprivileged: life.session.unprivileged(),
-        steal_ns,
-    };
-    let context = RespondContext {
-        envelope: latlab_document::Envelope::at(
-            std::env::args().collect(),
-            life.started(),
-            life.system.clone(),
-        )
-        .with_warnings(life.warnings()),
-        settings,
-    };
-    RespondResult::assemble(output, context, &run.requirements, run.check_on)
 }

@@ -3,27 +3,28 @@
 //! Parse ([`RunArgs`]), resolve ([`crate::config::run`]), then the
 //! measuring commands' lifecycle ([`crate::lifecycle`]) around
 //! latlab-measure's engine, with the run's own kernel side (the split, the
-//! trace: [`crate::kernel_side`]).
+//! trace: latlab-session's `split` and `trace`).
 
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use latlab_document::RunDocument;
-use latlab_measure::engine::{self, MeasureOutput};
-use latlab_measure::result::{RunContext, RunResult, Verdict};
+use latlab_measure::engine;
+use latlab_measure::result::Verdict;
 use latlab_measure::timer::TimerKind;
-use latlab_report::formats::{RtTestsJson, TerminalText};
-use latlab_report::{rt_tests, run_summary};
+use latlab_report::formats::RtTestsJson;
+use latlab_report::rt_tests;
 use latlab_rt::clock;
 use latlab_rt::duration;
 use latlab_rt::session::SessionOptions;
 
 use super::{EXIT_REQUIREMENT_FAILED, EXIT_SUSPECT};
-use crate::config::run::{resolve, RunConfig};
-use crate::kernel_side::split::{self, SplitMode, SplitMonitor};
+use crate::config::run::resolve;
+use latlab_session::run::{assemble_document, print_summary};
+use latlab_session::split::{self, SplitMonitor};
+
+use crate::config::run::SplitMode;
 use crate::lifecycle::{Lifecycle, MeasuringFlags, RequirementFlags, Verbosity};
-use crate::live::run::LiveView;
 
 /// Arguments of `latlab run`.
 #[derive(Debug, clap::Args)]
@@ -148,11 +149,14 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
 
     // The split's BPF side first: `--split on` without BPF fails before a
     // trace is started.
-    let mut split = split::start(run.split)?;
+    let mut split = match run.split {
+        SplitMode::Off => None,
+        mode => split::start(mode == SplitMode::On)?,
+    };
     let trace = run.trace.start(&mut run.measure)?;
 
     life.begin();
-    let live = LiveView::new(
+    let live = latlab_session::live::RunLiveView::new(
         verbosity != Verbosity::Quiet && std::io::stderr().is_terminal(),
         &run.measure,
     );
@@ -185,7 +189,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     run.settings.steal_ns = life.session.steal_ns(&run.settings.cpus);
     life.end();
 
-    let mut result = assemble_document(&life, &run, &output);
+    let mut result = assemble_document(&life, &run.settings, &run.requirements, &output);
     if let Some(split) = split {
         split::finish(split, &mut result.result);
     }
@@ -204,7 +208,15 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         Verdict::Suspect => EXIT_SUSPECT,
         Verdict::Pass | Verdict::None => 0,
     };
-    print_summary(&run, &result, trace_report.as_ref(), &output, &mut failures);
+    print_summary(
+        &run.trace,
+        run.measure.samples.as_deref(),
+        verbosity,
+        &result,
+        trace_report.as_ref(),
+        &output,
+        &mut failures,
+    );
     let rt_tests = args.rt_tests_json.as_ref().map(|path| {
         let text = result.rt_tests_json(
             &rt_tests::rfc2822(life.started()),
@@ -221,75 +233,4 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         failures,
     )?;
     Ok(ExitCode::from(exit))
-}
-
-/// The run's document: the measurement, its context and the verdict on
-/// the requirements (the split, load, trace and analysis join it after).
-fn assemble_document(life: &Lifecycle, run: &RunConfig, output: &MeasureOutput) -> RunDocument {
-    let context = RunContext {
-        envelope: latlab_document::Envelope::at(
-            std::env::args().collect(),
-            life.started(),
-            life.system.clone(),
-        )
-        .with_warnings(life.warnings()),
-        settings: run.settings.clone(),
-    };
-    RunDocument::new(RunResult::assemble(output, context, &run.requirements))
-}
-
-/// Prints the summary as verbose as asked, where the trace and the sample
-/// log went; a sample log that is incomplete joins `failures`.
-fn print_summary(
-    run: &RunConfig,
-    result: &RunDocument,
-    trace_report: Option<&latlab_tracefs::CaptureReport>,
-    output: &MeasureOutput,
-    failures: &mut Vec<anyhow::Error>,
-) {
-    let verbosity = run.measuring.verbosity;
-    print!(
-        "{}",
-        match verbosity {
-            Verbosity::Quiet => run_summary::verdict_text(result),
-            Verbosity::Normal => run_summary::short_text(result),
-            Verbosity::Verbose => result.terminal_text(),
-        }
-    );
-    if let (Some(report), None) = (trace_report, &run.trace.temporary_trace) {
-        print!(
-            "{}",
-            run_summary::trace_line(report, result.flight_recorder_stop.as_ref())
-        );
-    }
-    if verbosity == Verbosity::Verbose {
-        // The short summary and --quiet say it under the verdict.
-        if let Some(advice) =
-            trace_report.and_then(|r| r.loss_advice("--trace-buffer-kb", "--trace-events"))
-        {
-            eprintln!("latlab: warning: {advice}");
-        }
-    }
-    let logged = run.trace.temporary_samples.is_none();
-    if let (Some(count), true) = (output.samples_written, logged) {
-        println!(
-            "{count} samples logged to {}{}",
-            display(run.measure.samples.as_deref()),
-            if output.samples_error.is_some() {
-                " (incomplete, see below)"
-            } else {
-                ""
-            }
-        );
-    }
-    if let (Some(e), true) = (&output.samples_error, logged) {
-        failures.push(anyhow::anyhow!(
-            "the sample log is incomplete ({e}): it holds the first {} samples",
-            output.samples_written.unwrap_or(0)
-        ));
-    }
-}
-
-fn display(path: Option<&Path>) -> String {
-    path.map_or_else(String::new, |p| p.display().to_string())
 }

@@ -11,10 +11,7 @@ use latlab_report::html::{Document, Opening};
 use crate::cmd::characterize;
 use crate::cmd::report::{read_document, write_report_opening, OutputArgs};
 
-mod plan;
-mod table;
-
-use plan::{Options, Plan};
+use latlab_scenario::{Options, Plan};
 
 /// The experiments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -100,7 +97,7 @@ pub fn execute(args: ScenarioArgs) -> anyhow::Result<ExitCode> {
         .map(|v| v.get_name().to_string())
         .unwrap_or_default();
     let plan = Plan::of(
-        args.name,
+        &name,
         Options {
             quick: args.quick,
             cpus: args.cpus.as_deref(),
@@ -231,4 +228,23 @@ fn run_steps(name: &str, plan: &Plan, dir: &Path) -> anyhow::Result<Outcome> {
         }
     }
     Ok(outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use latlab_scenario::SCENARIOS;
+
+    #[test]
+    fn every_scenario_name_has_a_table_entry() {
+        for name in <Name as clap::ValueEnum>::value_variants() {
+            let value = clap::ValueEnum::to_possible_value(name).expect("not skipped");
+            let entries = SCENARIOS.iter().filter(|s| s.name == value.get_name());
+            assert_eq!(entries.count(), 1, "{name:?}");
+        }
+        assert_eq!(
+            SCENARIOS.len(),
+            <Name as clap::ValueEnum>::value_variants().len()
+        );
+    }
 }

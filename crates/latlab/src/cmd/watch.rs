@@ -1,19 +1,17 @@
 //! `latlab watch`: the wake-ups of running tasks measured and explained live
 //! in the kernel (eBPF; see crates/latlab-watch and docs/watch.md).
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Context;
-use latlab_measure::units::format_ns;
 use latlab_report::formats::TerminalText;
-use latlab_watch::select::Tasks;
 use latlab_watch::Session;
 
+use latlab_session::watch::{assemble_document, wait_for_a_match, watch_until_stopped, Store};
+
 use crate::config::watch::{resolve, WatchRun};
-use crate::live::watch::{progress_line, screen};
 
 /// Arguments of `latlab watch`.
 #[derive(Debug, clap::Args)]
@@ -79,71 +77,6 @@ pub struct WatchArgs {
     pub command: Vec<String>,
 }
 
-/// Waits up to `wait` for the first thread the selection matches,
-/// rescanning every 100 ms; an error naming the fix when none came (or
-/// Ctrl-C came first): nothing was watched, nothing is stored.
-fn wait_for_a_match(session: &mut Session, wait: Duration, quiet: bool) -> anyhow::Result<()> {
-    if session.matched() > 0 {
-        return Ok(());
-    }
-    let selection = &session.options().selection;
-    let awaited = selection.awaited();
-    let fix = match &selection.tasks {
-        Tasks::Comms(_) => "check the name (`ps -eLo pid,tid,policy,rtprio,comm` lists the threads; a name has at most 15 characters, `prefix*` matches a prefix)",
-        Tasks::Pids(_) => "check the pid (`ps -eLo pid,tid,policy,rtprio,comm` lists the threads and their policies)",
-        Tasks::Command(_) => "check that the command starts the threads it should",
-        Tasks::AllUserThreads => "start the real-time task first (`ps -eLo pid,tid,policy,rtprio,comm` lists the threads and their policies)",
-    };
-    let rt_fix = if selection.real_time {
-        ", or leave out --rt to watch threads that are not real-time"
-    } else {
-        ""
-    };
-    if !quiet && !wait.is_zero() {
-        eprintln!(
-            "latlab watch: waiting for {awaited}... (up to {}, --wait)",
-            format_ns(wait.as_nanos() as u64)
-        );
-    }
-    let started = Instant::now();
-    loop {
-        if latlab_rt::stop::requested() {
-            anyhow::bail!("stopped before {awaited} appeared: nothing was watched, nothing stored");
-        }
-        if session.command_exit().is_some() {
-            anyhow::bail!(
-                "the command ended before {awaited} appeared: nothing was watched, nothing stored; {fix}{rt_fix}"
-            );
-        }
-        if wait.is_zero() {
-            anyhow::bail!(
-                "no {} is running (--wait 0): nothing was watched, nothing stored; {fix}{rt_fix}, or wait for it (--wait 1m)",
-                awaited.trim_start_matches("a ")
-            );
-        }
-        if started.elapsed() >= wait {
-            anyhow::bail!(
-                "no {} appeared within {} (--wait): nothing was watched, nothing stored; {fix}{rt_fix}, or wait longer (--wait 10m)",
-                awaited.trim_start_matches("a "),
-                format_ns(wait.as_nanos() as u64)
-            );
-        }
-        session.poll(Duration::from_millis(100))?;
-        session.rescan()?;
-        if session.matched() > 0 {
-            session.restart_clock();
-            return Ok(());
-        }
-    }
-}
-
-/// The watch's document, from the session that ended (`stopped_by` says why).
-fn assemble_document(session: &mut Session, stopped_by: &str) -> latlab_watch::WatchDocument {
-    let mut document = session.finish(stopped_by);
-    document.id = Some(latlab_document::new_id());
-    document
-}
-
 /// Runs the watch until its duration, Ctrl-C/SIGTERM or the command's end.
 pub fn execute(args: WatchArgs) -> anyhow::Result<ExitCode> {
     let WatchRun {
@@ -155,7 +88,6 @@ pub fn execute(args: WatchArgs) -> anyhow::Result<ExitCode> {
         history,
         quiet,
     } = resolve(&args)?;
-    let threshold = options.threshold_ns;
     let metrics = match &metrics {
         Some(addr) => {
             let (text, bound) = latlab_watch::metrics::serve(addr)?;
@@ -171,79 +103,17 @@ pub fn execute(args: WatchArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     wait_for_a_match(&mut session, wait, quiet)?;
-    let describe = session.options().selection.describe();
-    let side = session.options().backend.name();
-    let tty = std::io::stderr().is_terminal() && !quiet;
-    let started = Instant::now();
-    let mut last_view = Instant::now() - Duration::from_secs(10);
-    let mut last_line = Instant::now();
-    let progress_every = args.interval.min(Duration::from_secs(10));
-    if !quiet && !tty {
-        eprintln!(
-            "latlab watch ({side}): {describe}, {} task(s) now, threshold {}",
-            session.watched().len(),
-            format_ns(threshold)
-        );
-    }
-    let stopped_by = loop {
-        if latlab_rt::stop::requested() {
-            break match latlab_rt::stop::signal() {
-                Some(libc::SIGTERM) => "SIGTERM".to_string(),
-                _ => "Ctrl-C".to_string(),
-            };
-        }
-        if duration.is_some_and(|d| started.elapsed() >= d) {
-            break "duration".to_string();
-        }
-        if let Some(status) = session.command_exit() {
-            break format!("the command ended ({status})");
-        }
-        session.poll(Duration::from_millis(100))?;
-        if session.snapshot_due() {
-            let snap = session.snapshot();
-            if let Some(h) = history.as_mut() {
-                let mut snapshot = session.snapshot_document(&snap);
-                snapshot.id = Some(latlab_document::new_id());
-                let doc = serde_json::to_value(snapshot)?;
-                if let Err(e) = h.insert_document(&doc) {
-                    eprintln!("warning: the snapshot was not stored in the history: {e}");
-                }
-            }
-        }
-        if last_view.elapsed() >= Duration::from_secs(1) {
-            last_view = Instant::now();
-            let line_due = !quiet && last_line.elapsed() >= progress_every;
-            let need_live = tty || metrics.is_some() || line_due;
-            if !need_live {
-                continue;
-            }
-            let live = session.live();
-            let overhead = session.overhead();
-            let share = (overhead.process_cpu_ns + overhead.bpf_ns) as f64
-                / live.elapsed.as_nanos().max(1) as f64;
-            if let Some(text) = &metrics {
-                let body = latlab_watch::metrics::render(
-                    &session.task_histograms(),
-                    &session.cause_totals(),
-                    live.counters.late,
-                    &overhead,
-                );
-                if let Ok(mut t) = text.lock() {
-                    *t = body;
-                }
-            }
-            if tty {
-                eprint!(
-                    "\x1b[H\x1b[2J{}",
-                    screen(&live, &describe, threshold, share, side)
-                );
-            } else if line_due {
-                last_line = Instant::now();
-                eprintln!("{}", progress_line(&live));
-            }
-        }
-    };
-    session.stop_command();
+    let mut store = history
+        .as_mut()
+        .map(|h| move |doc: &serde_json::Value| h.insert_document(doc).map_err(|e| e.to_string()));
+    let stopped_by = watch_until_stopped(
+        &mut session,
+        duration,
+        args.interval,
+        quiet,
+        metrics.as_ref(),
+        store.as_mut().map(|store| store as Store<'_>),
+    )?;
     let taken = session.snapshots_taken();
     let document = assemble_document(&mut session, &stopped_by);
     // The last, partial interval's snapshot (when finish took one) joins the others.
@@ -257,9 +127,6 @@ pub fn execute(args: WatchArgs) -> anyhow::Result<ExitCode> {
         if let Err(e) = h.insert_document(&doc) {
             eprintln!("warning: the last snapshot was not stored in the history: {e}");
         }
-    }
-    if tty {
-        eprint!("\x1b[H\x1b[2J");
     }
     if let Some(path) = &json {
         let text = latlab_document::text::to_text(&document)?;

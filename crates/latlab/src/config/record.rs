@@ -3,6 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use latlab_report::text::record::cpu_list;
+
 use anyhow::Context;
 use latlab_tracefs::CaptureOptions;
 
@@ -66,14 +68,6 @@ fn parse_rt_cpus(text: &str) -> anyhow::Result<Vec<usize>> {
         ),
         None => Ok(cpus),
     }
-}
-
-/// `0,2,3`.
-pub fn cpu_list(cpus: &[usize]) -> String {
-    cpus.iter()
-        .map(usize::to_string)
-        .collect::<Vec<_>>()
-        .join(",")
 }
 
 /// Fails before recording, not after, when the output cannot be written.

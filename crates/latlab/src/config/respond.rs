@@ -1,7 +1,5 @@
 //! `latlab respond`'s arguments resolved into the configuration the libraries take.
 
-use std::path::PathBuf;
-
 use anyhow::{bail, Context};
 
 use latlab_measure::requirements::Requirement;
@@ -56,14 +54,7 @@ pub fn resolve(args: &RespondArgs) -> anyhow::Result<RespondRun> {
         ));
     }
     let channel = match &args.serial {
-        Some(spec) => {
-            let (tx, rx) = spec.split_once(',').unwrap_or((spec, spec));
-            Channel::Serial {
-                tx: PathBuf::from(tx.trim()),
-                rx: PathBuf::from(rx.trim()),
-                baud: args.baud,
-            }
-        }
+        Some(spec) => Channel::serial(spec, args.baud),
         None => args.channel.clone(),
     };
     let policy: Policy = args.policy.parse().map_err(anyhow::Error::msg)?;

@@ -4,10 +4,9 @@ use latlab_measure::engine::{self, MeasureConfig};
 use latlab_measure::requirements::{self, Requirement};
 use latlab_measure::result::RunSettings;
 use latlab_rt::sched::{self, Policy};
+use latlab_session::trace::TracePlan;
 
 use crate::cmd::run::RunArgs;
-use crate::kernel_side::split::SplitMode;
-use crate::kernel_side::trace::TracePlan;
 use crate::lifecycle::MeasuringConfig;
 
 /// A run, fully resolved.
@@ -43,23 +42,9 @@ pub fn resolve(args: &RunArgs) -> anyhow::Result<RunConfig> {
     };
     let policy: Policy = args.policy.parse().map_err(anyhow::Error::msg)?;
     let mut requirements = args.requirement.requirements();
-    let mut tolerance = requirements
-        .iter()
-        .find_map(|r| match r {
-            Requirement::PeriodTolerance { tolerance, .. } => Some(*tolerance),
-            _ => None,
-        })
-        .unwrap_or(0.05);
-    if let Some(text) = &args.period_tolerance {
-        let (t, min_share) =
-            requirements::parse_period_tolerance(text).map_err(anyhow::Error::msg)?;
-        tolerance = t;
-        requirements.retain(|r| !matches!(r, Requirement::PeriodTolerance { .. }));
-        requirements.push(Requirement::PeriodTolerance {
-            tolerance,
-            min_share,
-        });
-    }
+    let tolerance =
+        requirements::with_period_tolerance(&mut requirements, args.period_tolerance.as_deref())
+            .map_err(anyhow::Error::msg)?;
     let duration_ns = match (args.duration, args.loops) {
         (None, None) => Some(30_000_000_000),
         (d, _) => d,
@@ -216,4 +201,15 @@ mod tests {
             .to_string();
         assert!(err.contains("CPU 4000 is not usable"), "{err}");
     }
+}
+
+/// Whether `latlab run` splits its latency at the timer interrupt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SplitMode {
+    /// When BPF is available; otherwise a one-line note says why not.
+    Auto,
+    /// Always; a run without BPF fails, naming what is missing.
+    On,
+    /// Never.
+    Off,
 }

@@ -1,13 +1,13 @@
 //! The flags the measuring commands (`run`, `respond`) share, as one clap
-//! group, and what they resolve to.
+//! group (with the background load's), and what they resolve to.
 
 use std::path::PathBuf;
 
+use latlab_load::{LoadOptions, LoadSpec};
 use latlab_measure::requirements::{self, Requirement};
 use latlab_rt::duration;
+use latlab_session::{LoadPlan, Verbosity};
 
-use super::load::{LoadFlags, LoadPlan};
-use super::notes::Verbosity;
 use super::outputs::{FarmFlags, SaveFlags};
 
 /// Where a measuring command's result goes, how much it prints, its
@@ -107,5 +107,49 @@ impl RequirementFlags {
         }
         all.extend(self.percentile.iter().cloned());
         all
+    }
+}
+
+/// `--load`, `--load-cmd` and their settings.
+#[derive(Debug, Clone, clap::Args)]
+pub struct LoadFlags {
+    /// Background load while measuring: none, light (= none, the Moblin "light" case),
+    /// full (cpu+io+net+mem on every CPU), or kinds such as `cpu:2,io:1,net:1`
+    /// (kinds: cpu, io, net, udp, mem, syscall, ipc).
+    #[arg(long, value_name = "SPEC")]
+    pub load: Option<LoadSpec>,
+    /// Run this shell command as (part of) the load, e.g. "stress-ng --cpu 2";
+    /// it is stopped with its whole process group at the end.
+    #[arg(long, value_name = "COMMAND")]
+    pub load_cmd: Option<String>,
+    /// Most disk space the io load may use.
+    #[arg(long, value_name = "BYTES", default_value = "256M", value_parser = crate::config::load::parse_size)]
+    pub load_disk_cap: u64,
+    /// Directory for the io load's temporary files [default: the system temp dir].
+    #[arg(long, value_name = "DIR")]
+    pub load_temp_dir: Option<PathBuf>,
+    /// Run the built-in loads as threads of latlab itself instead of a child
+    /// process (hidden: only to compare the two, see bench/load-vs-none.sh).
+    #[arg(long, hide = true)]
+    pub load_in_process: bool,
+}
+
+impl LoadFlags {
+    /// The load these flags ask for, and how it is to run.
+    pub fn resolve(&self) -> LoadPlan {
+        let mut spec = self.load.clone().unwrap_or_else(LoadSpec::none);
+        if let Some(cmd) = &self.load_cmd {
+            spec = spec.with_command(cmd.clone());
+        }
+        let defaults = LoadOptions::default();
+        LoadPlan {
+            spec: (!spec.is_empty()).then_some(spec),
+            options: LoadOptions {
+                disk_cap_bytes: self.load_disk_cap,
+                temp_root: self.load_temp_dir.clone().unwrap_or(defaults.temp_root),
+                ..defaults
+            },
+            in_process: self.load_in_process,
+        }
     }
 }

@@ -1,10 +1,13 @@
-//! Writing a measuring command's result: the saved copy and the history,
-//! `--json`, the other files, the test-farm formats and `--push`.
+//! Where a measuring command's result goes, as its flags say: the saved
+//! copy and the history, the test-farm formats and `--push` (latlab-session
+//! writes the files).
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use latlab_rt::files;
+use latlab_session::outputs::{unique_dir, write_file, Destinations, OutputFiles};
+
+use super::Outputs;
 
 /// Where a result is saved: `<output-dir>/<timestamp>/<file>` and the history.
 #[derive(Debug, Clone, clap::Args)]
@@ -50,106 +53,36 @@ impl SaveFlags {
     }
 }
 
-/// `<base>/<stamp>`, or `<stamp>-2`, `-3`... when taken.
-fn unique_dir(base: &Path, stamp: &str) -> anyhow::Result<PathBuf> {
-    std::fs::create_dir_all(base).with_context(|| {
-        format!(
-            "cannot create {} (choose another --output-dir)",
-            base.display()
-        )
-    })?;
-    Ok(files::create_unique_dir(base, stamp)?)
-}
-
-/// Writes a file via a temporary sibling and a rename, so a full disk or a
-/// crash never leaves a half-written result where a complete one was expected.
-pub fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    files::write_atomically(path, bytes).with_context(|| format!("cannot write {}", path.display()))
-}
-
-/// A command's output files, written all even when one fails. When the
-/// result itself was asked for and could be written nowhere (a full disk),
-/// it goes into the temporary directory instead: a long measurement is not
-/// lost to one full file system.
-pub struct OutputFiles {
-    failures: Vec<anyhow::Error>,
-    /// The result's JSON and its file name, for the fallback copy.
-    json: String,
-    file_name: &'static str,
-    result_written: bool,
-    result_failed: bool,
-}
-
-impl OutputFiles {
-    /// Serializes `result` and writes it where asked: with `saved` =
-    /// (flags, stamp), into `<output-dir>/<stamp>/<file_name>` and the history
-    /// (unless `--no-save`); and to `json_path`. Other outputs follow with
-    /// [`OutputFiles::other`].
-    pub fn with_result<T: serde::Serialize>(
-        result: &T,
-        saved: Option<(&SaveFlags, &str)>,
-        file_name: &'static str,
-        json_path: Option<&Path>,
-    ) -> anyhow::Result<OutputFiles> {
-        let json = latlab_document::text::to_text(result).context("serializing the result")?;
-        let mut files = OutputFiles {
-            failures: Vec::new(),
-            json,
-            file_name,
-            result_written: false,
-            result_failed: false,
-        };
-        if let Some((save, stamp)) = saved.filter(|(save, _)| !save.no_save) {
-            let document = serde_json::to_value(result).context("serializing the result")?;
-            let saved = save.save(stamp, file_name, &files.json, &document);
-            files.note_result(saved);
-        }
-        if let Some(path) = json_path {
-            let written = write_file(path, files.json.as_bytes());
-            files.note_result(written);
-        }
-        Ok(files)
+impl Destinations for Outputs {
+    fn json(&self) -> Option<&Path> {
+        self.json.as_deref()
     }
 
-    fn note_result(&mut self, outcome: anyhow::Result<()>) {
-        match outcome {
-            Ok(()) => self.result_written = true,
-            Err(e) => {
-                self.result_failed = true;
-                self.failures.push(e);
-            }
-        }
+    fn histogram_text(&self) -> Option<&Path> {
+        self.histogram_text.as_deref()
     }
 
-    /// Notes how writing another output went (or a failure met before).
-    pub fn other(&mut self, outcome: anyhow::Result<()>) {
-        if let Err(e) = outcome {
-            self.failures.push(e);
-        }
+    fn saves(&self) -> bool {
+        !self.save.no_save
     }
 
-    /// Ends with an error naming every failure (and where the result went
-    /// instead, if it had to), or Ok when everything was written.
-    pub fn finish(mut self) -> anyhow::Result<()> {
-        if self.result_failed && !self.result_written {
-            match files::write_new_in_temp_dir(self.file_name, self.json.as_bytes()) {
-                Ok(fallback) => println!(
-                    "The result could not be written where asked (below); it was written to {} instead",
-                    fallback.display()
-                ),
-                Err(e) => self
-                    .failures
-                    .push(anyhow::Error::new(e).context("the fallback copy failed too")),
-            }
-        }
-        match self.failures.len() {
-            0 => Ok(()),
-            1 => Err(self.failures.remove(0)),
-            n => {
-                let all: Vec<String> = self.failures.iter().map(crate::cmd::describe).collect();
-                anyhow::bail!("{n} outputs failed: {}", all.join("; "))
-            }
-        }
+    fn save(
+        &self,
+        stamp: &str,
+        file_name: &str,
+        json: &str,
+        document: &serde_json::Value,
+    ) -> anyhow::Result<()> {
+        self.save.save(stamp, file_name, json, document)
+    }
+
+    fn emit<T>(&self, result: &T, files: &mut OutputFiles) -> anyhow::Result<()>
+    where
+        T: serde::Serialize
+            + latlab_report::formats::JunitXml
+            + latlab_report::formats::LavaTestCases,
+    {
+        self.farm.emit(result, files)
     }
 }
 

@@ -1,61 +1,22 @@
-//! The background load of a measuring command: its flags (`--load`,
-//! `--load-cmd`, ...), what they resolve to, and the load over the
-//! measurement's lifecycle (started when the measurement is ready, checked
-//! while it runs, stopped before the summary).
+//! The background load of a measuring command: what its flags (`--load`,
+//! `--load-cmd`, ...) resolve to, and the load over the measurement's
+//! lifecycle (started when the measurement is ready, checked while it
+//! runs, stopped before the summary); and `latlab load`'s load, run alone
+//! ([`run_for`]).
 
+use std::io::IsTerminal;
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
 use anyhow::Context;
-use latlab_load::{LoadOptions, LoadReport, LoadSpec, StartedLoad, LOAD_SETTLE};
+use latlab_load::{LoadOptions, LoadReport, LoadSpec, RunningLoad, StartedLoad, LOAD_SETTLE};
+use latlab_report::text::live::bar;
 
-/// `--load`, `--load-cmd` and their settings.
-#[derive(Debug, Clone, clap::Args)]
-pub struct LoadFlags {
-    /// Background load while measuring: none, light (= none, the Moblin "light" case),
-    /// full (cpu+io+net+mem on every CPU), or kinds such as `cpu:2,io:1,net:1`
-    /// (kinds: cpu, io, net, udp, mem, syscall, ipc).
-    #[arg(long, value_name = "SPEC")]
-    pub load: Option<LoadSpec>,
-    /// Run this shell command as (part of) the load, e.g. "stress-ng --cpu 2";
-    /// it is stopped with its whole process group at the end.
-    #[arg(long, value_name = "COMMAND")]
-    pub load_cmd: Option<String>,
-    /// Most disk space the io load may use.
-    #[arg(long, value_name = "BYTES", default_value = "256M", value_parser = crate::config::load::parse_size)]
-    pub load_disk_cap: u64,
-    /// Directory for the io load's temporary files [default: the system temp dir].
-    #[arg(long, value_name = "DIR")]
-    pub load_temp_dir: Option<PathBuf>,
-    /// Run the built-in loads as threads of latlab itself instead of a child
-    /// process (hidden: only to compare the two, see bench/load-vs-none.sh).
-    #[arg(long, hide = true)]
-    pub load_in_process: bool,
-}
+use crate::live::StatusLine;
 
-impl LoadFlags {
-    /// The load these flags ask for, and how it is to run.
-    pub fn resolve(&self) -> LoadPlan {
-        let mut spec = self.load.clone().unwrap_or_else(LoadSpec::none);
-        if let Some(cmd) = &self.load_cmd {
-            spec = spec.with_command(cmd.clone());
-        }
-        let defaults = LoadOptions::default();
-        LoadPlan {
-            spec: (!spec.is_empty()).then_some(spec),
-            options: LoadOptions {
-                disk_cap_bytes: self.load_disk_cap,
-                temp_root: self.load_temp_dir.clone().unwrap_or(defaults.temp_root),
-                ..defaults
-            },
-            in_process: self.load_in_process,
-        }
-    }
-}
-
-/// [`LoadFlags`], resolved: the load (`None` when there is none) and its options.
+/// The background load a command asks for (its `--load` flags, resolved):
+/// the load (`None` when there is none) and its options.
 #[derive(Debug, Clone)]
 pub struct LoadPlan {
     /// The load asked for, `None` when there is none.
@@ -130,4 +91,42 @@ impl<'a> BackgroundLoad<'a> {
     pub fn stop(&mut self) -> anyhow::Result<Option<LoadReport>> {
         self.running.take().map(stop).transpose()
     }
+}
+
+/// `latlab load`: runs `spec` for `total` (or until Ctrl-C/SIGTERM) with a
+/// status line on a terminal; its report, and whether it was interrupted.
+pub fn run_for(
+    spec: &LoadSpec,
+    options: &LoadOptions,
+    total: Duration,
+) -> anyhow::Result<(LoadReport, bool)> {
+    let load = RunningLoad::start(spec, options).context("starting the load")?;
+    let mut line = StatusLine::new(std::io::stderr().is_terminal());
+    let mut shown = 0u64;
+    while load.elapsed() < total && !latlab_rt::stop::requested() {
+        if let Err(err) = load.check() {
+            drop(load);
+            return Err(err).context("the load failed while running");
+        }
+        let secs = load.elapsed().as_secs();
+        if line.enabled() && secs > shown {
+            shown = secs;
+            line.draw(&format!(
+                "{} {secs}/{} s  {}",
+                bar(load.elapsed().as_secs_f64() / total.as_secs_f64()),
+                total.as_secs_f64().ceil(),
+                load.progress_line()
+            ));
+        }
+        // Ends at once on Ctrl-C or SIGTERM.
+        latlab_rt::stop::sleep(
+            total
+                .saturating_sub(load.elapsed())
+                .min(Duration::from_millis(100)),
+        );
+    }
+    line.finish();
+    let interrupted = latlab_rt::stop::requested();
+    let report = load.stop().context("the load failed while running")?;
+    Ok((report, interrupted))
 }

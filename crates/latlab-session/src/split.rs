@@ -1,6 +1,7 @@
-//! `latlab run --split`: when to split the latency at the timer interrupt
-//! (`auto`, `on`, `off`), what to say when it cannot, and the monitor that
-//! hands the measurement threads to latlab-watch's [`RunSplit`].
+//! `latlab run --split`: starting the split of the latency at the timer
+//! interrupt (`auto`, `on`; `off` starts none), what to say when it cannot,
+//! and the monitor that hands the measurement threads to latlab-watch's
+//! [`RunSplit`].
 
 use std::time::Duration;
 
@@ -11,27 +12,13 @@ use latlab_measure::result::RunResult;
 use latlab_rt::monitor::Monitor;
 use latlab_watch::run_split::RunSplit;
 
-/// Whether `latlab run` splits its latency at the timer interrupt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum SplitMode {
-    /// When BPF is available; otherwise a one-line note says why not.
-    Auto,
-    /// Always; a run without BPF fails, naming what is missing.
-    On,
-    /// Never.
-    Off,
-}
-
-/// The split of a run, started as `mode` says: `Ok(None)` for `off`, and
-/// for `auto` when BPF is not available (a note on stderr says why and
-/// what fixes it); an error for `on` without BPF.
-pub fn start(mode: SplitMode) -> anyhow::Result<Option<RunSplit>> {
-    if mode == SplitMode::Off {
-        return Ok(None);
-    }
+/// The split of a run (`--split auto`, or `on` when `required`): `Ok(None)`
+/// for `auto` when BPF is not available (a note on stderr says why and what
+/// fixes it); an error for `on` without BPF.
+pub fn start(required: bool) -> anyhow::Result<Option<RunSplit>> {
     match RunSplit::start() {
         Ok(split) => Ok(Some(split)),
-        Err(e) if mode == SplitMode::On => {
+        Err(e) if required => {
             bail!("--split on: the interrupt/preemption split needs BPF: {e}")
         }
         Err(e) => {

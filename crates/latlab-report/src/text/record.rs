@@ -1,8 +1,16 @@
 //! `latlab record`'s summary: the file, the events per CPU, the ring buffer.
 
+use std::fmt::Write;
+
 use latlab_tracefs::CaptureReport;
 
-use crate::config::record::cpu_list;
+/// `0,2,3`: a CPU list as `--rt-cpus` takes it.
+pub fn cpu_list(cpus: &[usize]) -> String {
+    cpus.iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
+}
 
 fn human_bytes(n: u64) -> String {
     if n >= 1 << 20 {
@@ -12,9 +20,11 @@ fn human_bytes(n: u64) -> String {
     }
 }
 
-/// Prints the summary of a recording (`interrupted`: by Ctrl-C or SIGTERM).
-pub fn print_summary(r: &CaptureReport, interrupted: bool) {
-    println!(
+/// The summary of a recording (`interrupted`: by Ctrl-C or SIGTERM).
+pub fn summary(r: &CaptureReport, interrupted: bool) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
         "latlab record: wrote {} ({}) after {:.2} s{}; instance {}, clock {}, {} events enabled",
         r.path.display(),
         human_bytes(r.file_bytes),
@@ -29,26 +39,31 @@ pub fn print_summary(r: &CaptureReport, interrupted: bool) {
     } else {
         "lost"
     };
-    println!(
+    let _ = writeln!(
+        s,
         "{:>5} {:>12} {:>12} {:>8}",
         "CPU", "events", lost_label, "pages"
     );
     for c in &r.cpus {
-        println!(
+        let _ = writeln!(
+            s,
             "{:>5} {:>12} {:>12} {:>8}",
             c.cpu, c.events, c.lost, c.pages
         );
     }
     let pages: u64 = r.cpus.iter().map(|c| c.pages).sum();
-    println!(
+    let _ = writeln!(
+        s,
         "{:>5} {:>12} {:>12} {:>8}",
         "all", r.total_events, r.lost_events, pages
     );
     if let Some(cpus) = &r.kmem_cpus {
-        println!(
+        let _ = writeln!(
+            s,
             "page events (kmem) on CPUs {} only (--rt-cpus)",
             cpu_list(cpus)
         );
     }
-    println!("ring buffer: {}", r.ring_buffer.summary);
+    let _ = writeln!(s, "ring buffer: {}", r.ring_buffer.summary);
+    s
 }

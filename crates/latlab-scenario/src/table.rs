@@ -1,10 +1,8 @@
 //! The scenarios as data: per experiment its title, what the report says it
 //! reproduces, and its steps, each a latlab command line written as words
-//! and the few placeholders [`Plan::of`] fills in from the options.
+//! and the few placeholders [`crate::Plan::of`] fills in from the options.
 
 use latlab_report::characterize::{EXPLAIN_THRESHOLD, FULL_LOAD};
-
-use super::Name;
 
 /// One word of a step's command line.
 #[derive(Debug, Clone, Copy)]
@@ -54,8 +52,8 @@ pub struct StepSpec {
 /// One experiment as written in the table.
 #[derive(Debug)]
 pub struct Scenario {
-    /// Which.
-    pub name: Name,
+    /// Which: its name on the command line (`latlab scenario NAME`).
+    pub name: &'static str,
     /// The report's title after `latlab scenario NAME: `.
     pub title: &'static str,
     /// What the report says the experiment reproduces.
@@ -115,7 +113,7 @@ const FULL: &[Word] = &[Lit("--load"), Lit("full")];
 /// Every experiment of `latlab scenario`.
 pub const SCENARIOS: &[Scenario] = &[
     Scenario {
-        name: Name::Characterize,
+        name: "characterize",
         title: "does this machine meet a deadline, and if not, why?",
         intro: &[],
         length: Some("30s"),
@@ -137,7 +135,7 @@ pub const SCENARIOS: &[Scenario] = &[
         ],
     },
     Scenario {
-        name: Name::Emblix,
+        name: "emblix",
         title: "Emblix: 1 ms periodic task, disk load vs none",
         intro: &[
             "Iwasaki and Nakajima, \"Predictability in Embedded Linux and Commercial \
@@ -159,7 +157,7 @@ pub const SCENARIOS: &[Scenario] = &[
         ],
     },
     Scenario {
-        name: Name::Moblin,
+        name: "moblin",
         title: "Moblin: periodic task accuracy, light vs full load",
         intro: &[
             "Meyer and Ymlahi Ouazzani, \"Real Time on Moblin/Linux\", Figure 6: a \
@@ -182,7 +180,7 @@ pub const SCENARIOS: &[Scenario] = &[
         ],
     },
     Scenario {
-        name: Name::Montavista,
+        name: "montavista",
         title: "MontaVista: share of samples under 10 µs and the worst case, idle vs loaded",
         intro: &[
             "MontaVista, \"Embedded Linux is Ready for Real-Time\": long runs of a \
@@ -205,7 +203,7 @@ pub const SCENARIOS: &[Scenario] = &[
         ],
     },
     Scenario {
-        name: Name::Ktas,
+        name: "ktas",
         title: "KTAS: 100 µs itimer task under heavy network and I/O load",
         intro: &[
             "Kwon et al., \"KTAS: Analysis of Timer Latency for Embedded Linux \
@@ -227,7 +225,7 @@ pub const SCENARIOS: &[Scenario] = &[
         ],
     },
     Scenario {
-        name: Name::DelayedLocking,
+        name: "delayed-locking",
         title: "Delayed locking: lock benchmark on this machine and the simulator",
         intro: &[
             "Lee and Park, \"Delayed Locking Technique for Improving Real-Time \

@@ -1,5 +1,5 @@
-//! `latlab watch`'s live views: the top-like screen on a terminal, and one
-//! progress line otherwise.
+//! `latlab watch`'s live views, as text: the top-like screen on a terminal,
+//! and one progress line otherwise (the binary prints them).
 
 use std::time::Duration;
 
