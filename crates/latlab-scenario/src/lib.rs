@@ -5,7 +5,9 @@
 //! nor rendering (latlab-report, whose characterize constants it uses).
 
 pub mod plan;
+pub mod runner;
 pub mod table;
 
 pub use plan::{Options, Plan, Step};
+pub use runner::{run_steps, StepCodes, StepsRun};
 pub use table::{Scenario, SCENARIOS};

@@ -3,7 +3,7 @@
 //! step's arguments, so a scenario is exactly the commands it prints.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use latlab_report::html::{Document, Opening};
@@ -11,7 +11,7 @@ use latlab_report::html::{Document, Opening};
 use crate::cmd::characterize;
 use crate::cmd::report::{read_document, write_report_opening, OutputArgs};
 
-use latlab_scenario::{Options, Plan};
+use latlab_scenario::{run_steps, Options, Plan, StepCodes};
 
 /// The experiments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -59,38 +59,6 @@ pub struct ScenarioArgs {
     pub verbose: bool,
 }
 
-/// Waits for a step to end. On Ctrl-C or SIGTERM it is sent SIGTERM, once:
-/// a terminal's Ctrl-C reached it too, and a second SIGINT would kill it
-/// before it wrote what it measured; SIGTERM only asks it to stop.
-fn wait_step(child: &mut std::process::Child) -> anyhow::Result<std::process::ExitStatus> {
-    let mut passed_on = false;
-    loop {
-        if let Some(status) = child.try_wait().context("waiting for the step")? {
-            return Ok(status);
-        }
-        if latlab_rt::stop::requested() && !passed_on {
-            // SAFETY: kill(2) on our own child, not yet reaped.
-            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
-            passed_on = true;
-        }
-        if passed_on {
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        } else {
-            // Ends at once on Ctrl-C or SIGTERM.
-            latlab_rt::stop::sleep(std::time::Duration::from_millis(20));
-        }
-    }
-}
-
-/// How the steps ended: the documents they wrote, and whether one missed a
-/// requirement or measured suspect figures.
-#[derive(Default)]
-struct Outcome {
-    documents: Vec<Document>,
-    exceeded: bool,
-    suspect: bool,
-}
-
 /// Runs the steps, then writes the comparison report.
 pub fn execute(args: ScenarioArgs) -> anyhow::Result<ExitCode> {
     let name = clap::ValueEnum::to_possible_value(&args.name)
@@ -120,9 +88,19 @@ pub fn execute(args: ScenarioArgs) -> anyhow::Result<ExitCode> {
     // Ctrl-C or SIGTERM stops the step running (it writes what it measured)
     // and the scenario after it, with the report of the steps so far.
     latlab_rt::stop::install_with(latlab_rt::stop::Signals::AlwaysCleanUp)?;
-    let outcome = run_steps(&name, &plan, &dir)?;
+    let exe = std::env::current_exe().context("finding the latlab binary to run the steps")?;
+    let codes = StepCodes {
+        requirement_missed: i32::from(crate::cmd::EXIT_REQUIREMENT_FAILED),
+        suspect: i32::from(crate::cmd::EXIT_SUSPECT),
+    };
+    let outcome = run_steps(&exe, &name, &plan, &dir, codes)?;
+    let documents = outcome
+        .results
+        .iter()
+        .map(|path| read_document(path))
+        .collect::<anyhow::Result<Vec<_>>>()?;
     if plan.scenario.share_under_10us {
-        for (step, doc) in plan.steps.iter().zip(&outcome.documents) {
+        for (step, doc) in plan.steps.iter().zip(&documents) {
             if let Document::Run(run) = doc {
                 eprint!("{}", latlab_report::montavista::figures(step.label, run));
             }
@@ -133,14 +111,14 @@ pub fn execute(args: ScenarioArgs) -> anyhow::Result<ExitCode> {
         labels: plan
             .steps
             .iter()
-            .take(outcome.documents.len())
+            .take(documents.len())
             .map(|s| s.label.to_string())
             .collect(),
         title: format!("latlab scenario {name}: {}", plan.scenario.title),
         png: None,
     };
     let answer = match args.name {
-        Name::Characterize => characterize::of(&outcome.documents)?,
+        Name::Characterize => characterize::of(&documents)?,
         _ => None,
     };
     let mut opening = match &answer {
@@ -159,7 +137,7 @@ pub fn execute(args: ScenarioArgs) -> anyhow::Result<ExitCode> {
             "Quick smoke run (--quick): a few seconds per step, not the paper's lengths.".into(),
         );
     }
-    write_report_opening(outcome.documents, &out, &opening)?;
+    write_report_opening(documents, &out, &opening)?;
     if let Some(c) = &answer {
         characterize::print_summary(c, &dir, &out.output)?;
     }
@@ -174,60 +152,6 @@ pub fn execute(args: ScenarioArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(crate::cmd::EXIT_REQUIREMENT_FAILED));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Runs each step as this binary with the step's arguments and `--json
-/// DIR/<file>.json`, until the last or until Ctrl-C or SIGTERM.
-fn run_steps(name: &str, plan: &Plan, dir: &Path) -> anyhow::Result<Outcome> {
-    let exe = std::env::current_exe().context("finding the latlab binary to run the steps")?;
-    let mut outcome = Outcome::default();
-    for (i, step) in plan.steps.iter().enumerate() {
-        let json = dir.join(format!("{}.json", step.file));
-        let _ = std::fs::remove_file(&json);
-        eprintln!(
-            "\n== scenario {name}, step {}/{}: {}\n== latlab {} --json {}",
-            i + 1,
-            plan.steps.len(),
-            step.label,
-            step.args.join(" "),
-            json.display()
-        );
-        let mut child = Command::new(&exe)
-            .args(&step.args)
-            .arg("--json")
-            .arg(&json)
-            .spawn()
-            .with_context(|| format!("starting {}", exe.display()))?;
-        let status = wait_step(&mut child)?;
-        match status.code() {
-            Some(0) => {}
-            Some(code) if code == i32::from(crate::cmd::EXIT_REQUIREMENT_FAILED) => {
-                outcome.exceeded = true
-            }
-            Some(code) if code == i32::from(crate::cmd::EXIT_SUSPECT) => outcome.suspect = true,
-            _ => bail!(
-                "scenario {name}: step {} ({}) failed ({status}); its message is above. \
-                 Results so far are in {}",
-                i + 1,
-                step.label,
-                dir.display()
-            ),
-        }
-        outcome.documents.push(read_document(&json)?);
-        if latlab_rt::stop::requested() {
-            eprintln!(
-                "\n== scenario {name} stopped ({}) in step {}/{}: the report has the steps so far",
-                match latlab_rt::stop::signal() {
-                    Some(libc::SIGTERM) => "SIGTERM",
-                    _ => "Ctrl-C",
-                },
-                i + 1,
-                plan.steps.len()
-            );
-            break;
-        }
-    }
-    Ok(outcome)
 }
 
 #[cfg(test)]
