@@ -5,6 +5,7 @@
 mod cli;
 mod cmd;
 mod config;
+#[cfg(feature = "generate")]
 mod generate;
 mod lifecycle;
 
@@ -14,11 +15,16 @@ use clap::{CommandFactory, FromArgMatches};
 
 fn main() -> ExitCode {
     // `Cli::parse()`, plus the hidden `latlab generate` (man pages, completions).
-    let matches = match generate::with_hidden_subcommand(cli::Cli::command()).try_get_matches() {
+    #[cfg(feature = "generate")]
+    let command = generate::with_hidden_subcommand(cli::Cli::command());
+    #[cfg(not(feature = "generate"))]
+    let command = cli::Cli::command();
+    let matches = match command.try_get_matches() {
         Ok(matches) => matches,
         Err(err) => return usage_exit(err),
     };
     let result = match matches.subcommand() {
+        #[cfg(feature = "generate")]
         Some((generate::NAME, generate)) => generate::execute(generate).map(|()| ExitCode::SUCCESS),
         _ => match cli::Cli::from_arg_matches(&matches) {
             Ok(cli) => cmd::dispatch(cli),
