@@ -18,7 +18,7 @@ DURATION ?= 30s
 LATLAB := $(or $(CARGO_TARGET_DIR),target)/release/latlab
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: all build run test test-deps fmt clippy unit lab-unit debugfs-tracing bench dist dist-check lab lab-smoke
+.PHONY: all build run test test-deps fmt clippy unit board lab-unit debugfs-tracing bench dist dist-check lab lab-smoke
 
 all: build
 
@@ -36,6 +36,12 @@ clippy:
 
 unit:
 	$(CARGO) test --workspace --locked $(CARGO_TEST_FLAGS)
+
+# The board build (`make dist`'s features: no server, no generate) lints and
+# says what it lacks.
+board:
+	$(CARGO) clippy -p latlab --no-default-features --all-targets --locked -- -D warnings
+	$(CARGO) test -p latlab --no-default-features --locked --test board_build
 
 # Every step below, also after one failed, then the summary (scripts/test.sh).
 test:

@@ -77,6 +77,18 @@ if [ -n "$st" ]; then
   fi
 fi
 
+# board: the board build's lint and test (make board).
+st=$(status_of board)
+if [ -n "$st" ]; then
+  read -r p f g < <(cargo_counts "$logs/board.log")
+  figures+=("board build $p passed, $f failed")
+  passed=$((passed + p)) failed=$((failed + f))
+  if [ "$st" != 0 ]; then
+    failed_steps+=("board")
+    [ "$f" -eq 0 ] && failed=$((failed + 1))
+  fi
+fi
+
 # lab-unit: python3 -m unittest -v ("Ran N tests", "OK (skipped=K)" or
 # "FAILED (failures=A, errors=B, skipped=C)").
 st=$(status_of lab-unit)

@@ -36,6 +36,7 @@ scripts/test-deps.sh --report "$logs/deps" | tee "$logs/deps.log"
 step fmt "$MAKE" --no-print-directory fmt
 step clippy "$MAKE" --no-print-directory clippy
 step unit "$MAKE" --no-print-directory unit CARGO_TEST_FLAGS=--no-fail-fast
+step board "$MAKE" --no-print-directory board
 if command -v python3 >/dev/null; then
   step lab-unit "$MAKE" --no-print-directory lab-unit LAB_UNIT_FLAGS=-v
 elif [ "${LATLAB_REQUIRE_PRIVILEGE:-}" = 1 ]; then
