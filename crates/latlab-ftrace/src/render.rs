@@ -476,17 +476,7 @@ impl<'m> Renderer<'m> {
             out.push(b'!');
             return;
         };
-        if let Some(c) = ev.str(5) {
-            out.extend_from_slice(c);
-            out.push(b':');
-            self.learn(next_pid as i32, c);
-        }
-        push_i64(out, next_pid);
-        if let Some(p) = ev.num(6) {
-            out.extend_from_slice(b" [");
-            push_i64(out, p as i32 as i64);
-            out.push(b']');
-        }
+        self.task(out, next_pid, ev.str(5), ev.num(6).map(|p| p as i32 as i64));
     }
 
     fn sched_wakeup(&mut self, ev: &Rec<'_, '_>, out: &mut Vec<u8>) {
@@ -494,17 +484,7 @@ impl<'m> Renderer<'m> {
             out.push(b'!');
             return;
         };
-        if let Some(c) = ev.str(1) {
-            out.extend_from_slice(c);
-            out.push(b':');
-            self.learn(pid as i32, c);
-        }
-        push_i64(out, pid);
-        if let Some(p) = ev.num(2) {
-            out.extend_from_slice(b" [");
-            push_i64(out, p);
-            out.push(b']');
-        }
+        self.task(out, pid, ev.str(1), ev.num(2));
         if let Some(s) = ev.num(3) {
             out.extend_from_slice(b" success=");
             push_i64(out, s);
@@ -512,6 +492,21 @@ impl<'m> Renderer<'m> {
         if let Some(c) = ev.num(4) {
             out.extend_from_slice(b" CPU:");
             push_zero_padded(out, c as u64, 3);
+        }
+    }
+
+    /// `comm:pid [prio]`, each part that is known; learns the comm.
+    fn task(&mut self, out: &mut Vec<u8>, pid: i64, comm: Option<&[u8]>, prio: Option<i64>) {
+        if let Some(c) = comm {
+            out.extend_from_slice(c);
+            out.push(b':');
+            self.learn(pid as i32, c);
+        }
+        push_i64(out, pid);
+        if let Some(p) = prio {
+            out.extend_from_slice(b" [");
+            push_i64(out, p);
+            out.push(b']');
         }
     }
 
