@@ -2,7 +2,7 @@
 
 use super::config::MS;
 use super::*;
-use crate::fixtures::{five_variants, variant_with_wake};
+use crate::fixtures::{five_variants, quick_wake_ups, slow_wake_ups};
 use crate::LockError;
 
 /// The benchmark tests run a real-time task and busy background threads (pinned to
@@ -29,21 +29,12 @@ fn short() -> BenchConfig {
 
 #[test]
 fn a_goal_missed_because_of_slow_wake_ups_says_so() {
-    // A VM's host stopped the vCPU for 7 ms in plain and 3 ms in delayed-quantile: the
-    // worst lock latencies are wake-ups, while the lock's own wait fell to 5 %.
-    let results = [
-        variant_with_wake("plain", 7.0, 2.0),
-        variant_with_wake("pi", 8.0, 2.0),
-        variant_with_wake("delayed-quantile", 3.0, 0.1),
-    ];
+    let results = slow_wake_ups();
     let check = &goal_checks(&results)[0];
     assert!(!check.met && check.wakeup_dominated, "{check:?}");
     assert!((check.wait_vs_plain - 0.05).abs() < 1e-9, "{check:?}");
     // Quick wake-ups: the lock decided the worst case, no note.
-    let quiet = [
-        variant_with_wake("plain", 0.05, 2.0),
-        variant_with_wake("delayed-quantile", 0.05, 1.0),
-    ];
+    let quiet = quick_wake_ups();
     assert!(!goal_checks(&quiet)[0].wakeup_dominated);
 }
 

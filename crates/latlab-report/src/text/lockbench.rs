@@ -260,17 +260,11 @@ pub fn table(cfg: &BenchConfig, results: &[VariantResult]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use latlab_lock::fixtures::{five_variants, variant_with_wake};
+    use latlab_lock::fixtures::{five_variants, quick_wake_ups, slow_wake_ups};
 
     #[test]
     fn a_goal_missed_because_of_slow_wake_ups_says_so() {
-        // A VM's host stopped the vCPU for 7 ms in plain and 3 ms in delayed-quantile: the
-        // worst lock latencies are wake-ups, while the lock's own wait fell to 5 %.
-        let results = [
-            variant_with_wake("plain", 7.0, 2.0),
-            variant_with_wake("pi", 8.0, 2.0),
-            variant_with_wake("delayed-quantile", 3.0, 0.1),
-        ];
+        let results = slow_wake_ups();
         let table = table(&BenchConfig::default(), &results);
         assert!(
             table.contains("wake-ups alone took up to 8.0 ms")
@@ -278,10 +272,7 @@ mod tests {
             "{table}"
         );
         // Quick wake-ups: the lock decided the worst case, no note.
-        let quiet = [
-            variant_with_wake("plain", 0.05, 2.0),
-            variant_with_wake("delayed-quantile", 0.05, 1.0),
-        ];
+        let quiet = quick_wake_ups();
         assert!(!super::table(&BenchConfig::default(), &quiet).contains("note:"));
     }
 
