@@ -180,30 +180,8 @@ pub fn board_view(name: &str, all: Vec<Entry>, filters: BoardFilters, threshold:
 #[cfg(test)]
 mod tests {
     use super::*;
+    use latlab_history::fixtures::{entry, run_entry};
     use latlab_report::dashboard::{board_page, fleet_page};
-
-    fn result(id: i64, schema: &str, kernel: &str, max_us: Option<u64>) -> Entry {
-        Entry {
-            id,
-            uid: format!("u{id}"),
-            board: Some("b".into()),
-            schema: schema.into(),
-            started_at: format!("2026-11-{:02}T10:00:00Z", 1 + id % 28),
-            host: None,
-            arch: None,
-            kernel: Some(kernel.into()),
-            preemption: None,
-            load: None,
-            variant: None,
-            max_ns: max_us.map(|v| v * 1000),
-            p999_ns: max_us.map(|v| v * 500),
-            verdict: None,
-        }
-    }
-
-    fn run(id: i64, kernel: &str, max_us: u64) -> Entry {
-        result(id, "latlab.run", kernel, Some(max_us))
-    }
 
     fn flagged(entries: &[Entry]) -> Vec<Regression> {
         Series::split(entries)
@@ -214,12 +192,14 @@ mod tests {
 
     #[test]
     fn regressions_are_judged_per_kernel_against_its_first_runs() {
-        let mut runs: Vec<Entry> = (1..=5).map(|i| run(i, "6.1", 40 + i as u64)).collect();
-        runs.extend((6..=10).map(|i| run(i, "6.6", 200)));
-        runs.push(run(11, "6.1", 60)); // 43 baseline: +40 %, under 50 %
-        runs.push(run(12, "6.1", 70)); // +63 %: flagged
-        runs.push(run(13, "6.6", 250)); // +25 % on its own kernel: not flagged
-        runs.push(run(14, "6.6", 400)); // 2x: flagged
+        let mut runs: Vec<Entry> = (1..=5)
+            .map(|i| run_entry(i, "6.1", 40 + i as u64))
+            .collect();
+        runs.extend((6..=10).map(|i| run_entry(i, "6.6", 200)));
+        runs.push(run_entry(11, "6.1", 60)); // 43 baseline: +40 %, under 50 %
+        runs.push(run_entry(12, "6.1", 70)); // +63 %: flagged
+        runs.push(run_entry(13, "6.6", 250)); // +25 % on its own kernel: not flagged
+        runs.push(run_entry(14, "6.6", 400)); // 2x: flagged
         let found = flagged(&runs);
         let ids: Vec<i64> = found.iter().map(|r| r.id).collect();
         assert_eq!(ids, [12, 14]);
@@ -229,10 +209,10 @@ mod tests {
 
     #[test]
     fn other_kinds_are_never_judged_against_a_run_baseline() {
-        let mut results: Vec<Entry> = (1..=6).map(|i| run(i, "6.6", 40)).collect();
-        results.push(result(7, "latlab.respond", "6.6", Some(580)));
-        results.push(result(8, "latlab.watch", "6.6", Some(500)));
-        results.push(result(9, "latlab.lockbench", "6.6", None));
+        let mut results: Vec<Entry> = (1..=6).map(|i| run_entry(i, "6.6", 40)).collect();
+        results.push(entry(7, "latlab.respond", "6.6", Some(580)));
+        results.push(entry(8, "latlab.watch", "6.6", Some(500)));
+        results.push(entry(9, "latlab.lockbench", "6.6", None));
         assert!(flagged(&results).is_empty());
         let page = fleet_page(&fleet_view(&[("b".to_string(), results)], 0.5));
         assert!(page.contains("0 regressions"), "{page}");
@@ -249,7 +229,7 @@ mod tests {
     #[test]
     fn pages_escape_names_and_link_encoded() {
         let name = "x'); DROP TABLE results; --<script>&\"";
-        let mut r = run(1, "6.6<i>", 50);
+        let mut r = run_entry(1, "6.6<i>", 50);
         r.board = Some(name.into());
         let fleet = fleet_page(&fleet_view(&[(name.to_string(), vec![r.clone()])], 0.5));
         assert!(!fleet.contains("<script>") && !fleet.contains("<i>"));
@@ -266,9 +246,9 @@ mod tests {
     #[test]
     fn filters_keep_the_chosen_kind_kernel_and_load() {
         let results = [
-            run(1, "6.6", 40),
-            result(2, "latlab.watch", "6.6", Some(50)),
-            run(3, "6.12", 40),
+            run_entry(1, "6.6", 40),
+            entry(2, "latlab.watch", "6.6", Some(50)),
+            run_entry(3, "6.12", 40),
         ];
         let filters = board_filters(&results, Some("run"), Some(""), Some("none"));
         assert_eq!(filters.kinds, ["run", "watch"]);
@@ -293,9 +273,9 @@ mod tests {
 
     #[test]
     fn a_board_lists_newest_first_with_the_one_before_in_its_series() {
-        let mut results: Vec<Entry> = (1..=6).map(|i| run(i, "6.6", 40)).collect();
-        results.push(run(7, "6.6", 100));
-        results.push(result(8, "latlab.watch", "6.6", Some(50)));
+        let mut results: Vec<Entry> = (1..=6).map(|i| run_entry(i, "6.6", 40)).collect();
+        results.push(run_entry(7, "6.6", 100));
+        results.push(entry(8, "latlab.watch", "6.6", Some(50)));
         let filters = board_filters(&results, None, None, None);
         let view = board_view("b", results, filters, 0.5);
         let ids: Vec<i64> = view.results.iter().map(|r| r.entry.id).collect();

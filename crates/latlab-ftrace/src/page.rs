@@ -162,6 +162,34 @@ impl<'a> Records<'a> {
             .map(|b| self.endian.uint(b) as u32)
     }
 
+    /// The data event at `at` whose `len` bytes of payload begin at `start`,
+    /// `delta` ns after the previous one; an error if it runs past the commit.
+    fn event(
+        &mut self,
+        at: usize,
+        start: usize,
+        len: usize,
+        delta: u64,
+    ) -> Option<Result<RawRecord<'a>>> {
+        let end = start + len;
+        if end > self.data.len() {
+            return self.corrupt(
+                at,
+                format!(
+                    "event of {len} bytes runs past the page commit ({} bytes left)",
+                    self.data.len() - start
+                ),
+            );
+        }
+        self.ts = self.ts.wrapping_add(delta);
+        self.pos = end;
+        Some(Ok(RawRecord {
+            timestamp: self.ts,
+            data: &self.data[start..end],
+            offset: at,
+        }))
+    }
+
     fn corrupt(&mut self, at: usize, what: String) -> Option<Result<RawRecord<'a>>> {
         self.pos = self.data.len();
         Some(Err(Error::Corrupt {
@@ -249,44 +277,11 @@ impl<'a> Iterator for Records<'a> {
                     }
                     let dlen = ((len as usize - 4) + 3) & !3;
                     let start = at + 8;
-                    let end = start + dlen;
-                    if end > self.data.len() {
-                        return self.corrupt(
-                            at,
-                            format!(
-                                "event of {dlen} bytes runs past the page commit ({} bytes left)",
-                                self.data.len() - start
-                            ),
-                        );
-                    }
-                    self.ts = self.ts.wrapping_add(delta);
-                    self.pos = end;
-                    return Some(Ok(RawRecord {
-                        timestamp: self.ts,
-                        data: &self.data[start..end],
-                        offset: at,
-                    }));
+                    return self.event(at, start, dlen, delta);
                 }
                 n => {
                     let start = at + 4;
-                    let end = start + n as usize * 4;
-                    if end > self.data.len() {
-                        return self.corrupt(
-                            at,
-                            format!(
-                                "event of {} bytes runs past the page commit ({} bytes left)",
-                                n * 4,
-                                self.data.len() - start
-                            ),
-                        );
-                    }
-                    self.ts = self.ts.wrapping_add(delta);
-                    self.pos = end;
-                    return Some(Ok(RawRecord {
-                        timestamp: self.ts,
-                        data: &self.data[start..end],
-                        offset: at,
-                    }));
+                    return self.event(at, start, n as usize * 4, delta);
                 }
             }
         }

@@ -346,6 +346,24 @@ impl<'m> Renderer<'m> {
         })
     }
 
+    /// Calls `f` with the record `data` of event `idx` while the renderer
+    /// stays mutable: the compiled fields are lent out and put back after.
+    fn with_fields(&mut self, idx: usize, data: &[u8], f: impl FnOnce(&mut Self, &Rec<'_, '_>)) {
+        let fields = match self.compiled[idx].as_mut() {
+            Some(c) => std::mem::take(&mut c.fields),
+            None => Vec::new(),
+        };
+        let rec = Rec {
+            data,
+            endian: self.meta.endian,
+            fields: &fields,
+        };
+        f(self, &rec);
+        if let Some(c) = self.compiled[idx].as_mut() {
+            c.fields = fields;
+        }
+    }
+
     /// Appends the event-specific text of `ev` (what follows `name:`).
     pub fn info(&mut self, ev: &Event<'_>, out: &mut Vec<u8>) {
         let Some(format) = ev.format else {
@@ -362,23 +380,13 @@ impl<'m> Renderer<'m> {
             .unwrap_or(Special::None);
         match special {
             Special::SchedSwitch | Special::SchedWakeup => {
-                let fields = match self.compiled[idx].as_mut() {
-                    Some(c) => std::mem::take(&mut c.fields),
-                    None => Vec::new(),
-                };
-                let rec = Rec {
-                    data: ev.data,
-                    endian: self.meta.endian,
-                    fields: &fields,
-                };
-                if special == Special::SchedSwitch {
-                    self.sched_switch(&rec, out);
-                } else {
-                    self.sched_wakeup(&rec, out);
-                }
-                if let Some(c) = self.compiled[idx].as_mut() {
-                    c.fields = fields;
-                }
+                self.with_fields(idx, ev.data, |r, rec| {
+                    if special == Special::SchedSwitch {
+                        r.sched_switch(rec, out);
+                    } else {
+                        r.sched_wakeup(rec, out);
+                    }
+                });
             }
             Special::HrtimerStart | Special::HrtimerExpireEntry => {
                 if let Some(c) = self.compiled[idx].as_ref() {
@@ -390,21 +398,7 @@ impl<'m> Renderer<'m> {
                     self.hrtimer(&rec, special, out);
                 }
             }
-            Special::Bprint => {
-                let fields = match self.compiled[idx].as_mut() {
-                    Some(c) => std::mem::take(&mut c.fields),
-                    None => Vec::new(),
-                };
-                let rec = Rec {
-                    data: ev.data,
-                    endian: self.meta.endian,
-                    fields: &fields,
-                };
-                self.bprint(&rec, out);
-                if let Some(c) = self.compiled[idx].as_mut() {
-                    c.fields = fields;
-                }
-            }
+            Special::Bprint => self.with_fields(idx, ev.data, |r, rec| r.bprint(rec, out)),
             Special::Bputs => {
                 if let Some(c) = self.compiled[idx].as_ref() {
                     let rec = Rec {
@@ -476,17 +470,7 @@ impl<'m> Renderer<'m> {
             out.push(b'!');
             return;
         };
-        if let Some(c) = ev.str(5) {
-            out.extend_from_slice(c);
-            out.push(b':');
-            self.learn(next_pid as i32, c);
-        }
-        push_i64(out, next_pid);
-        if let Some(p) = ev.num(6) {
-            out.extend_from_slice(b" [");
-            push_i64(out, p as i32 as i64);
-            out.push(b']');
-        }
+        self.task(out, next_pid, ev.str(5), ev.num(6).map(|p| p as i32 as i64));
     }
 
     fn sched_wakeup(&mut self, ev: &Rec<'_, '_>, out: &mut Vec<u8>) {
@@ -494,17 +478,7 @@ impl<'m> Renderer<'m> {
             out.push(b'!');
             return;
         };
-        if let Some(c) = ev.str(1) {
-            out.extend_from_slice(c);
-            out.push(b':');
-            self.learn(pid as i32, c);
-        }
-        push_i64(out, pid);
-        if let Some(p) = ev.num(2) {
-            out.extend_from_slice(b" [");
-            push_i64(out, p);
-            out.push(b']');
-        }
+        self.task(out, pid, ev.str(1), ev.num(2));
         if let Some(s) = ev.num(3) {
             out.extend_from_slice(b" success=");
             push_i64(out, s);
@@ -512,6 +486,21 @@ impl<'m> Renderer<'m> {
         if let Some(c) = ev.num(4) {
             out.extend_from_slice(b" CPU:");
             push_zero_padded(out, c as u64, 3);
+        }
+    }
+
+    /// `comm:pid [prio]`, each part that is known; learns the comm.
+    fn task(&mut self, out: &mut Vec<u8>, pid: i64, comm: Option<&[u8]>, prio: Option<i64>) {
+        if let Some(c) = comm {
+            out.extend_from_slice(c);
+            out.push(b':');
+            self.learn(pid as i32, c);
+        }
+        push_i64(out, pid);
+        if let Some(p) = prio {
+            out.extend_from_slice(b" [");
+            push_i64(out, p);
+            out.push(b']');
         }
     }
 

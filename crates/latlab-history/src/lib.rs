@@ -35,6 +35,8 @@ mod backend;
 mod columns;
 mod error;
 mod filter;
+#[doc(hidden)]
+pub mod fixtures;
 mod group;
 mod location;
 #[cfg(feature = "postgres")]

@@ -74,6 +74,8 @@
 
 mod command;
 mod error;
+#[doc(hidden)]
+pub mod fixtures;
 mod process;
 mod report;
 mod running;

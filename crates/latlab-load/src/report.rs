@@ -133,42 +133,11 @@ pub fn si(value: f64) -> (f64, &'static str) {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
-    fn sample() -> LoadReport {
-        LoadReport {
-            spec: "cpu:1,net:1".into(),
-            command: None,
-            duration_s: 2.0,
-            interval_s: 1.0,
-            kinds: vec![
-                KindReport {
-                    kind: "cpu".into(),
-                    workers: 1,
-                    unit: "ops".into(),
-                    total: 3_000_000_000,
-                    per_second: 1.5e9,
-                    series: vec![1.4e9, 1.6e9],
-                    us_per_kib: None,
-                },
-                KindReport {
-                    kind: "net".into(),
-                    workers: 1,
-                    unit: "bytes".into(),
-                    total: 2_048_000_000,
-                    per_second: 1.024e9,
-                    series: vec![1.0e9, 1.048e9],
-                    us_per_kib: Some(vec![Some(1.024), Some(0.977)]),
-                },
-            ],
-            external: None,
-            warnings: vec!["io ran on a tmpfs".into()],
-        }
-    }
+    use crate::fixtures::sample_report;
 
     #[test]
     fn json_has_the_documented_fields() {
-        let json = serde_json::to_value(sample()).unwrap();
+        let json = serde_json::to_value(sample_report()).unwrap();
         assert_eq!(json["kinds"][0]["kind"], "cpu");
         assert_eq!(json["kinds"][0]["us_per_kib"], serde_json::Value::Null);
         assert_eq!(json["kinds"][1]["us_per_kib"][0], 1.024);

@@ -66,6 +66,8 @@
 
 pub mod bench;
 pub mod document;
+#[doc(hidden)]
+pub mod fixtures;
 mod lock;
 mod monitor;
 mod predict;

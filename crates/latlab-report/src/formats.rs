@@ -88,7 +88,7 @@ mod tests {
     fn a_load_rate_reads_the_same_in_the_terminal_and_in_html() {
         let document = LoadDocument::new(
             latlab_document::Envelope::without_machine(vec!["latlab".into(), "load".into()]),
-            crate::text::load::tests::sample(),
+            latlab_load::fixtures::sample_report(),
         );
         let text = document.terminal_text();
         let net_row = text.lines().find(|l| l.starts_with("net ")).unwrap();

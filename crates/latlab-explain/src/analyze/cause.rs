@@ -235,7 +235,7 @@ impl Cause {
 
 impl Cause {
     /// The task label (`comm:pid`) of a cause that names a task.
-    pub(super) fn task(&self) -> Option<&str> {
+    pub fn task(&self) -> Option<&str> {
         match self {
             Cause::TimerIrqDelay { task }
             | Cause::SilentGap { task, .. }

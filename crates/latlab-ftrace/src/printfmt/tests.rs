@@ -4,7 +4,8 @@
 use super::*;
 use crate::symbols::Kallsyms;
 
-fn render(format_text: &str, rec: &[u8]) -> String {
+/// `rec` rendered by the print fmt of the event `format_text` describes.
+pub(super) fn render(format_text: &str, rec: &[u8]) -> String {
     let f = EventFormat::parse("test", format_text, 8).unwrap();
     let p = PrintFmt::compile(&f, 8).unwrap();
     let k = Kallsyms::parse(b"ffffffff81000000 T do_thing\n");

@@ -2,24 +2,16 @@
 
 use super::config::US;
 use super::*;
+use crate::fixtures::short_sim;
 use crate::predict::PredictorKind;
 use crate::shape::HoldShape;
 
-fn short(seed: u64) -> SimConfig {
-    SimConfig {
-        seed,
-        periods: 1_500,
-        warmup_periods: 100,
-        ..SimConfig::default()
-    }
-}
-
 #[test]
 fn same_seed_gives_the_same_output() {
-    let a = compare(&short(7)).unwrap();
-    let b = compare(&short(7)).unwrap();
+    let a = compare(&short_sim(7)).unwrap();
+    let b = compare(&short_sim(7)).unwrap();
     assert_eq!(a, b);
-    let c = compare(&short(8)).unwrap();
+    let c = compare(&short_sim(8)).unwrap();
     assert_ne!(a.without.latency, c.without.latency, "the seed must matter");
 }
 
@@ -28,7 +20,7 @@ fn the_papers_setup_cuts_the_worst_case_to_about_a_quarter_at_a_fifth_of_the_sen
     // The paper: worst case 847 -> 192 µs (23 %), average 197 -> 63 µs (32 %),
     // sender 20 % slower.
     for seed in [1, 2] {
-        let c = compare(&short(seed)).unwrap();
+        let c = compare(&short_sim(seed)).unwrap();
         let table = format!("{c:#?}");
         assert!(
             (0.15..=0.32).contains(&c.worst_ratio()),
@@ -64,7 +56,7 @@ fn the_papers_setup_cuts_the_worst_case_to_about_a_quarter_at_a_fifth_of_the_sen
 
 #[test]
 fn measured_holds_match_table_3_except_the_long_send_paths() {
-    let c = compare(&short(1)).unwrap();
+    let c = compare(&short_sim(1)).unwrap();
     let table = format!("{c:#?}");
     for (i, hold) in c.without.holds.iter().enumerate() {
         let avg_us = hold.mean / 1e3;
@@ -87,7 +79,7 @@ fn table_3_long_send_paths_would_have_shown_in_the_worst_case() {
     // still keeps it near 200 µs.
     let cfg = SimConfig {
         locks: HoldShape::table3(),
-        ..short(1)
+        ..short_sim(1)
     };
     let c = compare(&cfg).unwrap();
     assert!(c.without.latency.max > 1_800 * US, "{c:#?}");
@@ -99,11 +91,11 @@ fn learned_predictions_keep_the_cut_and_remove_most_of_the_cost() {
     // The paper's remark: predicting the hold time instead of taking the maximum of
     // a separate measurement would reduce the sender's slowdown. The online maximum
     // learns that tcp_sendmsg holds at most ~820 µs here, not 2192 µs.
-    let fixed = compare(&short(2)).unwrap();
+    let fixed = compare(&short_sim(2)).unwrap();
     let learned = compare(&SimConfig {
         t_lock_ns: None,
         predictor: PredictorKind::Max,
-        ..short(2)
+        ..short_sim(2)
     })
     .unwrap();
     let table = format!("{learned:#?}");
@@ -114,7 +106,7 @@ fn learned_predictions_keep_the_cut_and_remove_most_of_the_cost() {
 
 #[test]
 fn minimum_latency_is_the_interrupt_plus_a_context_switch() {
-    let cfg = short(3);
+    let cfg = short_sim(3);
     let run = simulate(&cfg, true).unwrap();
     let floor = cfg.urgent_isr_ns + cfg.context_switch_ns;
     assert!(run.latency.min >= floor, "{:?}", run.latency);
@@ -126,7 +118,7 @@ fn minimum_latency_is_the_interrupt_plus_a_context_switch() {
 fn an_impossible_section_is_forced_in_after_max_refusals() {
     // A section longer than the period can never fit: every entry is forced after
     // N refusals, so the sender still makes progress.
-    let mut cfg = short(4);
+    let mut cfg = short_sim(4);
     cfg.locks[1] = "long=4500us".parse().unwrap();
     cfg.t_lock_ns = Some([800 * US, 4_500 * US, 128 * US]);
     cfg.max_refusals = 5;
@@ -146,7 +138,7 @@ fn a_release_missed_entirely_counts_from_the_first_one() {
     let cfg = SimConfig {
         rt_period_ns: 100 * US,
         periods: 2_000,
-        ..short(5)
+        ..short_sim(5)
     };
     let run = simulate(&cfg, false).unwrap();
     assert!(run.latency.max > 600 * US, "{:?}", run.latency);
@@ -175,10 +167,10 @@ fn a_t_lock_longer_than_the_period_is_warned_about() {
 
 #[test]
 fn invalid_parameters_are_rejected() {
-    let mut cfg = short(1);
+    let mut cfg = short_sim(1);
     cfg.rt_period_ns = 10 * US;
     assert!(compare(&cfg).is_err());
-    let mut cfg = short(1);
+    let mut cfg = short_sim(1);
     cfg.window_kb = 0;
     assert!(compare(&cfg).is_err());
 }

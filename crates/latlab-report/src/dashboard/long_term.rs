@@ -176,36 +176,14 @@ fn seconds_since_epoch(time: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn result(id: i64, schema: &str, kernel: &str, max_us: Option<u64>) -> Entry {
-        Entry {
-            id,
-            uid: format!("u{id}"),
-            board: Some("b".into()),
-            schema: schema.into(),
-            started_at: format!("2026-11-{:02}T10:00:00Z", 1 + id % 28),
-            host: None,
-            arch: None,
-            kernel: Some(kernel.into()),
-            preemption: None,
-            load: None,
-            variant: None,
-            max_ns: max_us.map(|v| v * 1000),
-            p999_ns: max_us.map(|v| v * 500),
-            verdict: None,
-        }
-    }
-
-    fn run(id: i64, kernel: &str, max_us: u64) -> Entry {
-        result(id, "latlab.run", kernel, Some(max_us))
-    }
+    use latlab_history::fixtures::run_entry;
 
     #[test]
     fn the_long_term_axis_spans_the_results_shown() {
         // Six results a quarter of an hour apart: 75 minutes.
         let results: Vec<Entry> = (0..6)
             .map(|i| {
-                let mut r = run(i, "6.6", 40);
+                let mut r = run_entry(i, "6.6", 40);
                 r.started_at = format!("2026-11-27T09:{:02}:00Z", i * 15);
                 r
             })
@@ -217,7 +195,7 @@ mod tests {
             "{}",
             plot.x.label
         );
-        let week: Vec<Entry> = (0..8).map(|i| run(i, "6.6", 40)).collect();
+        let week: Vec<Entry> = (0..8).map(|i| run_entry(i, "6.6", 40)).collect();
         let plot = long_term_plot(&Series::split(&week)).unwrap();
         assert!((plot.x.min + 0.14).abs() < 1e-9 && (plot.x.max - 7.14).abs() < 1e-9);
         assert!(plot.x.label.starts_with("days"));

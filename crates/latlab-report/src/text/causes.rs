@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use latlab_explain::{Cause, CauseRow};
+use latlab_explain::CauseRow;
 
 /// One cause as the short summaries list it (`latlab run --explain`,
 /// `latlab scenario characterize`).
@@ -31,7 +31,7 @@ impl<'a> CauseSummary<'a> {
             share: row.share,
             late_windows: row.late_windows,
             recommendation: &row.recommendation,
-            task: task_of(&row.cause),
+            task: row.cause.task(),
         }
     }
 }
@@ -69,21 +69,6 @@ fn without_task(text: &str, comm: &str) -> String {
     }
     out.push_str(rest);
     out
-}
-
-/// The task a cause names (its command name), if it names one.
-fn task_of(cause: &Cause) -> Option<&str> {
-    match cause {
-        Cause::TimerIrqDelay { task }
-        | Cause::SilentGap { task, .. }
-        | Cause::SoftTimer { task, .. }
-        | Cause::IrqThread { task, .. }
-        | Cause::SoftirqThread { task, .. }
-        | Cause::KernelThread { task, .. }
-        | Cause::OtherTask { task, .. }
-        | Cause::NonPreemptibleKernel { task } => Some(task),
-        _ => None,
-    }
 }
 
 /// The causes, ranked, with their fixes, each fix given once: a fix is the

@@ -127,44 +127,13 @@ fn max(v: &[f64]) -> Option<f64> {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
-    use latlab_load::KindReport;
-
-    pub(crate) fn sample() -> LoadReport {
-        LoadReport {
-            spec: "cpu:1,net:1".into(),
-            command: None,
-            duration_s: 2.0,
-            interval_s: 1.0,
-            kinds: vec![
-                KindReport {
-                    kind: "cpu".into(),
-                    workers: 1,
-                    unit: "ops".into(),
-                    total: 3_000_000_000,
-                    per_second: 1.5e9,
-                    series: vec![1.4e9, 1.6e9],
-                    us_per_kib: None,
-                },
-                KindReport {
-                    kind: "net".into(),
-                    workers: 1,
-                    unit: "bytes".into(),
-                    total: 2_048_000_000,
-                    per_second: 1.024e9,
-                    series: vec![1.0e9, 1.048e9],
-                    us_per_kib: Some(vec![Some(1.024), Some(0.977)]),
-                },
-            ],
-            external: None,
-            warnings: vec!["io ran on a tmpfs".into()],
-        }
-    }
+    use latlab_load::fixtures::sample_report;
 
     #[test]
     fn table_uses_human_units_and_transfer_time_per_kib() {
-        let table = table(&sample());
+        let table = table(&sample_report());
         assert!(table.contains("1.5 Gops/s"), "{table}");
         assert!(table.contains("1.4 Gops/s..1.6 Gops/s"), "{table}");
         assert!(table.contains("1.02 GB/s"), "{table}");
@@ -175,7 +144,7 @@ pub(crate) mod tests {
 
     #[test]
     fn a_command_load_is_named_by_its_command_never_none() {
-        let mut report = sample();
+        let mut report = sample_report();
         report.spec = "none".into();
         report.kinds.clear();
         report.command = Some("stress-ng --cpu 2".into());
@@ -191,7 +160,7 @@ pub(crate) mod tests {
 
     #[test]
     fn summary_line_names_every_kind_with_its_rate() {
-        let line = summary_line(&sample());
+        let line = summary_line(&sample_report());
         assert_eq!(
             line,
             "load cpu:1,net:1: cpu 1.5 Gops/s, net 1.02 GB/s (1.000 µs/KiB)"

@@ -260,50 +260,11 @@ pub fn table(cfg: &BenchConfig, results: &[VariantResult]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use latlab_lock::LockCounters;
-    use latlab_measure::stats::Summary;
-
-    fn fake(variant: &str, worst_ns: u64, work: f64) -> VariantResult {
-        let lock = Summary {
-            count: 10,
-            max: worst_ns,
-            ..Summary::default()
-        };
-        VariantResult {
-            variant: variant.into(),
-            measured_s: 1.0,
-            interrupted: false,
-            periods: 10,
-            overruns: 0,
-            wake: Summary::default(),
-            lock,
-            lock_wait: Summary::default(),
-            bg_sections: 100,
-            bg_sections_per_s: 100.0,
-            bg_sections_per_s_by_site: vec![40.0, 30.0, 30.0],
-            bg_work_ms_per_s: work,
-            counters: LockCounters::default(),
-            sites: Vec::new(),
-            throughput: Vec::new(),
-        }
-    }
+    use latlab_lock::fixtures::{five_variants, quick_wake_ups, slow_wake_ups};
 
     #[test]
     fn a_goal_missed_because_of_slow_wake_ups_says_so() {
-        // A VM's host stopped the vCPU for 7 ms in plain and 3 ms in delayed-quantile: the
-        // worst lock latencies are wake-ups, while the lock's own wait fell to 5 %.
-        let with_wake = |variant: &str, wake_ms: f64, wait_ms: f64| {
-            let ns = |ms: f64| (ms * 1e6) as u64;
-            let mut r = fake(variant, ns(wake_ms).max(ns(wait_ms)), 600.0);
-            r.wake.max = ns(wake_ms);
-            r.lock_wait.max = ns(wait_ms);
-            r
-        };
-        let results = [
-            with_wake("plain", 7.0, 2.0),
-            with_wake("pi", 8.0, 2.0),
-            with_wake("delayed-quantile", 3.0, 0.1),
-        ];
+        let results = slow_wake_ups();
         let table = table(&BenchConfig::default(), &results);
         assert!(
             table.contains("wake-ups alone took up to 8.0 ms")
@@ -311,22 +272,13 @@ mod tests {
             "{table}"
         );
         // Quick wake-ups: the lock decided the worst case, no note.
-        let quiet = [
-            with_wake("plain", 0.05, 2.0),
-            with_wake("delayed-quantile", 0.05, 1.0),
-        ];
+        let quiet = quick_wake_ups();
         assert!(!super::table(&BenchConfig::default(), &quiet).contains("note:"));
     }
 
     #[test]
     fn goal_needs_a_quarter_of_plain_below_pi_and_at_most_a_fifth_less_work() {
-        let results = [
-            fake("plain", 2_000_000, 600.0),
-            fake("pi", 1_000_000, 600.0),
-            fake("delayed-max", 400_000, 500.0),
-            fake("delayed-ewma", 600_000, 600.0),
-            fake("delayed-quantile", 300_000, 420.0),
-        ];
+        let results = five_variants();
         let table = table(&BenchConfig::default(), &results);
         insta::assert_snapshot!(table);
         for name in [

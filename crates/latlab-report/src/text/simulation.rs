@@ -115,23 +115,15 @@ pub fn table(c: &SimComparison) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use latlab_lock::fixtures::short_sim;
     use latlab_lock::sim::{compare, SimConfig};
     use latlab_lock::PredictorKind;
-
-    fn short(seed: u64) -> SimConfig {
-        SimConfig {
-            seed,
-            periods: 1_500,
-            warmup_periods: 100,
-            ..SimConfig::default()
-        }
-    }
 
     #[test]
     fn table_snapshot() {
         // The rendered table of a short seeded run: any change to the model, the
         // generator or the layout shows up here.
-        let c = compare(&short(1)).unwrap();
+        let c = compare(&short_sim(1)).unwrap();
         insta::assert_snapshot!(table(&c));
     }
 
@@ -140,7 +132,7 @@ mod tests {
         let learned = compare(&SimConfig {
             t_lock_ns: None,
             predictor: PredictorKind::Max,
-            ..short(2)
+            ..short_sim(2)
         })
         .unwrap();
         let table = table(&learned);
