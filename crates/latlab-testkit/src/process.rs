@@ -103,7 +103,14 @@ mod tests {
             .arg(&marker)
             .spawn()
             .unwrap();
-        let found = processes_with(&marker);
+        // The child's command line is the exec'd one only once exec is
+        // done, which a loaded machine can put off past spawn's return.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        let mut found = processes_with(&marker);
+        while found.is_empty() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            found = processes_with(&marker);
+        }
         let _ = child.kill();
         let _ = child.wait();
         assert_eq!(found, vec![format!("{}: sleep {marker} ", child.id())]);
