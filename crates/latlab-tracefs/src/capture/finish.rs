@@ -40,7 +40,7 @@ impl Capture {
                 .inst()
                 .path(&format!("per_cpu/cpu{cpu}/trace_pipe_raw"));
             let src = open_pipe_raw(&src_path, cpu)?;
-            let out_path = self.temp.0.join(format!("snap{n}-cpu{cpu}.raw"));
+            let out_path = self.temp.path().join(format!("snap{n}-cpu{cpu}.raw"));
             let mut out =
                 File::create(&out_path).map_err(|e| TracefsError::io("create", &out_path, e))?;
             read_remaining(&src, &mut out, self.page_size).map_err(|source| {

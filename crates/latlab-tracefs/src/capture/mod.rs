@@ -26,11 +26,11 @@ use crate::marker::{TraceFreezer, TraceMarker};
 use crate::reader::{CpuReader, StopSignal};
 use crate::ringbuf::RingBuffer;
 
+use latlab_rt::scratch::ScratchDir;
 pub use live::LiveReader;
 pub use options::{CaptureOptions, TRACE_CLOCK};
 use report::{parse_stats, CpuStats};
 pub use report::{CaptureReport, CpuReport};
-use scratch::TempDir;
 
 /// How the pages leave the ring buffers: reader threads, or snapshots.
 enum Mode {
@@ -69,7 +69,7 @@ pub struct Capture {
     started: Instant,
     marker: TraceMarker,
     freezer: TraceFreezer,
-    temp: TempDir,
+    temp: ScratchDir,
     // Dropped last (field order): the instance outlives readers and marker use.
     instance: Option<Instance>,
 }

@@ -9,7 +9,6 @@ use std::time::Instant;
 use super::header::{current_clock, header_page_long_size, host_page_size};
 use super::options::{CaptureOptions, TRACE_CLOCK};
 use super::report::CpuStats;
-use super::scratch::TempDir;
 use super::{Capture, Mode};
 use crate::error::{Result, TracefsError};
 use crate::events::{parse_event_spec, resolve_events};
@@ -150,7 +149,7 @@ impl Capture {
             .open(&on_path)
             .map_err(|e| TracefsError::io("open", &on_path, e))?;
         let freezer = TraceFreezer::new(OwnedFd::from(on_file));
-        let temp = TempDir::new(opts.temp_dir.as_deref())?;
+        let temp = super::scratch::create(opts.temp_dir.as_deref())?;
 
         let mut capture = Capture {
             mode: Mode::FlightRecorder { snapshots: 0 },
@@ -189,7 +188,7 @@ impl Capture {
                 let src = capture
                     .inst()
                     .path(&format!("per_cpu/cpu{cpu}/trace_pipe_raw"));
-                let out = capture.temp.0.join(format!("cpu{cpu}.raw"));
+                let out = capture.temp.path().join(format!("cpu{cpu}.raw"));
                 let growth = Growth {
                     size_file: capture
                         .inst()

@@ -40,10 +40,10 @@ fn stale_temp_dirs_of_dead_processes_go_others_stay() {
         fs::create_dir(d).unwrap();
         fs::write(d.join("cpu0.raw"), b"x").unwrap();
     }
-    let t = TempDir::new(Some(base.path())).unwrap();
+    let t = super::scratch::create(Some(base.path())).unwrap();
     assert!(!stale.exists());
     assert!(live.exists() && other.exists());
-    let path = t.0.clone();
+    let path = t.path().to_path_buf();
     assert!(path.is_dir());
     drop(t);
     assert!(!path.exists());
