@@ -2,6 +2,7 @@
 //! PNGs are drawn by a headless Chromium that talks to no network. The one
 //! part of this crate that runs a program and writes files.
 
+use latlab_rt::scratch::ScratchDir;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -109,7 +110,7 @@ pub fn write_plots(plots: &[Plot], dir: &Path, browser: &Path) -> Result<(), Png
         let handles: Vec<_> = (0..WORKERS)
             .map(|w| {
                 let jobs = &jobs;
-                let profile = profile.0.join(format!("worker{w}"));
+                let profile = profile.0.path().join(format!("worker{w}"));
                 scope.spawn(move || -> Result<(), PngError> {
                     for (svg, png) in jobs.iter().skip(w).step_by(WORKERS) {
                         screenshot(browser, &profile, svg, png, size, SCALE)?;
@@ -124,22 +125,17 @@ pub fn write_plots(plots: &[Plot], dir: &Path, browser: &Path) -> Result<(), Png
     })
 }
 
-/// The browsers' scratch profile directory, removed on drop.
-struct BrowserProfile(PathBuf);
+/// The browsers' scratch profile directory (latlab-rt's pid-tagged
+/// [`ScratchDir`]: removed on drop, and by a later run if this one is killed).
+struct BrowserProfile(ScratchDir);
 
 impl BrowserProfile {
     fn create() -> Result<BrowserProfile, PngError> {
-        let base = std::env::temp_dir().join(format!("latlab-chromium-{}", std::process::id()));
-        std::fs::create_dir_all(&base).map_err(io(|| {
-            format!("creating the browser profile {}", base.display())
-        }))?;
-        Ok(BrowserProfile(base))
-    }
-}
-
-impl Drop for BrowserProfile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        ScratchDir::create("latlab-chromium-", None)
+            .map(BrowserProfile)
+            .map_err(|e| {
+                io(|| format!("creating the browser profile {}", e.path.display()))(e.source)
+            })
     }
 }
 

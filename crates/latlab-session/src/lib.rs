@@ -31,6 +31,7 @@ pub mod run;
 pub mod split;
 pub mod trace;
 pub mod watch;
+pub mod watch_live;
 
 use std::path::PathBuf;
 

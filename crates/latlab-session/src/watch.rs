@@ -6,8 +6,8 @@
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
+use crate::watch_live::{progress_line, screen};
 use latlab_measure::units::format_ns;
-use latlab_report::text::watch_live::{progress_line, screen};
 use latlab_watch::select::Tasks;
 use latlab_watch::Session;
 

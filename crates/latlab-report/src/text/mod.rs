@@ -7,7 +7,7 @@
 //! [`causes`] and [`agreement`]),
 //! [`load`], [`watch`] and [`peer`] (a peer tool's result read by latlab).
 //! The commands' live lines and summaries: [`live`] (run, respond, load),
-//! [`watch_live`] (watch's screen), [`record`] (record's summary).
+//! [`record`] (record's summary).
 
 pub mod agreement;
 pub mod blocks;
@@ -23,7 +23,6 @@ pub mod run;
 pub mod run_summary;
 pub mod simulation;
 pub mod watch;
-pub mod watch_live;
 
 use latlab_document::{
     BenchReport, Document, ExplainDocument, LoadDocument, RespondResult, RunDocument, SimReport,
