@@ -87,7 +87,9 @@ mod workers;
 
 pub use error::LoadError;
 pub use process::{serve_stdio, LoadProcess};
-pub use report::{rate, si, CommandReport, KindReport, LoadDocument, LoadReport, LoadSchema};
+pub use report::{
+    amount, rate, short_number, si, CommandReport, KindReport, LoadDocument, LoadReport, LoadSchema,
+};
 pub use running::{LoadOptions, RunningLoad};
 pub use spec::{LoadKind, LoadSpec};
 pub use started::{own_binary, StartedLoad, LOAD_SETTLE};

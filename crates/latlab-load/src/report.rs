@@ -111,14 +111,44 @@ impl LoadReport {
     }
 }
 
-/// A rate in the unit's human form: "123.4 MB/s" (bytes, 1 MB = 10^6
-/// bytes), "1.234 Gops/s" (other units, with an SI prefix).
+/// A rate with an SI prefix and three significant digits: `1.02 GB/s`,
+/// `210 Mops/s`, `54.1 kpages/s` (1 MB = 10^6 bytes). The one way latlab
+/// writes a load's rate: the progress line, the terminal table and the HTML
+/// report (latlab-report's `units::rate`) all use it.
 pub fn rate(value: f64, unit: &str) -> String {
-    if unit == "bytes" {
-        return format!("{:.1} MB/s", value / 1e6);
-    }
     let (scaled, prefix) = si(value);
-    format!("{scaled:.3} {prefix}{unit}/s")
+    format!("{} {prefix}{}/s", short_number(scaled), symbol(unit))
+}
+
+/// An amount with an SI prefix and three significant digits: `2.05 GB`,
+/// `3 Gops`.
+pub fn amount(value: f64, unit: &str) -> String {
+    let (scaled, prefix) = si(value);
+    format!("{} {prefix}{}", short_number(scaled), symbol(unit))
+}
+
+/// A number with three significant digits, trailing zeros dropped: `1.02`,
+/// `210`, `0.5`.
+pub fn short_number(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    let digits = (3 - 1 - v.abs().log10().floor() as i32).clamp(0, 9) as usize;
+    let text = format!("{v:.digits$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
+}
+
+/// The symbol of a load's unit: `B` for bytes, the unit itself otherwise
+/// (`ops`, `pages`).
+fn symbol(unit: &str) -> &str {
+    match unit {
+        "bytes" => "B",
+        other => other,
+    }
 }
 
 /// `value` scaled to an SI prefix: (1.5, "G") for 1.5e9.
@@ -134,6 +164,17 @@ pub fn si(value: f64) -> (f64, &'static str) {
 #[cfg(test)]
 mod tests {
     use crate::fixtures::sample_report;
+
+    /// `latlab load`'s progress line said `1024.0 MB/s` where its table and
+    /// the HTML report said `1.02 GB/s`: one formula now.
+    #[test]
+    fn a_rate_has_an_si_prefix_and_three_significant_digits() {
+        assert_eq!(super::rate(1.024e9, "bytes"), "1.02 GB/s");
+        assert_eq!(super::rate(2.1e8, "ops"), "210 Mops/s");
+        assert_eq!(super::rate(54_100.0, "pages"), "54.1 kpages/s");
+        assert_eq!(super::amount(2.048e9, "bytes"), "2.05 GB");
+        assert_eq!(super::rate(0.0, "bytes"), "0 B/s");
+    }
 
     #[test]
     fn json_has_the_documented_fields() {

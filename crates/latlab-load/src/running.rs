@@ -388,7 +388,7 @@ impl RunningLoad {
     }
 
     /// One line for a progress display: each kind's throughput in the last
-    /// complete interval, e.g. `cpu 1.2 Gops/s  io 85.0 MB/s`.
+    /// complete interval, e.g. `cpu 1.2 Gops/s  io 85 MB/s`.
     pub fn progress_line(&self) -> String {
         let latest = self
             .shared

@@ -40,46 +40,16 @@ pub fn hms(ns: u64) -> String {
     format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
 }
 
-/// A number with three significant digits, trailing zeros dropped: `1.02`,
-/// `285`, `0.5`, `12000`.
-pub fn short_number(v: f64) -> String {
-    if v == 0.0 {
-        return "0".into();
-    }
-    let digits = (3 - 1 - v.abs().log10().floor() as i32).clamp(0, 9) as usize;
-    let text = format!("{v:.digits$}");
-    if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        text
-    }
-}
-
-/// The symbol of a load's unit: `B` for bytes, the unit itself otherwise
-/// (`ops`, `pages`).
-fn symbol(unit: &str) -> &str {
-    match unit {
-        "bytes" => "B",
-        other => other,
-    }
-}
+pub use latlab_load::{amount, short_number};
 
 /// A rate with an SI prefix and three significant digits: `1.02 GB/s`,
-/// `210 Mops/s`, `54.1 kpages/s` (1 MB = 10^6 bytes); a command's
-/// `CPUs busy` as [`cpus_busy`].
+/// `210 Mops/s`, `54.1 kpages/s` (latlab-load's, the one formula); a
+/// command's `CPUs busy` as [`cpus_busy`].
 pub fn rate(per_second: f64, unit: &str) -> String {
     if unit == "CPUs busy" {
         return cpus_busy(per_second);
     }
-    let (value, prefix) = latlab_load::si(per_second);
-    format!("{} {prefix}{}/s", short_number(value), symbol(unit))
-}
-
-/// An amount with an SI prefix and three significant digits: `2.05 GB`,
-/// `3 Gops`.
-pub fn amount(value: f64, unit: &str) -> String {
-    let (value, prefix) = latlab_load::si(value);
-    format!("{} {prefix}{}", short_number(value), symbol(unit))
+    latlab_load::rate(per_second, unit)
 }
 
 /// How many CPUs a command kept busy on average: `1.97 CPUs busy`.

@@ -60,7 +60,7 @@ pub fn url_encode(text: &str) -> String {
 }
 
 pub(crate) fn us(ns: Option<u64>) -> String {
-    ns.map_or("-".into(), |v| format!("{:.1}", v as f64 / 1000.0))
+    ns.map_or("-".into(), crate::units::us)
 }
 
 pub(crate) fn or<'a>(v: &'a Option<String>, none: &'a str) -> &'a str {
