@@ -29,8 +29,9 @@ use crate::lifecycle::{Lifecycle, MeasuringFlags, RequirementFlags, Verbosity};
 /// Arguments of `latlab run`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Exit status: 0 all requirements met (or none given), 1 error, \
-                        2 a requirement was violated."
+    after_help = "Exit status: 0 all requirements met (or none given), 1 error (a usage \
+                  error included), 2 a requirement was violated, 3 the measurement is suspect \
+                  (wake-ups before their intended time)."
 )]
 pub struct RunArgs {
     /// CPUs to measure on, one thread each (e.g. `0`, `0-3`, `1,3`) [default: every usable CPU]
