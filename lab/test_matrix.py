@@ -229,5 +229,63 @@ class Plan(unittest.TestCase):
         self.assertIn("| run itimer | - | **FAIL**: 3 early |", md)
 
 
+class SecondBoot(unittest.TestCase):
+    """run_kernel_again_after_a_crash, with lab/run's boots replaced by
+    consoles and verdicts written the way run_kernel reads them."""
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.out = Path(self.dir.name)
+        self.boots = []
+        self.real_run_kernel = matrix.run_kernel
+
+    def tearDown(self):
+        matrix.run_kernel = self.real_run_kernel
+        self.dir.cleanup()
+
+    def boot(self, consoles, verdicts):
+        def run_kernel(kernel, checks, out, limit, boot=1):
+            self.boots.append((boot, [c.name for c in checks]))
+            kout = out / (kernel if boot == 1 else f"{kernel}-boot{boot}")
+            kout.mkdir(parents=True, exist_ok=True)
+            (kout / "console.log").write_text(consoles[boot - 1])
+            return {c.name: verdicts[boot - 1].get(c.name, (True, "ok")) for c in checks}
+
+        matrix.run_kernel = run_kernel
+
+    def checks(self, *names):
+        return [c for c in matrix.CHECKS if c.name in names]
+
+    def test_a_crash_boots_the_failed_checks_once_more_and_says_so(self):
+        oops = "@@lab: [03] $ latlab record\n[ 9.1] Oops: int3: 0000 [#1] PREEMPT_RT SMP NOPTI\n"
+        self.boot(
+            [oops, "@@lab: [01] $ latlab record\n"],
+            [{"record + dump": (False, "did not finish"), "watch": (False, "did not finish")}, {}],
+        )
+        checks = self.checks("run clock-nanosleep", "record + dump", "watch")
+        results = matrix.run_kernel_again_after_a_crash("rt-amd64", checks, self.out, 60)
+        self.assertEqual(self.boots[1], (2, ["record + dump", "watch"]))
+        self.assertTrue(results["record + dump"][0])
+        self.assertIn("Oops: int3", results["record + dump"][1])
+        self.assertEqual(results["run clock-nanosleep"], (True, "ok"))
+
+    def test_a_crash_on_the_second_boot_fails(self):
+        oops = "@@lab: [01] $ latlab record\n[ 9.1] Oops: int3\n"
+        failed = {"record + dump": (False, "the kernel said 'Oops: int3'")}
+        self.boot([oops, oops], [failed, failed])
+        results = matrix.run_kernel_again_after_a_crash(
+            "rt-amd64", self.checks("record + dump"), self.out, 60
+        )
+        self.assertFalse(results["record + dump"][0])
+
+    def test_a_failure_without_a_crash_is_not_retried(self):
+        self.boot(["@@lab: [01] $ latlab record\n"], [{"record + dump": (False, "12 != 13")}])
+        results = matrix.run_kernel_again_after_a_crash(
+            "arm64", self.checks("record + dump"), self.out, 60
+        )
+        self.assertEqual(len(self.boots), 1)
+        self.assertEqual(results["record + dump"], (False, "12 != 13"))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -1,0 +1,1 @@
+//! (bootline: being written.)

@@ -1,0 +1,1 @@
+//! (knobs: being written.)
