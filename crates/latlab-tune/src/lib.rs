@@ -19,4 +19,5 @@ pub mod journal;
 pub mod knobs;
 pub mod partition;
 pub mod plan;
+pub mod result;
 pub mod verify;
