@@ -1,4 +1,8 @@
-//! Facts about other processes.
+//! Facts about other processes, and waiting for a child that must be
+//! given the chance to stop cleanly.
+
+use std::process::{Child, ExitStatus};
+use std::time::Duration;
 
 /// Whether process `pid` exists (it may belong to another user). Pid 0 and
 /// numbers beyond `pid_t` name no process.
@@ -12,6 +16,30 @@ pub fn pid_alive(pid: u32) -> bool {
     // SAFETY: signal 0 only checks for existence.
     let rc = unsafe { libc::kill(raw, 0) };
     rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// Waits for `child` to end. On Ctrl-C or SIGTERM ([`crate::stop`]) it is
+/// sent SIGTERM, once: a terminal's Ctrl-C reached it too, and a second
+/// SIGINT would kill it before it wrote what it measured; SIGTERM only asks
+/// it to stop.
+pub fn wait_passing_stop(child: &mut Child) -> std::io::Result<ExitStatus> {
+    let mut passed_on = false;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(status);
+        }
+        if crate::stop::requested() && !passed_on {
+            // SAFETY: kill(2) on our own child, not yet reaped.
+            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+            passed_on = true;
+        }
+        if passed_on {
+            std::thread::sleep(Duration::from_millis(5));
+        } else {
+            // Ends at once on Ctrl-C or SIGTERM.
+            crate::stop::sleep(Duration::from_millis(20));
+        }
+    }
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! scenario is exactly the commands it prints.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus};
+use std::process::Command;
 
 use anyhow::{bail, Context};
 
@@ -57,7 +57,8 @@ pub fn run_steps(
             .arg(&json)
             .spawn()
             .with_context(|| format!("starting {}", exe.display()))?;
-        let status = wait_step(&mut child)?;
+        let status =
+            latlab_rt::process::wait_passing_stop(&mut child).context("waiting for the step")?;
         match status.code() {
             Some(0) => {}
             Some(code) if code == codes.requirement_missed => run.exceeded = true,
@@ -85,27 +86,4 @@ pub fn run_steps(
         }
     }
     Ok(run)
-}
-
-/// Waits for a step to end. On Ctrl-C or SIGTERM it is sent SIGTERM, once:
-/// a terminal's Ctrl-C reached it too, and a second SIGINT would kill it
-/// before it wrote what it measured; SIGTERM only asks it to stop.
-fn wait_step(child: &mut Child) -> anyhow::Result<ExitStatus> {
-    let mut passed_on = false;
-    loop {
-        if let Some(status) = child.try_wait().context("waiting for the step")? {
-            return Ok(status);
-        }
-        if latlab_rt::stop::requested() && !passed_on {
-            // SAFETY: kill(2) on our own child, not yet reaped.
-            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
-            passed_on = true;
-        }
-        if passed_on {
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        } else {
-            // Ends at once on Ctrl-C or SIGTERM.
-            latlab_rt::stop::sleep(std::time::Duration::from_millis(20));
-        }
-    }
 }

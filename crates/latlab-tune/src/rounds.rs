@@ -1,0 +1,173 @@
+//! The measurements of a tune: each is `latlab run` as a child process
+//! (the same command a user would type, printed), and its figures read
+//! back from its JSON.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{bail, Context};
+use serde::Deserialize;
+
+use latlab_explain::CauseRow;
+
+use crate::result::Figures;
+
+/// How every measurement of a tune runs.
+#[derive(Debug, Clone)]
+pub struct Measure {
+    /// The latlab binary.
+    pub exe: PathBuf,
+    /// The real-time CPUs, as a list (`1`).
+    pub cpus: String,
+    /// The background load (`full`).
+    pub load: String,
+    /// The measured task's SCHED_FIFO priority.
+    pub priority: i32,
+    /// Where the runs' JSON files go.
+    pub dir: PathBuf,
+}
+
+/// What one run measured.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    /// Its figures.
+    pub figures: Figures,
+    /// With `explain`: the causes of its late wake-ups, largest first.
+    pub causes: Vec<CauseRow>,
+    /// Its JSON file.
+    pub file: PathBuf,
+}
+
+#[derive(Deserialize)]
+struct RunFile {
+    overall: Overall,
+    #[serde(default)]
+    explain: Option<ExplainPart>,
+}
+
+#[derive(Deserialize)]
+struct Overall {
+    latency: Latency,
+    missed_periods: u64,
+}
+
+#[derive(Deserialize)]
+struct Latency {
+    count: u64,
+    p50: u64,
+    p99: u64,
+    p99_9: u64,
+    max: u64,
+}
+
+#[derive(Deserialize)]
+struct ExplainPart {
+    causes: Vec<CauseRow>,
+}
+
+impl Measure {
+    /// The arguments of one run of `duration_ns` into `file`.
+    pub fn args(&self, duration_ns: u64, explain: bool, file: &Path) -> Vec<String> {
+        let mut args: Vec<String> = vec![
+            "run".into(),
+            "--cpus".into(),
+            self.cpus.clone(),
+            "--priority".into(),
+            self.priority.to_string(),
+            "--load".into(),
+            self.load.clone(),
+            "--duration".into(),
+            format!("{}ms", duration_ns / 1_000_000),
+            "--split".into(),
+            "off".into(),
+            "--no-save".into(),
+            "-q".into(),
+        ];
+        if explain {
+            args.push("--explain".into());
+        }
+        args.push("--json".into());
+        args.push(file.display().to_string());
+        args
+    }
+
+    /// Runs `latlab run` for `duration_ns` (with `--explain` when asked),
+    /// its JSON in `dir/name.json`. With `procs` (a cgroup's `cgroup.procs`
+    /// or `tasks` file), the child moves itself into that cgroup before it
+    /// becomes latlab (writing 0 moves the writer): the real-time CPUs of
+    /// an isolated partition are only its tasks'.
+    pub fn run(
+        &self,
+        name: &str,
+        duration_ns: u64,
+        explain: bool,
+        procs: Option<&Path>,
+    ) -> anyhow::Result<Measured> {
+        let file = self.dir.join(format!("{name}.json"));
+        let _ = std::fs::remove_file(&file);
+        let args = self.args(duration_ns, explain, &file);
+        let mut command = Command::new(&self.exe);
+        command
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null());
+        if let Some(procs) = procs {
+            let path = std::ffi::CString::new(procs.as_os_str().as_encoded_bytes())
+                .context("a cgroup path with a NUL byte")?;
+            // SAFETY: between fork and exec the hook only calls open(2),
+            // write(2) and close(2), which are async-signal-safe, on memory
+            // allocated before the fork.
+            unsafe {
+                use std::os::unix::process::CommandExt;
+                command.pre_exec(move || {
+                    let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+                    if fd < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    let written = libc::write(fd, b"0".as_ptr().cast(), 1);
+                    let error = std::io::Error::last_os_error();
+                    libc::close(fd);
+                    if written == 1 {
+                        Ok(())
+                    } else {
+                        Err(error)
+                    }
+                });
+            }
+        }
+        let mut child = command
+            .spawn()
+            .with_context(|| format!("starting {}", self.exe.display()))?;
+        let status =
+            latlab_rt::process::wait_passing_stop(&mut child).context("waiting for latlab run")?;
+        // 2: a requirement missed (none is given); 3: suspect, said in its file.
+        if !matches!(status.code(), Some(0 | 2 | 3)) {
+            bail!(
+                "latlab {} failed ({status}); its message is above",
+                args.join(" ")
+            );
+        }
+        read(&file)
+    }
+}
+
+/// The figures (and causes) of a `latlab run` JSON file.
+pub fn read(file: &Path) -> anyhow::Result<Measured> {
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    let run: RunFile =
+        serde_json::from_str(&text).with_context(|| format!("reading {}", file.display()))?;
+    let l = run.overall.latency;
+    Ok(Measured {
+        figures: Figures {
+            samples: l.count,
+            p50_ns: l.p50,
+            p99_ns: l.p99,
+            p999_ns: l.p99_9,
+            max_ns: l.max,
+            missed: run.overall.missed_periods,
+        },
+        causes: run.explain.map(|e| e.causes).unwrap_or_default(),
+        file: file.to_path_buf(),
+    })
+}

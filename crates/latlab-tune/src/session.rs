@@ -1,0 +1,320 @@
+//! The loop of `latlab tune`: baseline, plan, each group of fixes verified
+//! side by side, the final run, the boot line and the exports; every
+//! change recorded in the journal before it is made and restored on every
+//! way out (unless `--keep`).
+
+use std::path::PathBuf;
+
+use latlab_fix::Knob;
+
+use crate::journal::Journal;
+use crate::plan::{self, Plan, SystemView};
+use crate::result::{BootLine, Ending, Figures, Outcome, PlannedFix, TuneResult, TuneSettings};
+use crate::rounds::{Measure, Measured};
+use crate::verify::{self, Round};
+use crate::{knobs, partition};
+
+/// What a tune was asked to do.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// How every run measures.
+    pub measure: Measure,
+    /// The real-time CPUs.
+    pub rt: Vec<usize>,
+    /// The housekeeping CPUs.
+    pub housekeeping: Vec<usize>,
+    /// The baseline's and the final run's length, ns.
+    pub baseline_ns: u64,
+    /// One verification round's length, ns.
+    pub round_ns: u64,
+    /// Rounds per fix on each side (applied, undone).
+    pub pairs: u32,
+    /// `--isolate`.
+    pub isolate: bool,
+    /// `--plan`.
+    pub plan_only: bool,
+    /// `--keep`.
+    pub keep: bool,
+    /// `--deadline`, ns.
+    pub deadline_ns: Option<u64>,
+    /// The restore file.
+    pub journal: PathBuf,
+}
+
+/// Where a tune's progress lines go (stderr in the CLI).
+pub type Progress<'a> = &'a mut dyn FnMut(&str);
+
+/// The baseline and the plan: what `--plan` prints, and where a tune starts.
+pub struct Planned {
+    /// The baseline run.
+    pub baseline: Measured,
+    /// The plan.
+    pub plan: Plan,
+    /// Every fix with its current value and outcome so far.
+    pub fixes: Vec<PlannedFix>,
+}
+
+/// Measures the baseline (with its trace explained) and plans.
+pub fn baseline_and_plan(req: &Request, sys: &SystemView, say: Progress) -> anyhow::Result<Planned> {
+    say(&format!(
+        "baseline: latlab {}",
+        req.measure
+            .args(req.baseline_ns, true, &req.measure.dir.join("baseline.json"))
+            .join(" ")
+    ));
+    let baseline = req.measure.run("baseline", req.baseline_ns, true, None)?;
+    say(&format!("baseline: {}", figures_line(&baseline.figures)));
+    let plan = plan::plan(&baseline.causes, sys, &req.rt, req.measure.priority, req.isolate);
+    let mut fixes = Vec::new();
+    for fix in plan.groups.iter().flat_map(|g| &g.fixes).chain(&plan.refused) {
+        let proposed = fix.value.resolve(&req.rt, &req.housekeeping);
+        let current = knobs::read(&fix.knob).ok();
+        let outcome = match (&fix.refused, &current) {
+            (Some(reason), _) => Outcome::Skipped { reason: reason.clone() },
+            (None, Some(now)) if *now == proposed => Outcome::AlreadySet,
+            _ => Outcome::Proposed,
+        };
+        fixes.push(PlannedFix {
+            takes: fix.knob.takes(),
+            cost: fix.cost(),
+            fix: fix.clone(),
+            current,
+            proposed,
+            outcome,
+        });
+    }
+    Ok(Planned { baseline, plan, fixes })
+}
+
+/// Applies, verifies and keeps or drops each group of `planned`, then the
+/// final run; restores everything at the end unless `--keep`. Every change
+/// is in the journal before it is made; on an error or a stop the journal
+/// is restored before this returns.
+pub fn verify_and_end(
+    req: &Request,
+    planned: &mut Planned,
+    say: Progress,
+) -> anyhow::Result<(Option<Figures>, Ending, Option<String>)> {
+    let mut journal = Journal::begin(&req.journal)?;
+    let outcome = verify_groups(req, planned, &mut journal, say);
+    let (after, partition) = match &outcome {
+        Ok(()) if !latlab_rt::stop::requested() && kept(planned) > 0 => {
+            say("after: every kept fix applied");
+            let after = req.measure.run("after", req.baseline_ns, false, procs().as_deref());
+            let kind = partition::current_kind();
+            match after {
+                Ok(m) => {
+                    say(&format!("after: {}", figures_line(&m.figures)));
+                    (Some(m.figures), kind)
+                }
+                Err(e) => {
+                    let ending = end(journal, false, say);
+                    return Err(e.context(ending_text(&ending)));
+                }
+            }
+        }
+        _ => (None, partition::current_kind()),
+    };
+    let mut ending = end(journal, req.keep && outcome.is_ok(), say);
+    ending.stopped = latlab_rt::stop::requested();
+    outcome.map(|()| (after, ending, partition))
+}
+
+fn kept(planned: &Planned) -> usize {
+    planned.fixes.iter().filter(|f| matches!(f.outcome, Outcome::Kept { .. })).count()
+}
+
+/// The procs file of tune's isolated partition, when one is applied.
+fn procs() -> Option<PathBuf> {
+    partition::procs_file()
+}
+
+fn verify_groups(req: &Request, planned: &mut Planned, journal: &mut Journal, say: Progress) -> anyhow::Result<()> {
+    say(&format!("noise: {} identical rounds", 2 * req.pairs));
+    let mut same = Vec::new();
+    for i in 0..2 * req.pairs {
+        if latlab_rt::stop::requested() {
+            return Ok(());
+        }
+        let m = req.measure.run(&format!("noise-{}", i + 1), req.round_ns, false, None)?;
+        say(&format!("  round {}: {}", i + 1, figures_line(&m.figures)));
+        same.push(Round { applied: false, figures: m.figures });
+    }
+    let noise = verify::noise(&same);
+    let groups = planned.plan.groups.clone();
+    for (g, group) in groups.iter().enumerate() {
+        let mut members: Vec<usize> = planned
+            .fixes
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| matches!(f.outcome, Outcome::Proposed) && group.fixes.contains(&f.fix))
+            .map(|(i, _)| i)
+            .collect();
+        if members.is_empty() {
+            continue;
+        }
+        say(&format!("fix {}/{}: {} ({} knobs)", g + 1, groups.len(), group.name, members.len()));
+        let mut rounds = Vec::new();
+        for (r, applied) in verify::schedule(req.pairs).into_iter().enumerate() {
+            if latlab_rt::stop::requested() {
+                break;
+            }
+            set(planned, &mut members, journal, applied, say);
+            if members.is_empty() {
+                break;
+            }
+            let m = req.measure.run(
+                &format!("fix{}-round{}", g + 1, r + 1),
+                req.round_ns,
+                false,
+                procs().as_deref(),
+            )?;
+            say(&format!(
+                "  round {} ({}): {}",
+                r + 1,
+                if applied { "applied" } else { "undone" },
+                figures_line(&m.figures)
+            ));
+            rounds.push(Round { applied, figures: m.figures });
+        }
+        if members.is_empty() {
+            continue;
+        }
+        if latlab_rt::stop::requested() {
+            set(planned, &mut members, journal, false, say);
+            for &i in &members {
+                planned.fixes[i].outcome = Outcome::NotMeasured;
+            }
+            return Ok(());
+        }
+        let effect = verify::effect(&rounds, &noise);
+        let keep = effect.kept();
+        say(&format!("  {}: {}", group.name, effect.sentence()));
+        set(planned, &mut members, journal, keep, say);
+        for &i in &members {
+            planned.fixes[i].outcome = if keep {
+                Outcome::Kept { effect: effect.clone() }
+            } else {
+                Outcome::Dropped { effect: effect.clone() }
+            };
+        }
+    }
+    Ok(())
+}
+
+/// Applies (or undoes) every fix of a group; one the kernel refuses is
+/// skipped with the reason, and leaves the group.
+fn set(planned: &mut Planned, members: &mut Vec<usize>, journal: &mut Journal, applied: bool, say: Progress) {
+    members.retain(|&i| {
+        let f = &mut planned.fixes[i];
+        let result = if applied {
+            journal.apply(&f.fix.knob, &f.proposed).map(|_| ())
+        } else {
+            journal.undo(&f.fix.knob)
+        };
+        match result {
+            Ok(()) => true,
+            Err(e) => {
+                say(&format!("  skipped {}: {e}", f.fix.knob));
+                f.outcome = Outcome::Skipped { reason: e.to_string() };
+                false
+            }
+        }
+    });
+}
+
+/// Restores every change (or keeps them) and says so.
+fn end(journal: Journal, keep: bool, say: Progress) -> Ending {
+    if keep {
+        let kept = journal.keep();
+        say(&format!("kept {kept} changes (--keep); `latlab tune --restore` does not undo them"));
+        return Ending { kept, ..Ending::default() };
+    }
+    let report = journal.restore();
+    let ending = Ending {
+        restored: report.restored.len() as u32,
+        failed: report
+            .failed
+            .iter()
+            .map(|(knob, old, error)| (knob.to_string(), old.clone(), error.to_string()))
+            .collect(),
+        ..Ending::default()
+    };
+    say(&ending_text(&ending));
+    ending
+}
+
+fn ending_text(ending: &Ending) -> String {
+    if ending.failed.is_empty() {
+        format!("restored {} changed knobs", ending.restored)
+    } else {
+        format!(
+            "restored {} changed knobs; {} could not be restored: {}",
+            ending.restored,
+            ending.failed.len(),
+            ending
+                .failed
+                .iter()
+                .map(|(k, old, e)| format!("{k} (was {old}): {e}"))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )
+    }
+}
+
+/// `p50 12 us, p99 45 us, p99.9 80 us, max 120 us, 0 missed`.
+pub fn figures_line(f: &Figures) -> String {
+    let us = |ns: u64| format!("{:.0} us", ns as f64 / 1000.0);
+    format!(
+        "p50 {}, p99 {}, p99.9 {}, max {}, {} missed of {}",
+        us(f.p50_ns),
+        us(f.p99_ns),
+        us(f.p999_ns),
+        us(f.max_ns),
+        f.missed,
+        f.samples + f.missed
+    )
+}
+
+/// The settings part of the result.
+pub fn settings(req: &Request, load: &str) -> TuneSettings {
+    TuneSettings {
+        cpus: req.rt.clone(),
+        housekeeping: req.housekeeping.clone(),
+        load: load.to_string(),
+        deadline_ns: req.deadline_ns,
+        round_ns: req.round_ns,
+        rounds: req.pairs * 2,
+        isolate: req.isolate,
+        plan_only: req.plan_only,
+        keep: req.keep,
+    }
+}
+
+/// Assembles the result document.
+pub fn result(
+    envelope: latlab_envelope::Envelope<crate::result::TuneSchema>,
+    req: &Request,
+    planned: Planned,
+    boot: BootLine,
+    after: Option<Figures>,
+    ending: Ending,
+    partition: Option<String>,
+) -> TuneResult {
+    TuneResult {
+        envelope,
+        settings: settings(req, &req.measure.load),
+        baseline: planned.baseline.figures,
+        causes: planned.plan.causes,
+        fixes: planned.fixes,
+        boot,
+        after,
+        partition,
+        ending,
+    }
+}
+
+#[allow(dead_code)]
+fn knob_is_runtime(knob: &Knob) -> bool {
+    knob.takes() == latlab_fix::Takes::Runtime
+}

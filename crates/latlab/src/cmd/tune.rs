@@ -1,0 +1,173 @@
+//! `latlab tune`: from the causes of the late wake-ups to fixes applied,
+//! verified side by side, kept or dropped, exported, and undone
+//! (latlab-tune). Each measurement is `latlab run`, this same binary, as
+//! the tune prints it.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context};
+
+use latlab_rt::duration;
+use latlab_tune::journal;
+use latlab_tune::result::TuneResult;
+use latlab_tune::rounds::Measure;
+use latlab_tune::session::{self, Request};
+
+/// Arguments of `latlab tune`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Exit status: 0 done (every change restored, or kept with --keep), \
+                        1 error (a usage error included; every change restored).")]
+pub struct TuneArgs {
+    /// The real-time CPUs (e.g. `1`, `2-3`): measured, and what the fixes keep other work off.
+    /// At least one online CPU stays for housekeeping [default: the last CPU].
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+    /// The background load of every run (as `latlab run --load`).
+    #[arg(long, default_value = "full", value_name = "SPEC")]
+    pub load: String,
+    /// The deadline the task must meet (e.g. `100us`): the verdict of the before/after runs.
+    #[arg(long, value_name = "DURATION", value_parser = duration::latency)]
+    pub deadline: Option<u64>,
+    /// The baseline's and the final run's length.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = duration::length_ns)]
+    pub duration: u64,
+    /// One verification round's length.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration::length_ns)]
+    pub round: u64,
+    /// Rounds per fix on each side (applied, undone), alternating.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(2..=20))]
+    pub rounds: u32,
+    /// SCHED_FIFO priority of the measured task.
+    #[arg(long, default_value_t = 95, value_parser = clap::value_parser!(i32).range(2..=99))]
+    pub priority: i32,
+    /// Add the standard isolation set (IRQs, workqueues, kernel threads, an isolated partition,
+    /// idle states, housekeeping sysctls) even where no cause asked for it.
+    #[arg(long)]
+    pub isolate: bool,
+    /// Measure the baseline and print the plan; change nothing.
+    #[arg(long)]
+    pub plan: bool,
+    /// Leave the kept fixes applied at the end (the restore file is removed).
+    #[arg(long)]
+    pub keep: bool,
+    /// Undo what a tune that did not end (SIGKILL, a power cut) left changed, from its restore
+    /// file, and exit.
+    #[arg(long, conflicts_with_all = ["plan", "keep", "isolate"])]
+    pub restore: bool,
+    /// Write what was kept as a tuned profile, a shell script and a sysctl.d file under DIR.
+    #[arg(long, value_name = "DIR")]
+    pub export: Option<PathBuf>,
+    /// Write the result (schema latlab.tune) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write the HTML report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Directory for the runs' JSON files [default: latlab-tune/<timestamp>].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// Runs the tune.
+pub fn execute(args: TuneArgs) -> anyhow::Result<ExitCode> {
+    let journal_path = journal::default_path();
+    if args.restore {
+        return restore(&journal_path);
+    }
+    if let Some(stale) = journal::check_stale(&journal_path) {
+        bail!("{}", stale.message());
+    }
+    if !latlab_rt::privilege::is_root() {
+        bail!(
+            "latlab tune reads the kernel trace and changes system settings: run it as root \
+             (sudo latlab tune ...); --plan changes nothing but still traces the baseline"
+        );
+    }
+    let inventory = latlab_tune::knobs::inventory();
+    let online = inventory.online.clone();
+    let rt = match &args.cpus {
+        Some(list) => latlab_rt::sched::parse_cpu_list(list).with_context(|| format!("--cpus {list}"))?,
+        None => online.last().copied().into_iter().collect(),
+    };
+    let housekeeping = latlab_tune::plan::housekeeping(&rt, &online).map_err(anyhow::Error::msg)?;
+    let dir = args.out.clone().unwrap_or_else(|| {
+        PathBuf::from("latlab-tune").join(latlab_rt::clock::format_utc(latlab_rt::clock::unix_time_s()).replace(':', ""))
+    });
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    latlab_rt::stop::install_with(latlab_rt::stop::Signals::AlwaysCleanUp)?;
+    let req = Request {
+        measure: Measure {
+            exe: std::env::current_exe().context("finding the latlab binary to run the measurements")?,
+            cpus: latlab_fix::cpu_list(&rt),
+            load: args.load.clone(),
+            priority: args.priority,
+            dir: dir.clone(),
+        },
+        rt: rt.clone(),
+        housekeeping: housekeeping.clone(),
+        baseline_ns: args.duration,
+        round_ns: args.round,
+        pairs: args.rounds,
+        isolate: args.isolate,
+        plan_only: args.plan,
+        keep: args.keep,
+        deadline_ns: args.deadline,
+        journal: journal_path,
+    };
+    let envelope = latlab_envelope::Envelope::new(std::env::args().collect());
+    let mut say = |line: &str| eprintln!("tune: {line}");
+    let sys = latlab_tune::plan::SystemView::from(&inventory);
+    let mut planned = session::baseline_and_plan(&req, &sys, &mut say)?;
+    let boot = latlab_tune::bootline::for_plan(&planned.plan, &req, &inventory)?;
+    let (after, ending, partition) = if args.plan || latlab_rt::stop::requested() {
+        (None, Default::default(), None)
+    } else {
+        session::verify_and_end(&req, &mut planned, &mut say)?
+    };
+    let result = session::result(envelope, &req, planned, boot, after, ending, partition);
+    write_outputs(&args, &result)?;
+    print!("{}", latlab_report::text::tune::render(&result));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--json`, `--html`, `--export`.
+fn write_outputs(args: &TuneArgs, result: &TuneResult) -> anyhow::Result<()> {
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(result)?;
+        std::fs::write(path, text + "\n").with_context(|| format!("writing {}", path.display()))?;
+        eprintln!("tune: result in {}", path.display());
+    }
+    if let Some(path) = &args.html {
+        std::fs::write(path, latlab_report::html::tune::page(result))
+            .with_context(|| format!("writing {}", path.display()))?;
+        eprintln!("tune: report in {}", path.display());
+    }
+    if let Some(dir) = &args.export {
+        let files = latlab_tune::export::write_for_result(dir, result)?;
+        for f in files {
+            eprintln!("tune: exported {}", f.display());
+        }
+    }
+    Ok(())
+}
+
+/// `--restore`.
+fn restore(path: &std::path::Path) -> anyhow::Result<ExitCode> {
+    if !path.exists() {
+        eprintln!("latlab tune --restore: nothing to restore ({} does not exist)", path.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let report = journal::restore_file(path)?;
+    for (knob, old) in &report.restored {
+        eprintln!("restored {knob} = {old}");
+    }
+    for (knob, old, error) in &report.failed {
+        eprintln!("could not restore {knob} to {old}: {error}");
+    }
+    if report.failed.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        bail!("{} knobs could not be restored (above); the restore file is kept", report.failed.len())
+    }
+}
