@@ -1,6 +1,9 @@
 //! The measurements of a tune: each is `latlab run` as a child process
 //! (the same command a user would type, printed), and its figures read
-//! back from its JSON.
+//! back from its JSON; the background load is one `latlab load` for the
+//! whole tune, outside the runs: the same load in every round, and, like
+//! the rest of the system's work, what an isolated partition keeps off the
+//! real-time CPUs (a load started by each run would run inside it).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -19,7 +22,7 @@ pub struct Measure {
     pub exe: PathBuf,
     /// The real-time CPUs, as a list (`1`).
     pub cpus: String,
-    /// The background load (`full`).
+    /// The background load (`full`), run by [`Load`] beside the runs.
     pub load: String,
     /// The measured task's SCHED_FIFO priority.
     pub priority: i32,
@@ -75,7 +78,7 @@ impl Measure {
             "--priority".into(),
             self.priority.to_string(),
             "--load".into(),
-            self.load.clone(),
+            "none".into(),
             "--duration".into(),
             format!("{}ms", duration_ns / 1_000_000),
             "--split".into(),
@@ -111,15 +114,21 @@ impl Measure {
             .args(&args)
             .stdin(Stdio::null())
             .stdout(Stdio::null());
-        if let Some(procs) = procs {
-            let path = std::ffi::CString::new(procs.as_os_str().as_encoded_bytes())
-                .context("a cgroup path with a NUL byte")?;
-            // SAFETY: between fork and exec the hook only calls open(2),
-            // write(2) and close(2), which are async-signal-safe, on memory
-            // allocated before the fork.
-            unsafe {
-                use std::os::unix::process::CommandExt;
-                command.pre_exec(move || {
+        let procs = match procs {
+            Some(p) => Some(
+                std::ffi::CString::new(p.as_os_str().as_encoded_bytes())
+                    .context("a cgroup path with a NUL byte")?,
+            ),
+            None => None,
+        };
+        // SAFETY: between fork and exec the hook only calls prctl(2),
+        // open(2), write(2) and close(2), which are async-signal-safe, on
+        // memory allocated before the fork.
+        unsafe {
+            use std::os::unix::process::CommandExt;
+            command.pre_exec(move || {
+                end_with_parent()?;
+                if let Some(path) = &procs {
                     let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
                     if fd < 0 {
                         return Err(std::io::Error::last_os_error());
@@ -127,13 +136,12 @@ impl Measure {
                     let written = libc::write(fd, b"0".as_ptr().cast(), 1);
                     let error = std::io::Error::last_os_error();
                     libc::close(fd);
-                    if written == 1 {
-                        Ok(())
-                    } else {
-                        Err(error)
+                    if written != 1 {
+                        return Err(error);
                     }
-                });
-            }
+                }
+                Ok(())
+            });
         }
         let mut child = command
             .spawn()
@@ -170,4 +178,66 @@ pub fn read(file: &Path) -> anyhow::Result<Measured> {
         causes: run.explain.map(|e| e.causes).unwrap_or_default(),
         file: file.to_path_buf(),
     })
+}
+
+/// The background load of a whole tune: `latlab load SPEC` as a child,
+/// stopped (SIGTERM, then waited for) when dropped.
+#[derive(Debug)]
+pub struct Load {
+    child: Option<std::process::Child>,
+}
+
+impl Load {
+    /// Starts `latlab load SPEC` for at most `limit_ns` (`none`: nothing runs).
+    pub fn start(exe: &Path, spec: &str, limit_ns: u64, report: &Path) -> anyhow::Result<Load> {
+        if spec == "none" || spec == "light" {
+            return Ok(Load { child: None });
+        }
+        let mut command = Command::new(exe);
+        // SAFETY: prctl(2) only, between fork and exec.
+        unsafe {
+            use std::os::unix::process::CommandExt;
+            command.pre_exec(end_with_parent);
+        }
+        let child = command
+            .args(["load", spec, "--duration"])
+            .arg(format!("{}s", limit_ns / 1_000_000_000 + 1))
+            .arg("--json")
+            .arg(report)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .spawn()
+            .with_context(|| format!("starting {} load {spec}", exe.display()))?;
+        Ok(Load { child: Some(child) })
+    }
+
+    /// Whether the load is still running (it ends early only on an error,
+    /// which it printed).
+    pub fn running(&mut self) -> bool {
+        match &mut self.child {
+            Some(child) => matches!(child.try_wait(), Ok(None)),
+            None => true,
+        }
+    }
+}
+
+impl Drop for Load {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            // SAFETY: kill(2) on our own child, not yet reaped.
+            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+            let _ = child.wait();
+        }
+    }
+}
+
+/// In a child between fork and exec: SIGTERM when tune dies, so a tune
+/// killed with SIGKILL leaves no load or run behind (they stop as on
+/// Ctrl-C, and clean up their files).
+fn end_with_parent() -> std::io::Result<()> {
+    // SAFETY: prctl(PR_SET_PDEATHSIG) takes a signal number and no memory.
+    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }

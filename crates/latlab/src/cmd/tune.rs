@@ -11,7 +11,7 @@ use anyhow::{bail, Context};
 use latlab_rt::duration;
 use latlab_tune::journal;
 use latlab_tune::result::TuneResult;
-use latlab_tune::rounds::Measure;
+use latlab_tune::rounds::{Load, Measure};
 use latlab_tune::session::{self, Request};
 
 /// Arguments of `latlab tune`.
@@ -118,6 +118,9 @@ pub fn execute(args: TuneArgs) -> anyhow::Result<ExitCode> {
     let envelope = latlab_envelope::Envelope::new(std::env::args().collect());
     let mut say = |line: &str| eprintln!("tune: {line}");
     let sys = latlab_tune::plan::SystemView::from(&inventory);
+    // One load for the whole tune, beside the runs (they run --load none):
+    // stopped when `load` drops, on every way out of this function.
+    let load = Load::start(&req.measure.exe, &args.load, 86_400 * 1_000_000_000, &dir.join("load.json"))?;
     let mut planned = session::baseline_and_plan(&req, &sys, &mut say)?;
     let boot = latlab_tune::bootline::for_plan(&planned.plan, &req, &inventory)?;
     let (after, ending, partition) = if args.plan || latlab_rt::stop::requested() {
@@ -125,6 +128,7 @@ pub fn execute(args: TuneArgs) -> anyhow::Result<ExitCode> {
     } else {
         session::verify_and_end(&req, &mut planned, &mut say)?
     };
+    drop(load);
     let result = session::result(envelope, &req, planned, boot, after, ending, partition);
     write_outputs(&args, &result)?;
     print!("{}", latlab_report::text::tune::render(&result));
