@@ -1,1 +1,372 @@
-//! (bootline: being written.)
+//! The kernel command line for the real-time CPUs: each parameter with the
+//! measured cause (or the `--isolate` rule) that asks for it, whether the
+//! running kernel already boots with it, and the whole line merged with the
+//! running one, for GRUB and for U-Boot/extlinux.
+//!
+//! Decisions, so a reader need not guess them:
+//! - CPU 0 is never a real-time CPU here: it is the boot CPU, it keeps
+//!   timekeeping (kernels clear it from `nohz_full=` with a warning), and on
+//!   x86 it cannot go offline. Choose another CPU; at least one online CPU
+//!   must stay for housekeeping.
+//! - Idle limits are written for x86 only (`intel_idle.max_cstate=1
+//!   processor.max_cstate=1`, every CPU: no boot parameter limits one CPU).
+//!   `cpuidle.off=1` elsewhere would leave each CPU to the architecture's
+//!   default idle without a word on what that costs per board; on arm64 and
+//!   the rest nothing is said, and the runtime per-CPU `disable` files (the
+//!   `IdleState` knob) are the fix.
+//! - `preempt=full` only on a PREEMPT_DYNAMIC kernel not already full, and
+//!   never on PREEMPT_RT. Under `--isolate` it is part of the standard set.
+//! - `nosoftlockup nowatchdog` only under `--isolate` (a safety net goes);
+//!   `tsc=reliable` never: whether the TSC is reliable is not ours to claim.
+
+use latlab_fix::cpu_list;
+use latlab_rt::sysinfo::SystemInfo;
+
+use crate::result::{BootLine, BootParameter};
+
+/// What a measured cause asks of the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Need {
+    /// The scheduler tick interrupted the real-time CPU.
+    Tick,
+    /// RCU callbacks or its kthreads ran there.
+    Rcu,
+    /// A device interrupt's handler ran there.
+    IrqAffinity,
+    /// An unbound workqueue's worker ran there.
+    Workqueue,
+    /// The wake-up waited for the CPU to leave a deep idle state.
+    Idle,
+    /// The task waited for non-preemptible kernel code.
+    Preemption,
+    /// Another task (user or kernel) ran there.
+    Isolation,
+}
+
+/// The kernel's preemption model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PreemptModel {
+    /// `none` (server).
+    NoForced,
+    /// `voluntary` (desktop).
+    Voluntary,
+    /// `full`.
+    Full,
+    /// `lazy` (6.13+).
+    Lazy,
+    /// PREEMPT_RT.
+    Rt,
+    /// Not known (a PREEMPT_DYNAMIC kernel without debugfs).
+    Unknown,
+}
+
+impl PreemptModel {
+    /// From latlab's names (`SystemInfo::preemption_model`).
+    pub fn from_name(name: Option<&str>) -> PreemptModel {
+        match name {
+            Some("none") => PreemptModel::NoForced,
+            Some("voluntary") => PreemptModel::Voluntary,
+            Some("full") => PreemptModel::Full,
+            Some("lazy") => PreemptModel::Lazy,
+            Some("rt") => PreemptModel::Rt,
+            _ => PreemptModel::Unknown,
+        }
+    }
+}
+
+/// What the command line is made from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BootFacts {
+    /// The real-time CPUs.
+    pub rt: Vec<usize>,
+    /// The housekeeping CPUs.
+    pub housekeeping: Vec<usize>,
+    /// Every online CPU.
+    pub online: Vec<usize>,
+    /// The running kernel's `/proc/cmdline`.
+    pub cmdline: String,
+    /// Its preemption model.
+    pub preemption: PreemptModel,
+    /// Built with PREEMPT_DYNAMIC (`preempt=` works at boot).
+    pub dynamic: bool,
+    /// `uname -m`: `x86_64`, `aarch64`, ...
+    pub arch: String,
+    /// The measured task's SCHED_FIFO priority.
+    pub task_priority: u32,
+    /// What the measured causes asked for, each with why (the cause and its share).
+    pub needs: Vec<(Need, String)>,
+}
+
+impl BootFacts {
+    /// The facts of this system (as `SystemInfo::gather` found them) for
+    /// these CPUs, the measured task's priority and the causes' needs.
+    pub fn from_system(
+        info: &SystemInfo,
+        rt: &[usize],
+        housekeeping: &[usize],
+        online: &[usize],
+        task_priority: u32,
+        needs: Vec<(Need, String)>,
+    ) -> BootFacts {
+        BootFacts {
+            rt: rt.to_vec(),
+            housekeeping: housekeeping.to_vec(),
+            online: online.to_vec(),
+            cmdline: info.cmdline.clone(),
+            preemption: PreemptModel::from_name(info.preemption_model.as_deref()),
+            dynamic: info.kernel_version.contains("PREEMPT_DYNAMIC"),
+            arch: info.machine.clone(),
+            task_priority,
+            needs,
+        }
+    }
+}
+
+/// Why no command line can be made for these CPUs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BootError {
+    /// No real-time CPU was given.
+    #[error("no real-time CPU given: name one with --cpus (not CPU 0)")]
+    NoRealTime,
+    /// Every online CPU was asked for real time.
+    #[error(
+        "CPUs {rt} are every online CPU: keep at least one for housekeeping (the kernel's \
+         timekeeping, interrupts and RCU need it); choose fewer with --cpus"
+    )]
+    EveryCpu {
+        /// The real-time CPUs asked for.
+        rt: String,
+    },
+    /// A real-time CPU is not online.
+    #[error("CPU {cpu} is not online (online: {online}); choose among those")]
+    NotOnline {
+        /// The CPU.
+        cpu: usize,
+        /// The online CPUs.
+        online: String,
+    },
+    /// CPU 0 was asked for real time.
+    #[error(
+        "CPU 0 is the boot CPU: it keeps timekeeping and the kernel clears it from nohz_full=; \
+         choose real-time CPUs among 1-{last}"
+    )]
+    BootCpu {
+        /// The last online CPU.
+        last: usize,
+    },
+    /// The housekeeping CPUs are none, or overlap the real-time ones.
+    #[error("housekeeping CPUs {hk} must be online, not empty and apart from real-time CPUs {rt}")]
+    Housekeeping {
+        /// The housekeeping CPUs.
+        hk: String,
+        /// The real-time CPUs.
+        rt: String,
+    },
+}
+
+fn check(facts: &BootFacts) -> Result<(), BootError> {
+    let online = cpu_list(&facts.online);
+    if facts.rt.is_empty() {
+        return Err(BootError::NoRealTime);
+    }
+    if let Some(&cpu) = facts.rt.iter().find(|c| !facts.online.contains(c)) {
+        return Err(BootError::NotOnline { cpu, online });
+    }
+    if facts.online.iter().all(|c| facts.rt.contains(c)) {
+        return Err(BootError::EveryCpu {
+            rt: cpu_list(&facts.rt),
+        });
+    }
+    if facts.rt.contains(&0) {
+        let last = facts.online.iter().copied().max().unwrap_or(1);
+        return Err(BootError::BootCpu { last });
+    }
+    let hk = &facts.housekeeping;
+    if hk.is_empty()
+        || hk.iter().any(|c| facts.rt.contains(c))
+        || hk.iter().any(|c| !facts.online.contains(c))
+    {
+        return Err(BootError::Housekeeping {
+            hk: cpu_list(hk),
+            rt: cpu_list(&facts.rt),
+        });
+    }
+    Ok(())
+}
+
+/// The rule under `--isolate` for a parameter no cause asked for.
+const ISOLATE: &str = "--isolate: the standard isolation set";
+
+/// The parameters for these facts, in a fixed order, each with why and
+/// whether the running kernel already boots with it.
+pub fn parameters(facts: &BootFacts, isolate: bool) -> Result<Vec<BootParameter>, BootError> {
+    check(facts)?;
+    let (rt, hk) = (cpu_list(&facts.rt), cpu_list(&facts.housekeeping));
+    let why = |needs: &[Need]| -> Option<String> {
+        let whys: Vec<&str> = facts
+            .needs
+            .iter()
+            .filter(|(need, _)| needs.contains(need))
+            .map(|(_, why)| why.as_str())
+            .collect();
+        match (whys.is_empty(), isolate) {
+            (false, _) => Some(whys.join("; ")),
+            (true, true) => Some(ISOLATE.to_string()),
+            (true, false) => None,
+        }
+    };
+    let mut wanted: Vec<(String, Option<String>)> = vec![
+        (
+            format!("isolcpus=managed_irq,domain,{rt}"),
+            why(&[Need::Isolation, Need::Workqueue]),
+        ),
+        (format!("nohz_full={rt}"), why(&[Need::Tick])),
+        (format!("rcu_nocbs={rt}"), why(&[Need::Rcu])),
+        (format!("irqaffinity={hk}"), why(&[Need::IrqAffinity])),
+    ];
+    if facts.task_priority >= 2 {
+        let prio = (facts.task_priority - 1).min(99);
+        wanted.push((format!("rcutree.kthread_prio={prio}"), why(&[Need::Rcu])));
+    }
+    let preemptible =
+        facts.dynamic && !matches!(facts.preemption, PreemptModel::Full | PreemptModel::Rt);
+    if preemptible {
+        wanted.push(("preempt=full".into(), why(&[Need::Preemption])));
+    }
+    wanted.push(("skew_tick=1".into(), why(&[Need::Tick])));
+    if matches!(facts.arch.as_str(), "x86_64" | "i386" | "i586" | "i686") {
+        let idle = facts
+            .needs
+            .iter()
+            .filter(|(need, _)| *need == Need::Idle)
+            .map(|(_, why)| format!("{why} (limits every CPU: no boot parameter limits one)"))
+            .collect::<Vec<_>>();
+        if !idle.is_empty() {
+            let idle = Some(idle.join("; "));
+            wanted.push(("intel_idle.max_cstate=1".into(), idle.clone()));
+            wanted.push(("processor.max_cstate=1".into(), idle));
+        }
+    }
+    if isolate {
+        wanted.push(("nosoftlockup".into(), Some(ISOLATE.into())));
+        wanted.push(("nowatchdog".into(), Some(ISOLATE.into())));
+    }
+    let running = words(&facts.cmdline);
+    Ok(wanted
+        .into_iter()
+        .filter_map(|(text, why)| {
+            let why = why?;
+            let already = already(&running, &text);
+            Some(BootParameter { text, why, already })
+        })
+        .collect())
+}
+
+/// The parameters and the whole line merged with the running one: `grub`
+/// is the value for `GRUB_CMDLINE_LINUX_DEFAULT` (without `BOOT_IMAGE=`,
+/// `root=`, `ro`/`rw` and `initrd=`, which GRUB adds); `uboot` is the whole
+/// line for `setenv bootargs '...'` or extlinux's `APPEND`.
+pub fn boot_line(facts: &BootFacts, isolate: bool) -> Result<BootLine, BootError> {
+    let parameters = parameters(facts, isolate)?;
+    let merged = merge(&facts.cmdline, &parameters);
+    let grub = words(&merged)
+        .into_iter()
+        .take_while(|w| *w != "--")
+        .filter(|w| {
+            let key = key(w);
+            !matches!(key, "BOOT_IMAGE" | "root" | "ro" | "rw" | "initrd")
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    let uboot = words(&merged)
+        .into_iter()
+        .filter(|w| !matches!(key(w), "BOOT_IMAGE" | "initrd"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    Ok(BootLine {
+        parameters,
+        grub,
+        uboot,
+    })
+}
+
+/// The running command line with ours: each existing parameter of the
+/// same name replaced, every other kept in its place, ours appended before
+/// any `--` (what follows it is init's).
+pub fn merge(cmdline: &str, parameters: &[BootParameter]) -> String {
+    let all = words(cmdline);
+    let split = all.iter().position(|w| *w == "--").unwrap_or(all.len());
+    let ours: Vec<&str> = parameters.iter().map(|p| p.text.as_str()).collect();
+    let mut merged: Vec<&str> = all[..split]
+        .iter()
+        .copied()
+        .filter(|w| !ours.iter().any(|o| key(o) == key(w)))
+        .collect();
+    merged.extend(&ours);
+    merged.extend(&all[split..]);
+    merged.join(" ")
+}
+
+/// A parameter's name: `nohz_full` of `nohz_full=1`.
+fn key(word: &str) -> &str {
+    word.split_once('=').map_or(word, |(k, _)| k)
+}
+
+/// The words of a command line; a double-quoted value keeps its spaces.
+pub fn words(cmdline: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut start, mut quoted) = (None, false);
+    for (i, c) in cmdline.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            c if c.is_whitespace() && !quoted => {
+                if let Some(s) = start.take() {
+                    out.push(&cmdline[s..i]);
+                }
+                continue;
+            }
+            _ => {}
+        }
+        start.get_or_insert(i);
+    }
+    if let Some(s) = start {
+        out.push(&cmdline[s..]);
+    }
+    out
+}
+
+/// The running line has this parameter with the same value: the last of
+/// its name before `--` (the kernel takes the last), CPU lists compared as
+/// sets, `isolcpus` flags in any order.
+fn already(running: &[&str], ours: &str) -> bool {
+    let end = running
+        .iter()
+        .position(|w| *w == "--")
+        .unwrap_or(running.len());
+    let Some(theirs) = running[..end].iter().rev().find(|w| key(w) == key(ours)) else {
+        return false;
+    };
+    normal(theirs) == normal(ours)
+}
+
+fn normal(word: &str) -> (String, Vec<String>, Option<Vec<usize>>) {
+    let Some((name, value)) = word.split_once('=') else {
+        return (word.to_string(), Vec::new(), None);
+    };
+    let mut flags: Vec<String> = Vec::new();
+    let mut cpus: Vec<&str> = Vec::new();
+    for part in value.split(',') {
+        if part.starts_with(|c: char| c.is_ascii_digit()) {
+            cpus.push(part);
+        } else {
+            flags.push(part.to_string());
+        }
+    }
+    flags.sort();
+    let list = latlab_rt::sched::parse_cpu_list(&cpus.join(",")).ok();
+    match list {
+        Some(list) if flags.is_empty() || name == "isolcpus" => (name.into(), flags, Some(list)),
+        _ => (word.to_string(), Vec::new(), None),
+    }
+}
