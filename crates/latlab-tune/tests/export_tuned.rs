@@ -233,8 +233,18 @@ fn tuneds_own_loader_reads_every_section_and_option() {
         "[main]\nsummary=x\n[vm]\ntransparent_hugepage_bogus=never\n[scheduler]\nisolated_core=1\n",
     )
     .unwrap();
-    let out = Command::new(python).args(["-c", LOAD]).arg(&bad).output().unwrap();
+    let out = Command::new(python)
+        .args(["-c", LOAD])
+        .arg(&bad)
+        .output()
+        .unwrap();
     let parsed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(parsed["units"]["vm"]["unknown"], serde_json::json!(["transparent_hugepage_bogus"]));
-    assert_eq!(parsed["units"]["scheduler"]["unknown"], serde_json::json!(["isolated_core"]));
+    assert_eq!(
+        parsed["units"]["vm"]["unknown"],
+        serde_json::json!(["transparent_hugepage_bogus"])
+    );
+    assert_eq!(
+        parsed["units"]["scheduler"]["unknown"],
+        serde_json::json!(["isolated_core"])
+    );
 }
