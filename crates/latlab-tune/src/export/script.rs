@@ -135,8 +135,11 @@ pub fn shell_script(kept: &[Kept], boot: &[BootParameter]) -> String {
     let mut out = String::from(
         "#!/bin/sh\n\
          # latlab-rt.sh, written by latlab tune: the fixes it measured and kept.\n\
-         #   sh latlab-rt.sh start   apply them (each old value saved first to $saved)\n\
-         #   sh latlab-rt.sh stop    put the old values back\n\
+         #   sh latlab-rt.sh start   apply them, each old value saved first to\n\
+         #                           /run/latlab-rt.saved (or $LATLAB_RT_SAVED); a second\n\
+         #                           start is refused until stop (so is tuned's [script]\n\
+         #                           while this one is started: they share the file)\n\
+         #   sh latlab-rt.sh stop    put the old values back, last first\n\
          # Threads are matched by name: their pids do not outlive a boot.\n",
     );
     if !boot.is_empty() {
