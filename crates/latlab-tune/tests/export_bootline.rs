@@ -243,3 +243,20 @@ fn facts_of_this_machine() {
     let want_full = f.dynamic && !matches!(f.preemption, PreemptModel::Full | PreemptModel::Rt);
     assert_eq!(has_full, want_full);
 }
+
+#[test]
+fn a_fixs_knob_names_what_it_asks_of_the_command_line() {
+    use latlab_fix::Knob;
+    let boot = |name: &str| Need::of_knob(&Knob::BootParameter { name: name.into() });
+    assert_eq!(boot("nohz_full"), Some(Need::Tick));
+    assert_eq!(boot("rcu_nocbs"), Some(Need::Rcu));
+    assert_eq!(boot("preempt"), Some(Need::Preemption));
+    assert_eq!(boot("intel_idle.max_cstate"), Some(Need::Idle));
+    assert_eq!(boot("tsc"), None);
+    assert_eq!(
+        Need::of_knob(&Knob::IrqAffinity { irq: 3 }),
+        Some(Need::IrqAffinity)
+    );
+    assert_eq!(Need::of_knob(&Knob::CpusetPartition), Some(Need::Isolation));
+    assert_eq!(Need::of_knob(&Knob::Ksm), None);
+}

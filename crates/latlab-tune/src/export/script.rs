@@ -10,7 +10,8 @@ use super::{cpu_mask, Kept};
 use crate::result::BootParameter;
 
 /// The shell functions every script has: save-then-write, and the restore.
-const PRELUDE: &str = r#"set -u
+const PRELUDE: &str = r#"# shellcheck disable=SC2317,SC2015 # not every function is used; A && B || warn
+set -u
 me=latlab-rt.sh
 saved=${LATLAB_RT_SAVED:-/run/latlab-rt.saved}
 tab=$(printf '\t')
