@@ -18,6 +18,26 @@
 //!   never on PREEMPT_RT. Under `--isolate` it is part of the standard set.
 //! - `nosoftlockup nowatchdog` only under `--isolate` (a safety net goes);
 //!   `tsc=reliable` never: whether the TSC is reliable is not ours to claim.
+//!
+//! ```
+//! use latlab_tune::bootline::{boot_line, BootFacts, Need, PreemptModel};
+//!
+//! let facts = BootFacts {
+//!     rt: vec![1],
+//!     housekeeping: vec![0],
+//!     online: vec![0, 1],
+//!     cmdline: "BOOT_IMAGE=/vmlinuz root=/dev/vda1 ro quiet nohz_full=3".into(),
+//!     preemption: PreemptModel::Voluntary,
+//!     dynamic: true,
+//!     arch: "x86_64".into(),
+//!     task_priority: 80,
+//!     needs: vec![(Need::Preemption, "ld-io0 held the CPU, 78 %".into())],
+//! };
+//! let line = boot_line(&facts, false).unwrap();
+//! assert_eq!(line.parameters[0].text, "preempt=full");
+//! assert_eq!(line.grub, "quiet nohz_full=3 preempt=full");
+//! assert_eq!(line.uboot, "root=/dev/vda1 ro quiet nohz_full=3 preempt=full");
+//! ```
 
 mod cmdline;
 mod facts;

@@ -141,7 +141,8 @@ pub fn shell_script(kept: &[Kept], boot: &[BootParameter]) -> String {
          #                           start is refused until stop (so is tuned's [script]\n\
          #                           while this one is started: they share the file)\n\
          #   sh latlab-rt.sh stop    put the old values back, last first\n\
-         # Threads are matched by name: their pids do not outlive a boot.\n",
+         # Threads are matched by name (their pids do not outlive a boot); IRQs\n\
+         # by number, as the boot that measured them numbered them.\n",
     );
     if !boot.is_empty() {
         out.push_str(
