@@ -7,6 +7,10 @@
 # `make test` runs it first and `.ci/run` runs it (with --lab for the QEMU lab
 # smoke); one list, here.
 #
+# tuned is installed for its profile parser only: on a host where systemd
+# runs, its daemon is kept from starting (it would apply a profile) and left
+# disabled.
+#
 # It installs only as root, with apt-get (Debian's packages; for a Python
 # module, Debian's python3-* package, else pip) and rustup (rustfmt, clippy).
 # It never fails the run for a tool it could not install: it says which and
@@ -53,6 +57,9 @@ needs=(
   "py jsonschema python3-jsonschema jsonschema"  # result documents against docs/schema
   "py junitparser python3-junitparser junitparser" # the JUnit file
   "py prometheus_client python3-prometheus-client prometheus_client" # watch --metrics
+  # tune's exported profile loaded by tuned's own parser (its modules are
+  # Debian python3's, not a pip package: PyPI's "tuned" is another project)
+  "file tuned:/usr/lib/python3/dist-packages/tuned/profiles/loader.py tuned -"
 )
 if [ "$lab" = 1 ]; then
   needs+=(
@@ -94,7 +101,20 @@ apt_install() { # packages...: true when apt-get installed them all
   # The lab's QEMU without its recommends (GUI, firmware).
   local flags=()
   [[ " $* " == *" qemu-system-"* ]] && flags=(--no-install-recommends)
-  out=$(DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${flags[@]}" "$@" 2>&1) && return 0
+  # tuned's daemon must not start and tune this machine: masked for this
+  # boot while it installs, then disabled.
+  local tuned_daemon=0
+  if [[ " $* " == *" tuned "* ]] && [ -d /run/systemd/system ]; then
+    tuned_daemon=1
+    systemctl mask --runtime tuned.service >/dev/null 2>&1
+  fi
+  out=$(DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${flags[@]}" "$@" 2>&1)
+  local rc=$?
+  if [ "$tuned_daemon" = 1 ]; then
+    systemctl disable tuned.service >/dev/null 2>&1
+    systemctl unmask --runtime tuned.service >/dev/null 2>&1
+  fi
+  [ "$rc" = 0 ] && return 0
   failed_output=$(grep -E '^(E|W):' <<<"$out" | tail -1)
   [ -n "$failed_output" ] || failed_output=$(tail -1 <<<"$out")
   return 1
