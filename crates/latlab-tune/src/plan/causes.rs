@@ -5,7 +5,7 @@ use latlab_explain::model::{rt_priority, ThreadKind};
 use latlab_explain::{Cause, CauseRow};
 use latlab_fix::{Fix, Knob, Value};
 
-use super::{BootNeed, SystemView};
+use super::{Need, SystemView};
 
 /// The fixes and boot needs one cause calls for.
 pub(super) fn for_cause(
@@ -13,14 +13,14 @@ pub(super) fn for_cause(
     sys: &SystemView,
     rt: &[usize],
     task_priority: i32,
-) -> (Vec<Fix>, Vec<BootNeed>) {
+) -> (Vec<Fix>, Vec<Need>) {
     let why = row.description.as_str();
     let mut fixes = Vec::new();
     let mut boot = Vec::new();
     match &row.cause {
         Cause::IrqHandler { name } => {
             fixes.extend(irqs_named(sys, rt, name, why));
-            boot.push(BootNeed::IrqAffinity);
+            boot.push(Need::IrqAffinity);
         }
         Cause::IrqThread {
             irq, task, prio, ..
@@ -43,14 +43,15 @@ pub(super) fn for_cause(
         Cause::Softirq { vector } if vector.starts_with("NET") => {
             fixes.extend(napi(sys, why));
         }
-        Cause::Softirq { vector } if vector == "RCU" => boot.push(BootNeed::Rcu),
+        Cause::Softirq { vector } if vector == "RCU" => boot.push(Need::Rcu),
         Cause::Softirq { vector } if vector == "TIMER" || vector == "HRTIMER" => {
-            boot.push(BootNeed::Tick)
+            boot.push(Need::Tick)
         }
         Cause::KernelThread { task, prio, .. } => match ThreadKind::of(task) {
-            ThreadKind::Rcu => boot.push(BootNeed::Rcu),
+            ThreadKind::Rcu => boot.push(Need::Rcu),
             ThreadKind::Kworker => {
-                fixes.push(Fix::new(Knob::WorkqueueCpumask, Value::Housekeeping, why))
+                fixes.push(Fix::new(Knob::WorkqueueCpumask, Value::Housekeeping, why));
+                boot.push(Need::Workqueue);
             }
             _ => {
                 fixes.extend(move_threads(row, sys, why));
@@ -63,7 +64,7 @@ pub(super) fn for_cause(
         }
         Cause::NonPreemptibleKernel { task } => {
             if !sys.preempt_rt {
-                boot.push(BootNeed::Preemption);
+                boot.push(Need::Preemption);
             }
             if task.starts_with("ksoftirqd") {
                 fixes.extend(napi(sys, why));
@@ -83,9 +84,9 @@ pub(super) fn for_cause(
                         Fix::new(Knob::IdleState { cpu, state }, Value::literal("1"), why)
                     }),
             );
-            boot.push(BootNeed::Idle);
+            boot.push(Need::Idle);
         }
-        Cause::HrtimerInterrupt | Cause::TimerCallback { .. } => boot.push(BootNeed::Tick),
+        Cause::HrtimerInterrupt | Cause::TimerCallback { .. } => boot.push(Need::Tick),
         Cause::Softirq { .. }
         | Cause::SoftTimer { .. }
         | Cause::SilentGap { .. }

@@ -14,6 +14,7 @@ use std::collections::BTreeSet;
 use latlab_explain::CauseRow;
 use latlab_fix::{Fix, Knob};
 
+use crate::bootline::Need;
 use crate::result::CauseFixes;
 
 mod causes;
@@ -40,24 +41,6 @@ pub struct SystemView {
     pub preempt_rt: bool,
 }
 
-/// A kernel command line need a cause calls for (`bootline` turns them
-/// into parameters).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum BootNeed {
-    /// The scheduler tick on the real-time CPUs (nohz_full).
-    Tick,
-    /// RCU callbacks on the real-time CPUs (rcu_nocbs, rcutree.kthread_prio).
-    Rcu,
-    /// Non-preemptible kernel code (preempt=full on PREEMPT_DYNAMIC).
-    Preemption,
-    /// Interrupts placed on the real-time CPUs from boot (irqaffinity, managed_irq).
-    IrqAffinity,
-    /// Deep idle states (C-state limits).
-    Idle,
-    /// Other work on the real-time CPUs (isolcpus).
-    Isolation,
-}
-
 /// Fixes verified together: one side-by-side measurement.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Group {
@@ -77,7 +60,7 @@ pub struct Plan {
     /// Fixes proposed but refused (the kernel cannot take them).
     pub refused: Vec<Fix>,
     /// Boot-time needs, each with why.
-    pub boot: Vec<(BootNeed, String)>,
+    pub boot: Vec<(Need, String)>,
 }
 
 /// The housekeeping CPUs for `rt`: every other online CPU. An unknown CPU,
@@ -128,12 +111,7 @@ pub fn plan(
     let mut all: Vec<Fix> = plan.causes.iter().flat_map(|c| c.fixes.clone()).collect();
     if isolate {
         all.extend(isolation_set(sys, rt));
-        for need in [
-            BootNeed::Isolation,
-            BootNeed::Tick,
-            BootNeed::Rcu,
-            BootNeed::IrqAffinity,
-        ] {
+        for need in [Need::Isolation, Need::Tick, Need::Rcu, Need::IrqAffinity] {
             add_need(
                 &mut plan.boot,
                 need,
@@ -162,7 +140,7 @@ pub fn plan(
     plan
 }
 
-fn add_need(boot: &mut Vec<(BootNeed, String)>, need: BootNeed, why: &str) {
+fn add_need(boot: &mut Vec<(Need, String)>, need: Need, why: &str) {
     if !boot.iter().any(|(n, _)| *n == need) {
         boot.push((need, why.to_string()));
     }

@@ -72,7 +72,7 @@ fn an_irq_handler_moves_only_its_irqs_that_reach_the_rt_cpu() {
         .map(|f| f.knob.clone())
         .collect();
     assert_eq!(knobs, vec![Knob::IrqAffinity { irq: 24 }]);
-    assert!(p.boot.iter().any(|(n, _)| *n == BootNeed::IrqAffinity));
+    assert!(p.boot.iter().any(|(n, _)| *n == Need::IrqAffinity));
 }
 
 #[test]
@@ -123,7 +123,7 @@ fn non_preemptible_user_code_asks_for_preempt_full_and_the_partition() {
         95,
         false,
     );
-    assert!(p.boot.iter().any(|(n, _)| *n == BootNeed::Preemption));
+    assert!(p.boot.iter().any(|(n, _)| *n == Need::Preemption));
     assert_eq!(p.groups[0].fixes[0].knob, Knob::CpusetPartition);
     let rt = SystemView {
         preempt_rt: true,
