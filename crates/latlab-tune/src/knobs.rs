@@ -1,1 +1,310 @@
-//! (knobs: being written.)
+//! Read and write each [`Knob`] on the live system, and list what this
+//! machine has ([`inventory`]).
+//!
+//! Values are text as the report shows them: CPU lists for affinities and
+//! the workqueue cpumask (whose file is a hex mask: converted here),
+//! `fifo:50` for priorities, the bracketed word of transparent hugepages,
+//! the file's text for the rest.
+
+use std::io;
+
+use latlab_fix::{cpu_list, Knob};
+use latlab_rt::sched::parse_cpu_list;
+
+pub mod inventory;
+pub mod task;
+
+pub use inventory::{inventory, Inventory};
+
+/// A knob could not be read or written; each names the file or system
+/// call, the kernel's error and, where known, what it means.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum KnobError {
+    /// A file or system call failed.
+    #[error("{op} {target}: {source}{}", hint.map(|h| format!(": {h}")).unwrap_or_default())]
+    Os {
+        /// `writing`, `reading`, `sched_setaffinity on`.
+        op: &'static str,
+        /// The file or the thread.
+        target: String,
+        /// The kernel's error.
+        source: io::Error,
+        /// What the error means for this knob, where known.
+        hint: Option<&'static str>,
+    },
+    /// The value is not one this knob takes; nothing was written.
+    #[error("{knob}: {value:?} is not a valid value ({reason})")]
+    Invalid {
+        /// The knob.
+        knob: String,
+        /// The value given.
+        value: String,
+        /// Why.
+        reason: String,
+    },
+    /// The thread ended and its pid now names another: nothing written.
+    #[error("{knob}: pid {pid} is now {found:?}, not {expected:?} (the thread ended and its pid was reused); nothing written")]
+    PidReused {
+        /// The knob.
+        knob: String,
+        /// The pid.
+        pid: i32,
+        /// The comm the knob names.
+        expected: String,
+        /// The comm the pid has now (empty: no such pid).
+        found: String,
+    },
+    /// A boot parameter: it takes a reboot.
+    #[error("{knob} takes a reboot: put it on the kernel command line (tune prints the line for GRUB and U-Boot)")]
+    TakesReboot {
+        /// The knob.
+        knob: String,
+    },
+    /// The cpuset partition could not be made or undone.
+    #[error("{0}")]
+    Partition(String),
+    /// The restore file could not be written first, so the knob was not touched.
+    #[error("writing the restore file {path}: {source}; nothing changed")]
+    Journal {
+        /// The restore file.
+        path: std::path::PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+}
+
+impl KnobError {
+    /// The errno behind the error, when the kernel refused.
+    pub fn errno(&self) -> Option<i32> {
+        match self {
+            KnobError::Os { source, .. } => source.raw_os_error(),
+            _ => None,
+        }
+    }
+}
+
+/// What an errno means when `knob` refuses it.
+pub fn hint(knob: &Knob, errno: Option<i32>) -> Option<&'static str> {
+    match (knob, errno?) {
+        (_, libc::EACCES | libc::EPERM) => Some("needs root (CAP_SYS_ADMIN / CAP_SYS_NICE)"),
+        (_, libc::ENOENT) => Some("this kernel has no such knob"),
+        (Knob::IrqAffinity { .. }, libc::EIO | libc::EINVAL) => Some(
+            "a managed IRQ (the kernel places it; keep the I/O that raises it off the RT CPUs)",
+        ),
+        (Knob::TaskAffinity { .. }, libc::EINVAL) => Some("a per-CPU kernel thread"),
+        (_, libc::ESRCH) => Some("the thread has ended"),
+        _ => None,
+    }
+}
+
+fn os(knob: &Knob, op: &'static str, target: String, source: io::Error) -> KnobError {
+    let hint = hint(knob, source.raw_os_error());
+    KnobError::Os {
+        op,
+        target,
+        source,
+        hint,
+    }
+}
+
+fn invalid(knob: &Knob, value: &str, reason: impl Into<String>) -> KnobError {
+    KnobError::Invalid {
+        knob: knob.to_string(),
+        value: value.to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// The knob's current value, trimmed.
+pub fn read(knob: &Knob) -> Result<String, KnobError> {
+    match knob {
+        Knob::TaskAffinity { pid, .. } => task::affinity(*pid)
+            .map(|cpus| cpu_list(&cpus))
+            .map_err(|e| os(knob, "sched_getaffinity on", knob.to_string(), e)),
+        Knob::TaskPriority { pid, .. } => {
+            task::priority(*pid).map_err(|e| os(knob, "sched_getscheduler on", knob.to_string(), e))
+        }
+        Knob::CpusetPartition => crate::partition::current().map_err(KnobError::Partition),
+        Knob::BootParameter { name } => Ok(boot_parameter(&cmdline(), name).unwrap_or_default()),
+        _ => {
+            let path = knob.path().expect("every other knob has a file");
+            let text = std::fs::read_to_string(&path).map_err(|e| os(knob, "reading", path, e))?;
+            let text = text.trim();
+            Ok(match knob {
+                Knob::WorkqueueCpumask => mask_to_list(text).unwrap_or_else(|| text.to_string()),
+                Knob::TransparentHugepages => bracketed(text),
+                _ => text.to_string(),
+            })
+        }
+    }
+}
+
+/// Writes `value` to the knob. A task knob first checks the pid still
+/// names the same thread.
+pub fn write(knob: &Knob, value: &str) -> Result<(), KnobError> {
+    let value = value.trim();
+    match knob {
+        Knob::TaskAffinity { pid, comm } => {
+            let cpus = parse_cpu_list(value).map_err(|e| invalid(knob, value, e.to_string()))?;
+            if cpus.is_empty() {
+                return Err(invalid(knob, value, "an empty CPU list"));
+            }
+            same_thread(knob, *pid, comm)?;
+            task::set_affinity(*pid, &cpus)
+                .map_err(|e| os(knob, "sched_setaffinity on", knob.to_string(), e))
+        }
+        Knob::TaskPriority { pid, comm } => {
+            let (policy, prio) =
+                task::parse_priority(value).map_err(|reason| invalid(knob, value, reason))?;
+            same_thread(knob, *pid, comm)?;
+            task::set_priority(*pid, policy, prio)
+                .map_err(|e| os(knob, "sched_setscheduler on", knob.to_string(), e))
+        }
+        Knob::CpusetPartition => crate::partition::write(value).map_err(KnobError::Partition),
+        Knob::BootParameter { .. } => Err(KnobError::TakesReboot {
+            knob: knob.to_string(),
+        }),
+        _ => {
+            let path = knob.path().expect("every other knob has a file");
+            let text = file_value(knob, value)?;
+            std::fs::write(&path, text).map_err(|e| os(knob, "writing", path, e))
+        }
+    }
+}
+
+/// The text to write to a knob's file for `value`, checked first.
+fn file_value(knob: &Knob, value: &str) -> Result<String, KnobError> {
+    let one_of = |allowed: &[&str]| {
+        if allowed.contains(&value) {
+            Ok(value.to_string())
+        } else {
+            Err(invalid(
+                knob,
+                value,
+                format!("expected one of {}", allowed.join(", ")),
+            ))
+        }
+    };
+    match knob {
+        Knob::IrqAffinity { .. } | Knob::WorkqueueCpumask => {
+            let cpus = parse_cpu_list(value).map_err(|e| invalid(knob, value, e.to_string()))?;
+            if cpus.is_empty() {
+                return Err(invalid(knob, value, "an empty CPU list"));
+            }
+            Ok(match knob {
+                Knob::WorkqueueCpumask => list_to_mask(&cpus),
+                _ => cpu_list(&cpus),
+            })
+        }
+        Knob::IdleState { .. } | Knob::ThreadedNapi { .. } => one_of(&["0", "1"]),
+        Knob::Ksm => one_of(&["0", "1", "2"]),
+        Knob::TransparentHugepages => one_of(&["always", "madvise", "never"]),
+        _ if value.is_empty() => Err(invalid(knob, value, "an empty value")),
+        _ => Ok(value.to_string()),
+    }
+}
+
+/// The value as [`read`] would show it after writing it: CPU lists in
+/// the kernel's form, the rest trimmed. Two values that normalize alike
+/// are the same setting.
+pub fn normalize(knob: &Knob, value: &str) -> String {
+    let value = value.trim();
+    match knob {
+        Knob::IrqAffinity { .. }
+        | Knob::WorkqueueCpumask
+        | Knob::TaskAffinity { .. }
+        | Knob::CpusetPartition => parse_cpu_list(value)
+            .map(|cpus| cpu_list(&cpus))
+            .unwrap_or_else(|_| value.to_string()),
+        Knob::TaskPriority { .. } if !value.contains(':') => format!("{value}:0"),
+        _ => value.to_string(),
+    }
+}
+
+fn same_thread(knob: &Knob, pid: i32, expected: &str) -> Result<(), KnobError> {
+    let found = task::comm(pid).unwrap_or_default();
+    if found == expected {
+        Ok(())
+    } else {
+        Err(KnobError::PidReused {
+            knob: knob.to_string(),
+            pid,
+            expected: expected.to_string(),
+            found,
+        })
+    }
+}
+
+/// `always [madvise] never` → `madvise`.
+fn bracketed(text: &str) -> String {
+    text.split_whitespace()
+        .find_map(|w| w.strip_prefix('[').and_then(|w| w.strip_suffix(']')))
+        .unwrap_or(text)
+        .to_string()
+}
+
+/// A kernel hex mask (`3`, `ff,ffffffff`) as a CPU list.
+pub fn mask_to_list(mask: &str) -> Option<String> {
+    let mut cpus = Vec::new();
+    let digits: String = mask.trim().chars().filter(|c| *c != ',').collect();
+    for (i, c) in digits.chars().rev().enumerate() {
+        let nibble = c.to_digit(16)?;
+        cpus.extend((0..4).filter(|b| nibble & (1 << b) != 0).map(|b| i * 4 + b));
+    }
+    Some(cpu_list(&cpus))
+}
+
+/// CPUs as a kernel hex mask, in comma-separated groups of 32 bits.
+pub fn list_to_mask(cpus: &[usize]) -> String {
+    let words = cpus.iter().max().map_or(1, |m| m / 32 + 1);
+    let mut bits = vec![0u32; words];
+    for &cpu in cpus {
+        bits[cpu / 32] |= 1 << (cpu % 32);
+    }
+    let mut groups: Vec<String> = bits.iter().rev().map(|w| format!("{w:08x}")).collect();
+    groups[0] = format!("{:x}", bits[words - 1]);
+    groups.join(",")
+}
+
+/// The kernel command line, `/proc/cmdline`.
+pub fn cmdline() -> String {
+    std::fs::read_to_string("/proc/cmdline").unwrap_or_default()
+}
+
+/// A parameter's value on a command line: `Some("1")` for `name=1`, the
+/// bare name for a flag, `None` when absent (the last one wins).
+pub fn boot_parameter(cmdline: &str, name: &str) -> Option<String> {
+    let kernel_part = cmdline.split(" -- ").next().unwrap_or("");
+    kernel_part
+        .split_whitespace()
+        .rev()
+        .find_map(|word| match word.split_once('=') {
+            Some((key, value)) if key == name => Some(value.to_string()),
+            None if word == name => Some(name.to_string()),
+            _ => None,
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn masks_and_lists_convert_both_ways() {
+        assert_eq!(mask_to_list("3").unwrap(), "0-1");
+        assert_eq!(mask_to_list("00000001,00000000").unwrap(), "32");
+        assert_eq!(list_to_mask(&[0, 1]), "3");
+        assert_eq!(list_to_mask(&[32]), "1,00000000");
+        assert_eq!(mask_to_list(&list_to_mask(&[1, 5, 40])).unwrap(), "1,5,40");
+    }
+
+    #[test]
+    fn boot_parameters_read_as_value_flag_or_absent() {
+        let line = "quiet isolcpus=1 nohz_full=1 -- init arg=2";
+        assert_eq!(boot_parameter(line, "nohz_full").as_deref(), Some("1"));
+        assert_eq!(boot_parameter(line, "quiet").as_deref(), Some("quiet"));
+        assert_eq!(boot_parameter(line, "arg"), None);
+        assert_eq!(bracketed("always [madvise] never"), "madvise");
+    }
+}

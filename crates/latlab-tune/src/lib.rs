@@ -20,4 +20,5 @@ pub mod knobs;
 pub mod partition;
 pub mod plan;
 pub mod result;
+pub mod snapshot;
 pub mod verify;
