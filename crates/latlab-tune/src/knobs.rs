@@ -86,13 +86,25 @@ impl KnobError {
 
 /// What an errno means when `knob` refuses it.
 pub fn hint(knob: &Knob, errno: Option<i32>) -> Option<&'static str> {
+    let read_only = || {
+        knob.path()
+            .and_then(|p| std::fs::metadata(p).ok())
+            .is_some_and(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o222 == 0)
+    };
     match (knob, errno?) {
+        (_, libc::EACCES) if read_only() => {
+            Some("read-only on this kernel (it lacks what the knob controls)")
+        }
+        (Knob::ThreadedNapi { .. }, libc::EOPNOTSUPP) => {
+            Some("the device has no NAPI to thread (a virtual device, or its driver)")
+        }
         (_, libc::EACCES | libc::EPERM) => Some("needs root (CAP_SYS_ADMIN / CAP_SYS_NICE)"),
         (_, libc::ENOENT) => Some("this kernel has no such knob"),
         (Knob::IrqAffinity { .. }, libc::EIO | libc::EINVAL) => Some(
             "a managed IRQ (the kernel places it; keep the I/O that raises it off the RT CPUs)",
         ),
         (Knob::TaskAffinity { .. }, libc::EINVAL) => Some("a per-CPU kernel thread"),
+        (Knob::IrqAffinity { .. }, libc::ERANGE) => Some("a CPU this machine does not have"),
         (_, libc::ESRCH) => Some("the thread has ended"),
         _ => None,
     }
