@@ -13,8 +13,11 @@ use latlab_rt::sched::parse_cpu_list;
 
 pub mod inventory;
 pub mod task;
+mod text;
 
 pub use inventory::{inventory, Inventory};
+use text::bracketed;
+pub use text::{boot_parameter, cmdline, list_to_mask, mask_to_list};
 
 /// A knob could not be read or written; each names the file or system
 /// call, the kernel's error and, where known, what it means.
@@ -84,6 +87,10 @@ impl KnobError {
     }
 }
 
+/// Why an interrupt's affinity cannot be set.
+pub const MANAGED_IRQ: &str =
+    "a managed IRQ (the kernel places it; keep the I/O that raises it off the RT CPUs)";
+
 /// What an errno means when `knob` refuses it.
 pub fn hint(knob: &Knob, errno: Option<i32>) -> Option<&'static str> {
     let read_only = || {
@@ -91,18 +98,21 @@ pub fn hint(knob: &Knob, errno: Option<i32>) -> Option<&'static str> {
             .and_then(|p| std::fs::metadata(p).ok())
             .is_some_and(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o222 == 0)
     };
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
     match (knob, errno?) {
         (_, libc::EACCES) if read_only() => {
             Some("read-only on this kernel (it lacks what the knob controls)")
         }
+        // The kernel answers root's write to a managed IRQ with EPERM, and
+        // EIO or EINVAL where its chip cannot move it.
+        (Knob::IrqAffinity { .. }, libc::EIO | libc::EINVAL) => Some(MANAGED_IRQ),
+        (Knob::IrqAffinity { .. }, libc::EPERM) if root => Some(MANAGED_IRQ),
+        (_, libc::EACCES | libc::EPERM) => Some("needs root (CAP_SYS_ADMIN / CAP_SYS_NICE)"),
+        (_, libc::ENOENT) => Some("this kernel has no such knob"),
         (Knob::ThreadedNapi { .. }, libc::EOPNOTSUPP) => {
             Some("the device has no NAPI to thread (a virtual device, or its driver)")
         }
-        (_, libc::EACCES | libc::EPERM) => Some("needs root (CAP_SYS_ADMIN / CAP_SYS_NICE)"),
-        (_, libc::ENOENT) => Some("this kernel has no such knob"),
-        (Knob::IrqAffinity { .. }, libc::EIO | libc::EINVAL) => Some(
-            "a managed IRQ (the kernel places it; keep the I/O that raises it off the RT CPUs)",
-        ),
         (Knob::TaskAffinity { .. }, libc::EINVAL) => Some("a per-CPU kernel thread"),
         (Knob::IrqAffinity { .. }, libc::ERANGE) => Some("a CPU this machine does not have"),
         (_, libc::ESRCH) => Some("the thread has ended"),
@@ -245,78 +255,5 @@ fn same_thread(knob: &Knob, pid: i32, expected: &str) -> Result<(), KnobError> {
             expected: expected.to_string(),
             found,
         })
-    }
-}
-
-/// `always [madvise] never` → `madvise`.
-fn bracketed(text: &str) -> String {
-    text.split_whitespace()
-        .find_map(|w| w.strip_prefix('[').and_then(|w| w.strip_suffix(']')))
-        .unwrap_or(text)
-        .to_string()
-}
-
-/// A kernel hex mask (`3`, `ff,ffffffff`) as a CPU list.
-pub fn mask_to_list(mask: &str) -> Option<String> {
-    let mut cpus = Vec::new();
-    let digits: String = mask.trim().chars().filter(|c| *c != ',').collect();
-    for (i, c) in digits.chars().rev().enumerate() {
-        let nibble = c.to_digit(16)?;
-        cpus.extend((0..4).filter(|b| nibble & (1 << b) != 0).map(|b| i * 4 + b));
-    }
-    Some(cpu_list(&cpus))
-}
-
-/// CPUs as a kernel hex mask, in comma-separated groups of 32 bits.
-pub fn list_to_mask(cpus: &[usize]) -> String {
-    let words = cpus.iter().max().map_or(1, |m| m / 32 + 1);
-    let mut bits = vec![0u32; words];
-    for &cpu in cpus {
-        bits[cpu / 32] |= 1 << (cpu % 32);
-    }
-    let mut groups: Vec<String> = bits.iter().rev().map(|w| format!("{w:08x}")).collect();
-    groups[0] = format!("{:x}", bits[words - 1]);
-    groups.join(",")
-}
-
-/// The kernel command line, `/proc/cmdline`.
-pub fn cmdline() -> String {
-    std::fs::read_to_string("/proc/cmdline").unwrap_or_default()
-}
-
-/// A parameter's value on a command line: `Some("1")` for `name=1`, the
-/// bare name for a flag, `None` when absent (the last one wins).
-pub fn boot_parameter(cmdline: &str, name: &str) -> Option<String> {
-    let kernel_part = cmdline.split(" -- ").next().unwrap_or("");
-    kernel_part
-        .split_whitespace()
-        .rev()
-        .find_map(|word| match word.split_once('=') {
-            Some((key, value)) if key == name => Some(value.to_string()),
-            None if word == name => Some(name.to_string()),
-            _ => None,
-        })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn masks_and_lists_convert_both_ways() {
-        assert_eq!(mask_to_list("3").unwrap(), "0-1");
-        assert_eq!(mask_to_list("00000001,00000000").unwrap(), "32");
-        assert_eq!(list_to_mask(&[0, 1]), "3");
-        assert_eq!(list_to_mask(&[32]), "1,00000000");
-        assert_eq!(mask_to_list(&list_to_mask(&[1, 5, 40])).unwrap(), "1,5,40");
-    }
-
-    #[test]
-    fn boot_parameters_read_as_value_flag_or_absent() {
-        let line = "quiet isolcpus=1 nohz_full=1 -- init arg=2";
-        assert_eq!(boot_parameter(line, "nohz_full").as_deref(), Some("1"));
-        assert_eq!(boot_parameter(line, "quiet").as_deref(), Some("quiet"));
-        assert_eq!(boot_parameter(line, "arg"), None);
-        assert_eq!(bracketed("always [madvise] never"), "madvise");
     }
 }

@@ -26,7 +26,9 @@ impl Drop for Put {
 }
 
 fn timer_migration() -> (Knob, String, String) {
-    let knob = Knob::Sysctl { name: "kernel.timer_migration".into() };
+    let knob = Knob::Sysctl {
+        name: "kernel.timer_migration".into(),
+    };
     let now = knobs::read(&knob).unwrap();
     let other = if now == "1" { "0" } else { "1" }.to_string();
     (knob, now, other)
@@ -43,8 +45,18 @@ fn ready() -> bool {
 /// The knobs the killed tune changes.
 fn killed_tune_knobs() -> Vec<(Knob, &'static str)> {
     let mut list = vec![
-        (Knob::Sysctl { name: "kernel.timer_migration".into() }, "0"),
-        (Knob::Sysctl { name: "vm.stat_interval".into() }, "10"),
+        (
+            Knob::Sysctl {
+                name: "kernel.timer_migration".into(),
+            },
+            "0",
+        ),
+        (
+            Knob::Sysctl {
+                name: "vm.stat_interval".into(),
+            },
+            "10",
+        ),
         (Knob::WorkqueueCpumask, "0"),
         (Knob::IrqAffinity { irq: 24 }, "0"),
         (Knob::IdleState { cpu: 1, state: 1 }, "1"),
@@ -58,7 +70,9 @@ fn killed_tune_knobs() -> Vec<(Knob, &'static str)> {
 /// Not a test of its own: the body of the tune the next test kills.
 #[test]
 fn killed_tune_child() {
-    let Some(path) = std::env::var_os(CHILD_ENV) else { return };
+    let Some(path) = std::env::var_os(CHILD_ENV) else {
+        return;
+    };
     let mut journal = Journal::begin(std::path::Path::new(&path)).unwrap();
     for (knob, value) in killed_tune_knobs() {
         if let Err(e) = journal.apply(&knob, value) {
@@ -83,14 +97,22 @@ fn a_tune_killed_with_sigkill_leaves_a_stale_journal_that_restore_file_restores(
     let path = dir.path().join("tune-restore.json");
     let before = snapshot::snapshot();
     let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "killed_tune_child", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "killed_tune_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(CHILD_ENV, &path)
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
     let changed = loop {
-        let line = lines.next().expect("the child ended before it was ready").unwrap();
+        let line = lines
+            .next()
+            .expect("the child ended before it was ready")
+            .unwrap();
         eprintln!("child: {line}");
         if let Some((_, n)) = line.split_once("ready ") {
             break n.parse::<usize>().unwrap();
@@ -99,25 +121,38 @@ fn a_tune_killed_with_sigkill_leaves_a_stale_journal_that_restore_file_restores(
     assert!(changed >= 4, "the child changed {changed} knobs");
     // While it runs, its journal is not stale and not ours to restore.
     assert!(journal::check_stale(&path).is_none());
-    assert!(matches!(journal::restore_file(&path), Err(JournalError::Live { .. })));
+    assert!(matches!(
+        journal::restore_file(&path),
+        Err(JournalError::Live { .. })
+    ));
     // SAFETY: a signal to our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
     child.wait().unwrap();
     let stale = journal::check_stale(&path).expect("not found stale");
     eprintln!("stale: {}", stale.message);
     assert!(stale.same_boot);
-    assert!(stale.message.contains(&format!("ended without restoring {changed} knobs")));
+    assert!(stale
+        .message
+        .contains(&format!("ended without restoring {changed} knobs")));
     assert!(stale.message.contains("latlab tune --restore"));
     let refused = Journal::begin(&path).unwrap_err();
     eprintln!("begin refused: {refused}");
     assert!(refused.to_string().contains("latlab tune --restore"));
     let report = journal::restore_file(&path).unwrap();
-    eprintln!("restored {} knobs: {:?}", report.restored.len(), report.restored);
+    eprintln!(
+        "restored {} knobs: {:?}",
+        report.restored.len(),
+        report.restored
+    );
     assert!(report.failed.is_empty(), "{report:?}");
     assert_eq!(report.restored.len(), changed);
     assert!(!path.exists());
     let diff = snapshot::diff(&before, &snapshot::snapshot());
-    assert!(diff.is_empty(), "differs after SIGKILL + restore:\n{}", diff.join("\n"));
+    assert!(
+        diff.is_empty(),
+        "differs after SIGKILL + restore:\n{}",
+        diff.join("\n")
+    );
     drop(guards);
 }
 
@@ -131,17 +166,27 @@ fn a_journal_of_a_killed_sleep_is_stale_and_restored() {
     let _guard = Put(knob.clone(), old.clone());
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("tune-restore.json");
-    let mut sleep = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+    let mut sleep = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
     let file = JournalFile {
         owner_pid: sleep.id(),
         owner_comm: "sleep".into(),
         boot_id: journal::boot_id(),
         started: "2026-11-27T23:00:00Z".into(),
-        entries: vec![Entry { knob: knob.clone(), old: old.clone(), partition: None }],
+        entries: vec![Entry {
+            knob: knob.clone(),
+            old: old.clone(),
+            partition: None,
+        }],
     };
     std::fs::write(&path, serde_json::to_vec(&file).unwrap()).unwrap();
     knobs::write(&knob, &other).unwrap();
-    assert!(journal::check_stale(&path).is_none(), "a live owner's journal called stale");
+    assert!(
+        journal::check_stale(&path).is_none(),
+        "a live owner's journal called stale"
+    );
     let _ = sleep.kill();
     let _ = sleep.wait();
     let stale = journal::check_stale(&path).unwrap();
@@ -174,18 +219,28 @@ fn a_journal_of_an_earlier_boot_is_dropped_without_writing() {
         owner_comm: "latlab".into(),
         boot_id: "00000000-0000-0000-0000-000000000000".into(),
         started: "2026-11-01T00:00:00Z".into(),
-        entries: vec![Entry { knob: knob.clone(), old: other, partition: None }],
+        entries: vec![Entry {
+            knob: knob.clone(),
+            old: other,
+            partition: None,
+        }],
     };
     std::fs::write(&path, serde_json::to_vec(&file).unwrap()).unwrap();
     let stale = journal::check_stale(&path).unwrap();
     eprintln!("{}", stale.message);
     assert!(!stale.same_boot);
-    assert!(stale.message.contains("from an earlier boot: its runtime changes did not survive the reboot"));
+    assert!(stale
+        .message
+        .contains("from an earlier boot: its runtime changes did not survive the reboot"));
     let report = journal::restore_file(&path).unwrap();
     eprintln!("dropped: {:?}", report.dropped);
     assert!(report.restored.is_empty() && report.failed.is_empty());
     assert_eq!(report.dropped.len(), 1);
-    assert_eq!(knobs::read(&knob).unwrap(), now, "a knob of an earlier boot was written");
+    assert_eq!(
+        knobs::read(&knob).unwrap(),
+        now,
+        "a knob of an earlier boot was written"
+    );
     assert!(!path.exists());
 }
 
@@ -207,16 +262,29 @@ fn a_dropped_journal_restores_and_a_kept_one_leaves_the_knobs() {
         assert_eq!(journal.entries().len(), 1);
         assert_eq!(knobs::read(&knob).unwrap(), other);
     }
-    assert_eq!(knobs::read(&knob).unwrap(), old, "a dropped journal left the knob");
+    assert_eq!(
+        knobs::read(&knob).unwrap(),
+        old,
+        "a dropped journal left the knob"
+    );
     assert!(!path.exists());
     let mut journal = Journal::begin(&path).unwrap();
     journal.apply(&knob, &other).unwrap();
     let kept = journal.keep().unwrap();
     assert_eq!(kept.len(), 1);
-    assert_eq!(knobs::read(&knob).unwrap(), other, "--keep restored the knob");
+    assert_eq!(
+        knobs::read(&knob).unwrap(),
+        other,
+        "--keep restored the knob"
+    );
     assert!(!path.exists());
     std::env::var_os("LATLAB_TUNE_JOURNAL").map_or_else(
-        || assert_eq!(journal::default_path(), std::path::Path::new("/var/lib/latlab/tune-restore.json")),
+        || {
+            assert_eq!(
+                journal::default_path(),
+                std::path::Path::new("/var/lib/latlab/tune-restore.json")
+            )
+        },
         |p| assert_eq!(journal::default_path(), std::path::Path::new(&p)),
     );
 }

@@ -45,7 +45,10 @@ fn the_partition_moves_user_tasks_off_the_rt_cpu_and_its_restore_leaves_everythi
         return;
     }
     let _release = Release;
-    let mut bystander = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+    let mut bystander = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
     let before = snapshot::snapshot();
     let dir = tempfile::tempdir().unwrap();
     let mut journal = Journal::begin(&dir.path().join("tune-restore.json")).unwrap();
@@ -55,10 +58,21 @@ fn the_partition_moves_user_tasks_off_the_rt_cpu_and_its_restore_leaves_everythi
     eprintln!("partition: {}", part.kind());
     assert_eq!(knobs::read(&Knob::CpusetPartition).unwrap(), "1");
     assert_eq!(allowed(bystander.id()), "0", "a user task kept the RT CPU");
-    assert_eq!(allowed(std::process::id()), "0", "the test process kept the RT CPU");
+    assert_eq!(
+        allowed(std::process::id()),
+        "0",
+        "the test process kept the RT CPU"
+    );
     let during = snapshot::diff(&before, &snapshot::snapshot());
-    eprintln!("while isolated, {} snapshot keys differ, e.g. {:?}", during.len(), &during[..during.len().min(3)]);
-    assert!(during.iter().any(|d| d.contains("sched_load_balance")), "{during:?}");
+    eprintln!(
+        "while isolated, {} snapshot keys differ, e.g. {:?}",
+        during.len(),
+        &during[..during.len().min(3)]
+    );
+    assert!(
+        during.iter().any(|d| d.contains("sched_load_balance")),
+        "{during:?}"
+    );
     // The measured child: admitted by its own pre_exec hook.
     let procs = part.procs_file();
     // SAFETY: the hook only writes a file (no allocation beyond the path
@@ -70,7 +84,11 @@ fn the_partition_moves_user_tasks_off_the_rt_cpu_and_its_restore_leaves_everythi
             .spawn()
             .unwrap()
     };
-    assert_eq!(allowed(measured.id()), "1", "the admitted child is not on the RT CPU");
+    assert_eq!(
+        allowed(measured.id()),
+        "1",
+        "the admitted child is not on the RT CPU"
+    );
     eprintln!(
         "while isolated: bystander sleep {} Cpus_allowed_list {}, admitted sleep {} Cpus_allowed_list {}",
         bystander.id(),
@@ -82,7 +100,10 @@ fn the_partition_moves_user_tasks_off_the_rt_cpu_and_its_restore_leaves_everythi
     let kthreads = knobs::inventory::kernel_threads();
     let kthreadd = kthreads.iter().find(|k| k.pid == 2).unwrap();
     assert_eq!(latlab_fix::cpu_list(&kthreadd.allowed), "0-1");
-    assert_eq!(std::fs::read_to_string("/proc/2/cpuset").unwrap().trim(), "/");
+    assert_eq!(
+        std::fs::read_to_string("/proc/2/cpuset").unwrap().trim(),
+        "/"
+    );
     let _ = measured.kill();
     let _ = measured.wait();
     let report = journal.restore();
@@ -95,7 +116,11 @@ fn the_partition_moves_user_tasks_off_the_rt_cpu_and_its_restore_leaves_everythi
     let _ = bystander.wait();
     let diff = snapshot::diff(&before, &after);
     eprintln!("{} keys compared, {} differ", before.len(), diff.len());
-    assert!(diff.is_empty(), "differs after restore:\n{}", diff.join("\n"));
+    assert!(
+        diff.is_empty(),
+        "differs after restore:\n{}",
+        diff.join("\n")
+    );
 }
 
 #[test]
