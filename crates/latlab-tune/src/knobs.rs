@@ -257,3 +257,52 @@ fn same_thread(knob: &Knob, pid: i32, expected: &str) -> Result<(), KnobError> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_normalize_as_the_kernel_reads_them_back() {
+        assert_eq!(normalize(&Knob::WorkqueueCpumask, " 1,0 "), "0-1");
+        assert_eq!(normalize(&Knob::IrqAffinity { irq: 1 }, "0,1,2,5"), "0-2,5");
+        let prio = Knob::TaskPriority {
+            pid: 1,
+            comm: "x".into(),
+        };
+        assert_eq!(normalize(&prio, "other"), "other:0");
+        assert_eq!(normalize(&Knob::Ksm, "1\n"), "1");
+    }
+
+    #[test]
+    fn each_errno_names_what_it_means_for_its_knob() {
+        let irq = Knob::IrqAffinity { irq: 36 };
+        let thread = Knob::TaskAffinity {
+            pid: 22,
+            comm: "ksoftirqd/1".into(),
+        };
+        assert_eq!(hint(&irq, Some(libc::EIO)), Some(MANAGED_IRQ));
+        assert_eq!(
+            hint(&thread, Some(libc::EINVAL)),
+            Some("a per-CPU kernel thread")
+        );
+        let missing = Knob::Sysctl {
+            name: "kernel.no_such".into(),
+        };
+        assert_eq!(
+            hint(&missing, Some(libc::ENOENT)),
+            Some("this kernel has no such knob")
+        );
+        assert_eq!(hint(&Knob::Ksm, None), None);
+    }
+
+    #[test]
+    fn priorities_parse_with_their_ranges() {
+        assert_eq!(task::parse_priority("fifo:50"), Ok((libc::SCHED_FIFO, 50)));
+        assert_eq!(task::parse_priority("other"), Ok((libc::SCHED_OTHER, 0)));
+        assert_eq!(task::parse_priority("batch:0"), Ok((libc::SCHED_BATCH, 0)));
+        assert!(task::parse_priority("fifo:0").is_err());
+        assert!(task::parse_priority("other:5").is_err());
+        assert!(task::parse_priority("deadline:1").is_err());
+    }
+}
