@@ -1,5 +1,5 @@
 //! Read and write each [`Knob`] on the live system, and list what this
-//! machine has ([`inventory`]).
+//! machine has ([`inventory()`]).
 //!
 //! Values are text as the report shows them: CPU lists for affinities and
 //! the workqueue cpumask (whose file is a hex mask: converted here),
