@@ -74,13 +74,12 @@ fn the_partition_moves_user_tasks_off_the_rt_cpu_and_its_restore_leaves_everythi
         "{during:?}"
     );
     // The measured child: admitted by its own pre_exec hook.
-    let procs = part.procs_file();
-    // SAFETY: the hook only writes a file (no allocation beyond the path
-    // made before fork, and std::fs::write's buffer).
-    let mut measured = unsafe {
+    let admitter = part.admitter().unwrap();
+    // SAFETY: the hook is async-signal-safe (getpid and write).
+    let measured = unsafe {
         std::process::Command::new("sleep")
             .arg("30")
-            .pre_exec(move || std::fs::write(&procs, std::process::id().to_string()))
+            .pre_exec(move || admitter.admit_self())
             .spawn()
             .unwrap()
     };
@@ -104,8 +103,17 @@ fn the_partition_moves_user_tasks_off_the_rt_cpu_and_its_restore_leaves_everythi
         std::fs::read_to_string("/proc/2/cpuset").unwrap().trim(),
         "/"
     );
-    let _ = measured.kill();
-    let _ = measured.wait();
+    // And a running process admitted by pid.
+    let late = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    part.admit(late.id()).unwrap();
+    assert_eq!(allowed(late.id()), "1");
+    for mut child in [measured, late] {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
     let report = journal.restore();
     eprintln!("restored: {:?}", report.restored);
     assert!(report.failed.is_empty(), "{report:?}");
