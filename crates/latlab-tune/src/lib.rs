@@ -21,4 +21,6 @@ pub mod partition;
 pub mod plan;
 pub mod result;
 pub mod rounds;
+
+pub mod snapshot;
 pub mod verify;

@@ -101,7 +101,7 @@ pub fn verify_and_end(
         Ok(()) if !latlab_rt::stop::requested() && kept(planned) > 0 => {
             say("after: every kept fix applied");
             let after = req.measure.run("after", req.baseline_ns, false, procs().as_deref());
-            let kind = partition::current_kind();
+            let kind = partition::find().map(|p| p.kind());
             match after {
                 Ok(m) => {
                     say(&format!("after: {}", figures_line(&m.figures)));
@@ -113,7 +113,7 @@ pub fn verify_and_end(
                 }
             }
         }
-        _ => (None, partition::current_kind()),
+        _ => (None, partition::find().map(|p| p.kind())),
     };
     let mut ending = end(journal, req.keep && outcome.is_ok(), say);
     ending.stopped = latlab_rt::stop::requested();
@@ -126,7 +126,7 @@ fn kept(planned: &Planned) -> usize {
 
 /// The procs file of tune's isolated partition, when one is applied.
 fn procs() -> Option<PathBuf> {
-    partition::procs_file()
+    partition::find().map(|p| p.procs_file())
 }
 
 fn verify_groups(req: &Request, planned: &mut Planned, journal: &mut Journal, say: Progress) -> anyhow::Result<()> {
@@ -226,9 +226,20 @@ fn set(planned: &mut Planned, members: &mut Vec<usize>, journal: &mut Journal, a
 /// Restores every change (or keeps them) and says so.
 fn end(journal: Journal, keep: bool, say: Progress) -> Ending {
     if keep {
-        let kept = journal.keep();
-        say(&format!("kept {kept} changes (--keep); `latlab tune --restore` does not undo them"));
-        return Ending { kept, ..Ending::default() };
+        return match journal.keep() {
+            Ok(entries) => {
+                say(&format!(
+                    "kept {} changes (--keep): the restore file is gone; undo them by hand or \
+                     reboot",
+                    entries.len()
+                ));
+                Ending { kept: entries.len() as u32, ..Ending::default() }
+            }
+            Err(e) => {
+                say(&format!("--keep: {e}; the changes stay, and so does the restore file"));
+                Ending { kept: 0, ..Ending::default() }
+            }
+        };
     }
     let report = journal.restore();
     let ending = Ending {
