@@ -76,6 +76,12 @@ impl<'a> Lifecycle<'a> {
         load: &'a LoadPlan,
     ) -> anyhow::Result<Self> {
         let system = SystemInfo::gather();
+        // A tune that ended without restoring (or one running now) changed
+        // the system this measures: say so, and how to restore.
+        if let Some(notice) = latlab_tune::journal::notice(&latlab_tune::journal::default_path()) {
+            eprintln!("warning: {notice}");
+            setup.push(notice);
+        }
         let session = RtSession::enter(&options)?;
         setup.extend_from_slice(session.warnings());
         Ok(Lifecycle {

@@ -19,7 +19,7 @@ use crate::partition;
 
 mod stale;
 
-pub use stale::{boot_id, check_stale, restore_file, JournalError, Stale};
+pub use stale::{boot_id, check_stale, notice, restore_file, JournalError, Stale};
 
 /// Where the restore file lives: `$LATLAB_TUNE_JOURNAL`, else
 /// `/var/lib/latlab/tune-restore.json`.

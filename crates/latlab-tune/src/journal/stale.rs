@@ -107,6 +107,28 @@ fn owner_alive(file: &JournalFile) -> bool {
         && crate::knobs::task::comm(file.owner_pid as i32).is_ok_and(|c| c == file.owner_comm)
 }
 
+/// What a measuring command (`latlab run`) should say before it measures
+/// about the restore file at `path`: a stale one ([`check_stale`]'s
+/// message), or a tune running now that is not this process's parent (a
+/// tune's own runs are its children), whose changes the measurement sees.
+pub fn notice(path: &Path) -> Option<String> {
+    if let Some(stale) = check_stale(path) {
+        return Some(stale.message);
+    }
+    let file = load(path).ok()?;
+    // SAFETY: getppid(2) takes no arguments and cannot fail.
+    let parent = unsafe { libc::getppid() } as u32;
+    (file.owner_pid != parent).then(|| {
+        format!(
+            "latlab tune (pid {}) is changing system settings now ({} recorded in {}): this \
+             measurement sees them",
+            file.owner_pid,
+            file.entries.len(),
+            path.display()
+        )
+    })
+}
+
 /// A restore file at `path` whose owner is no longer running, with what to
 /// do about it; `None` when there is none or its tune is running. (An
 /// unreadable file is reported as stale too.)

@@ -235,6 +235,7 @@ pub fn isolation_set(sys: &SystemView, rt: &[usize]) -> Vec<Fix> {
     };
     fixes.push(sysctl("vm.stat_interval", "10"));
     fixes.push(sysctl("kernel.timer_migration", "0"));
+    fixes.push(sysctl("kernel.watchdog", "0"));
     fixes.push(Fix::new(
         Knob::TransparentHugepages,
         Value::literal("never"),

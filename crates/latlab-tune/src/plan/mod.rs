@@ -41,6 +41,43 @@ pub struct SystemView {
     pub preempt_rt: bool,
 }
 
+impl SystemView {
+    /// The view of what `knobs::inventory` found; `preempt_rt` for a
+    /// PREEMPT_RT kernel.
+    pub fn of(inventory: &crate::knobs::Inventory, preempt_rt: bool) -> SystemView {
+        SystemView {
+            online: inventory.cpus.clone(),
+            irqs: inventory
+                .irqs
+                .iter()
+                .map(|irq| {
+                    let names = irq.actions.split(", ").map(str::to_string).collect();
+                    let cpus = latlab_rt::sched::parse_cpu_list(&irq.affinity).unwrap_or_default();
+                    (irq.irq, names, cpus)
+                })
+                .collect(),
+            kthreads: inventory
+                .kernel_threads
+                .iter()
+                .map(|t| (t.pid, t.comm.clone(), t.per_cpu))
+                .collect(),
+            napi_devices: inventory.net.iter().map(|n| n.device.clone()).collect(),
+            idle_states: inventory
+                .idle
+                .iter()
+                .flat_map(|cpu| {
+                    cpu.states
+                        .iter()
+                        .filter(|s| s.name != "POLL" && s.state > 0)
+                        .map(move |s| (cpu.cpu, s.state))
+                })
+                .collect(),
+            cpufreq: inventory.cpufreq.iter().map(|(cpu, _)| *cpu).collect(),
+            preempt_rt,
+        }
+    }
+}
+
 /// Fixes verified together: one side-by-side measurement.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Group {
