@@ -61,4 +61,7 @@ pub enum Command {
     Serve(crate::cmd::serve::ServeArgs),
     /// Watch the wake-ups of running tasks for hours or days, live, in the kernel (eBPF): latency histograms and the causes of late ones.
     Watch(crate::cmd::watch::WatchArgs),
+    /// Apply the fixes the measured causes call for, verify each side by side under the same
+    /// load, keep what helps, print the boot line, export a tuned profile, undo the rest.
+    Tune(crate::cmd::tune::TuneArgs),
 }

@@ -16,6 +16,7 @@ pub mod respond;
 pub mod run;
 pub mod scenario;
 pub mod serve;
+pub mod tune;
 pub mod watch;
 
 use std::process::ExitCode;
@@ -47,6 +48,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Push(args) => push::execute(args),
         Command::Serve(args) => serve::execute(args),
         Command::Watch(args) => watch::execute(args),
+        Command::Tune(args) => tune::execute(args),
     }
 }
 

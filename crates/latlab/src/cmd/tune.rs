@@ -9,6 +9,8 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 
 use latlab_rt::duration;
+use latlab_tune::bootline::{self, BootFacts};
+use latlab_tune::export;
 use latlab_tune::journal;
 use latlab_tune::result::TuneResult;
 use latlab_tune::rounds::{Load, Measure};
@@ -85,7 +87,7 @@ pub fn execute(args: TuneArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let inventory = latlab_tune::knobs::inventory();
-    let online = inventory.online.clone();
+    let online = inventory.cpus.clone();
     let rt = match &args.cpus {
         Some(list) => latlab_rt::sched::parse_cpu_list(list).with_context(|| format!("--cpus {list}"))?,
         None => online.last().copied().into_iter().collect(),
@@ -115,14 +117,24 @@ pub fn execute(args: TuneArgs) -> anyhow::Result<ExitCode> {
         deadline_ns: args.deadline,
         journal: journal_path,
     };
-    let envelope = latlab_envelope::Envelope::new(std::env::args().collect());
+    let envelope: latlab_envelope::Envelope<latlab_tune::result::TuneSchema> =
+        latlab_envelope::Envelope::new(std::env::args().collect());
     let mut say = |line: &str| eprintln!("tune: {line}");
-    let sys = latlab_tune::plan::SystemView::from(&inventory);
+    let preempt_rt = envelope.system.preemption_model.as_deref() == Some("rt");
+    let sys = latlab_tune::plan::SystemView::of(&inventory, preempt_rt);
     // One load for the whole tune, beside the runs (they run --load none):
     // stopped when `load` drops, on every way out of this function.
     let load = Load::start(&req.measure.exe, &args.load, 86_400 * 1_000_000_000, &dir.join("load.json"))?;
     let mut planned = session::baseline_and_plan(&req, &sys, &mut say)?;
-    let boot = latlab_tune::bootline::for_plan(&planned.plan, &req, &inventory)?;
+    let facts = BootFacts::from_system(
+        &envelope.system,
+        &rt,
+        &housekeeping,
+        &online,
+        args.priority as u32,
+        planned.plan.boot.clone(),
+    );
+    let boot = bootline::boot_line(&facts, args.isolate)?;
     let (after, ending, partition) = if args.plan || latlab_rt::stop::requested() {
         (None, Default::default(), None)
     } else {
@@ -148,10 +160,10 @@ fn write_outputs(args: &TuneArgs, result: &TuneResult) -> anyhow::Result<()> {
         eprintln!("tune: report in {}", path.display());
     }
     if let Some(dir) = &args.export {
-        let files = latlab_tune::export::write_for_result(dir, result)?;
-        for f in files {
-            eprintln!("tune: exported {}", f.display());
-        }
+        let kept: Vec<_> = result.fixes.iter().filter_map(export::Kept::from_planned).collect();
+        let files = export::write_exports(dir, &kept, &result.boot.parameters, &result.settings.cpus)
+            .with_context(|| format!("writing the exports under {}", dir.display()))?;
+        eprintln!("tune: exported {files:?}");
     }
     Ok(())
 }
