@@ -39,6 +39,7 @@ pub mod simulation;
 pub mod split;
 pub mod svg;
 pub mod system;
+pub mod tune;
 pub mod watch;
 
 pub use entry::{auto_labels, load_name, Entry};

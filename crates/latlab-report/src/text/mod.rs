@@ -22,6 +22,7 @@ pub mod respond;
 pub mod run;
 pub mod run_summary;
 pub mod simulation;
+pub mod tune;
 pub mod watch;
 
 use latlab_document::{
