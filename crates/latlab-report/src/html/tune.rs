@@ -1,7 +1,7 @@
 //! A `latlab tune` result in the report: the before/after figures (a table
 //! and their tail plot), each measured fix's effect with its interval (a
 //! forest plot per metric: one row per fix, the interval bar with its
-//! estimate, the noise band around no change), the plan and the boot
+//! estimate, the noise band around no change, a dashed line at no change), the plan and the boot
 //! command line as tables, and how tune left the system.
 
 use std::fmt::Write;
@@ -12,7 +12,7 @@ use latlab_tune::verify::Metric;
 use super::delta::delta_cell;
 use super::list::list;
 use super::page::figures;
-use super::svg::{Axis, Band, Format, Marker, Plot, Series, Shape};
+use super::svg::Plot;
 use crate::formats::HtmlSection;
 use crate::markup::escape;
 use crate::text::tune::{
@@ -20,9 +20,8 @@ use crate::text::tune::{
 };
 use crate::units::{format_ns, us};
 
-/// The colour of a kept fix's row in the forest plots, and of a dropped one's.
-const KEPT: &str = "#2a9d4a";
-const DROPPED: &str = "#d3452c";
+mod plots;
+pub use plots::{before_after_plot, effect_plot};
 
 impl HtmlSection for TuneResult {
     fn html_section(&self, h: &mut String, id: &str, label: &str) {
@@ -31,160 +30,12 @@ impl HtmlSection for TuneResult {
 
     fn html_plots(&self, id: &str) -> Vec<Plot> {
         let mut out = vec![before_after_plot(&format!("{id}-before-after"), self)];
-        out.extend(
-            Metric::ALL
-                .into_iter()
-                .filter_map(|m| effect_plot(&format!("{id}-effect-{}", m.name()), self, m)),
-        );
+        out.extend(Metric::ALL.into_iter().filter_map(|m| {
+            let name = m.name().replace('.', "");
+            effect_plot(&format!("{id}-effect-{name}"), self, m)
+        }));
         out
     }
-}
-
-/// The share of wake-ups later than each of p50, p99, p99.9 and max (the
-/// max: one sample in all), as points on a log-log tail.
-fn tail(f: &Figures) -> Vec<(f64, f64)> {
-    let one = 1.0 / f.samples.max(1) as f64;
-    [
-        (f.p50_ns, 0.5),
-        (f.p99_ns, 0.01),
-        (f.p999_ns, 0.001),
-        (f.max_ns, one),
-    ]
-    .into_iter()
-    .map(|(ns, share)| ((ns.max(1) as f64) / 1e3, share.min(0.5)))
-    .collect()
-}
-
-/// Before and after, as the share of wake-ups later than each figure.
-pub fn before_after_plot(id: &str, r: &TuneResult) -> Plot {
-    let runs: Vec<(&str, &Figures)> = std::iter::once(("before", &r.baseline))
-        .chain(r.after.as_ref().map(|a| ("after", a)))
-        .collect();
-    let lo = runs.iter().map(|(_, f)| f.p50_ns).min().unwrap_or(1).max(1) as f64 / 1e3;
-    let deadline = r.settings.deadline_ns.unwrap_or(0);
-    let hi = runs
-        .iter()
-        .map(|(_, f)| f.max_ns)
-        .max()
-        .unwrap_or(1)
-        .max(deadline) as f64
-        / 1e3;
-    let samples = runs
-        .iter()
-        .map(|(_, f)| f.samples)
-        .max()
-        .unwrap_or(1)
-        .max(1);
-    let mut plot = Plot::new(
-        id,
-        "Before and after: share of wake-ups later than p50, p99, p99.9, max",
-        Axis::log(lo, hi, "latency (µs, log)"),
-        Axis::log(1.0 / samples as f64, 1.0, "share of wake-ups later (log)")
-            .with_format(Format::Percent),
-    );
-    for (i, (name, f)) in runs.iter().enumerate() {
-        plot.series.push(Series {
-            name: (*name).into(),
-            color: super::plots::color(i),
-            shape: Shape::LineWithPoints(tail(f)),
-            dashed: false,
-        });
-    }
-    if let Some(d) = r.settings.deadline_ns {
-        plot.markers.push(Marker {
-            x: d as f64 / 1e3,
-            label: format!("deadline {}", format_ns(d)),
-            color: "#b02a1a".into(),
-        });
-    }
-    plot
-}
-
-/// The forest plot of `metric`: one row per measured fix (row 1 = fix #1
-/// of those measured), its interval as a bar with end caps and a tick at
-/// the estimate, green when kept, red when dropped; the band of ± the
-/// noise between identical rounds; a line at no change. None when no fix
-/// was measured.
-pub fn effect_plot(id: &str, r: &TuneResult, metric: Metric) -> Option<Plot> {
-    let measured: Vec<(usize, &latlab_tune::verify::Effect)> = r
-        .fixes
-        .iter()
-        .enumerate()
-        .filter_map(|(i, f)| effect_of(f).map(|e| (i + 1, e)))
-        .collect();
-    if measured.is_empty() {
-        return None;
-    }
-    let noise = measured
-        .iter()
-        .map(|(_, e)| e.change(metric).noise_ns)
-        .max()
-        .unwrap_or(0) as f64
-        / 1e3;
-    let (mut lo, mut hi) = (-noise, noise);
-    for (_, e) in &measured {
-        let c = e.change(metric);
-        lo = lo.min(c.low_ns as f64 / 1e3);
-        hi = hi.max(c.high_ns as f64 / 1e3);
-    }
-    let pad = ((hi - lo) * 0.08).max(1.0);
-    let rows = measured.len() as f64;
-    let mut plot = Plot::new(
-        id,
-        &format!(
-            "Effect of each fix on {} (applied − undone), with its interval",
-            metric.name()
-        ),
-        Axis::linear(
-            lo - pad,
-            hi + pad,
-            &format!("change of {} (µs)", metric.name()),
-        ),
-        Axis::linear(
-            0.0,
-            (rows + 1.0).max(5.0),
-            "fix (row = #, as in the tables)",
-        ),
-    );
-    plot.bands.push(Band {
-        from: -noise,
-        to: noise,
-        label: format!("noise ±{} µs", us((noise * 1e3) as u64)),
-    });
-    plot.markers.push(Marker {
-        x: 0.0,
-        label: "no change".into(),
-        color: "#5b6b7a".into(),
-    });
-    for (row, (n, e)) in measured.iter().enumerate() {
-        let c = e.change(metric);
-        let y = row as f64 + 1.0;
-        let (a, m, b) = (
-            c.low_ns as f64 / 1e3,
-            c.shift_ns as f64 / 1e3,
-            c.high_ns as f64 / 1e3,
-        );
-        let (cap, tick) = (0.12, 0.3);
-        let beam = vec![
-            (a, y + cap),
-            (a, y - cap),
-            (a, y),
-            (m, y),
-            (m, y + tick),
-            (m, y - tick),
-            (m, y),
-            (b, y),
-            (b, y + cap),
-            (b, y - cap),
-        ];
-        plot.series.push(Series {
-            name: format!("#{n} {}", if e.kept { "kept" } else { "dropped" }),
-            color: if e.kept { KEPT } else { DROPPED }.into(),
-            shape: Shape::Line(beam),
-            dashed: false,
-        });
-    }
-    Some(plot)
 }
 
 /// A badge of what became of a fix.
@@ -249,12 +100,17 @@ fn render(h: &mut String, id: &str, label: &str, r: &TuneResult) {
     }
     h.push_str("</table>\n");
     figures(h, &r.html_plots(id));
-    h.push_str(
-        "<h3>Each fix, applied and undone in alternating rounds</h3><table class=\"tune-effects\">\
-         <tr><th>#</th><th class=\"l\">knob</th><th class=\"l\">verdict</th><th>p99 µs</th>\
-         <th>p99.9 µs</th><th>max µs</th><th>noise (p99)</th><th>confidence</th><th>rounds</th>\
-         <th class=\"l\">why</th></tr>\n",
-    );
+    let measured = r.fixes.iter().any(|f| effect_of(f).is_some());
+    h.push_str("<h3>Each fix, applied and undone in alternating rounds</h3>");
+    if measured {
+        h.push_str(
+            "<table class=\"tune-effects\"><tr><th>#</th><th class=\"l\">knob</th>\
+             <th class=\"l\">verdict</th><th>p99 µs</th><th>p99.9 µs</th><th>max µs</th>\
+             <th>noise µs</th><th>confidence</th><th>rounds</th><th class=\"l\" style=\"min-width:22em\">why</th></tr>\n",
+        );
+    } else {
+        h.push_str("<p>No fix was measured.</p>\n");
+    }
     for (i, f) in r.fixes.iter().enumerate() {
         let Some(e) = effect_of(f) else { continue };
         let interval = |m: Metric| {
@@ -277,15 +133,31 @@ fn render(h: &mut String, id: &str, label: &str, r: &TuneResult) {
             interval(Metric::P99),
             interval(Metric::P999),
             interval(Metric::Max),
-            us(e.p99.noise_ns),
+            us(e.change(e.decided_by).noise_ns),
             e.change(e.decided_by).confidence * 100.0,
             e.applied,
             e.undone,
             escape(&e.why)
         );
     }
+    if measured {
+        h.push_str("</table>\n");
+    }
+    plan_table(h, r);
+    boot_table(h, r);
+    h.push_str("<h3>How tune left the system</h3>");
+    for line in ending_lines(r) {
+        let _ = writeln!(h, "<p>{}</p>", escape(&line));
+    }
+    list(h, "warn", &r.warnings);
+    h.push_str("</section>\n");
+}
+
+/// The plan: each fix with its knob, values, when it takes effect, its
+/// cost, why, and what became of it.
+fn plan_table(h: &mut String, r: &TuneResult) {
     h.push_str(
-        "</table>\n<h3>Plan</h3><table class=\"tune-plan\"><tr><th>#</th>\
+        "<h3>Plan</h3><table class=\"tune-plan\"><tr><th>#</th>\
         <th class=\"l\">knob</th><th class=\"l\">current → proposed</th><th class=\"l\">takes</th>\
         <th class=\"l\">cost</th><th class=\"l\">why</th><th class=\"l\">outcome</th></tr>\n",
     );
@@ -311,6 +183,10 @@ fn render(h: &mut String, id: &str, label: &str, r: &TuneResult) {
         );
     }
     h.push_str("</table>\n");
+}
+
+/// The kernel command line: each parameter and why, GRUB's and U-Boot's line.
+fn boot_table(h: &mut String, r: &TuneResult) {
     if !r.boot.parameters.is_empty() {
         h.push_str(
             "<h3>Kernel command line (takes effect at the next boot)</h3>\
@@ -333,12 +209,6 @@ fn render(h: &mut String, id: &str, label: &str, r: &TuneResult) {
             escape(&r.boot.uboot)
         );
     }
-    h.push_str("<h3>How tune left the system</h3>");
-    for line in ending_lines(r) {
-        let _ = writeln!(h, "<p>{}</p>", escape(&line));
-    }
-    list(h, "warn", &r.warnings);
-    h.push_str("</section>\n");
 }
 
 #[cfg(test)]

@@ -32,7 +32,7 @@ fn rounds(undone: [u64; 4], applied: [u64; 4]) -> Vec<Round> {
             let p99 = if applied { a.next() } else { u.next() }.unwrap();
             Round {
                 applied,
-                figures: figures(6, p99, 300, 900, 0),
+                figures: figures(6, p99, 2 * p99 + 100, 8 * p99 + 100, 0),
             }
         })
         .collect()
@@ -55,7 +55,7 @@ fn planned(fix: Fix, current: Option<&str>, proposed: &str, outcome: Outcome) ->
 pub(crate) fn sample_tune() -> TuneResult {
     let aa = [100, 104, 97, 102].map(|p99| Round {
         applied: false,
-        figures: figures(6, p99, 300, 900, 0),
+        figures: figures(6, p99, 2 * p99 + 100, 8 * p99 + 100, 0),
     });
     let noise = noise(&aa);
     let irq = Fix::new(
