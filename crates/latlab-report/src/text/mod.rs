@@ -5,7 +5,8 @@
 //! respond shares), [`run_summary`] (what `latlab run` prints at each
 //! verbosity), [`respond`], [`lockbench`], [`simulation`], [`explain`] (with
 //! [`causes`] and [`agreement`]),
-//! [`load`], [`watch`] and [`peer`] (a peer tool's result read by latlab).
+//! [`load`], [`watch`], [`tune`] and [`peer`] (a peer tool's result read by
+//! latlab).
 //! The commands' live lines and summaries: [`live`] (run, respond, load),
 //! [`record`] (record's summary).
 

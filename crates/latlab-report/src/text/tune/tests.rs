@@ -265,3 +265,18 @@ fn a_plan_without_an_after_run_and_a_failed_restore_say_so() {
         "{t}"
     );
 }
+
+#[test]
+fn the_sample_reads_back_from_its_json_with_every_effect() {
+    let r = sample_tune();
+    let json = serde_json::to_string(&r).unwrap();
+    let back: TuneResult = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, r);
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(value["schema"], "latlab.tune");
+    // PlannedFix.outcome holds the tagged Outcome: `outcome.outcome`.
+    let kept = &value["fixes"][0]["outcome"];
+    assert_eq!(kept["outcome"], "kept");
+    assert_eq!(kept["effect"]["p99"]["shift_ns"], -38_500);
+    assert_eq!(kept["effect"]["rounds"].as_array().unwrap().len(), 8);
+}
