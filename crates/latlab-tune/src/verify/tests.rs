@@ -192,3 +192,47 @@ fn a_worse_fix_is_named_worse_and_the_interval_narrows_with_rounds() {
     assert!(confidence(5, 5) >= CONFIDENCE && confidence(5, 5) < confidence(4, 4));
     assert!(confidence(3, 3) < CONFIDENCE && confidence(4, 3) < CONFIDENCE);
 }
+
+/// Simulated fixes: rounds whose p99 scatter around 100 µs (±12 µs,
+/// uniform), shifted by `shift_us` when applied; how many of `fixes` are kept.
+fn kept_of_simulated(shift_us: i64, fixes: u32, seed: u64) -> u32 {
+    let mut rng = latlab_rt::rng::Rng::new(seed);
+    let mut p99 = |shift: i64| (100_000 + rng.range(0, 24_000) as i64 - 12_000 + shift) as u64;
+    let mut round = |applied: bool, shift: i64| Round {
+        applied,
+        figures: Figures {
+            samples: 100_000,
+            p50_ns: 5_000,
+            p99_ns: p99(shift),
+            p999_ns: 200_000,
+            max_ns: 400_000,
+            missed: 0,
+        },
+    };
+    let mut kept = 0;
+    for _ in 0..fixes {
+        let aa: Vec<Round> = (0..4).map(|_| round(false, 0)).collect();
+        let rounds: Vec<Round> = schedule(4)
+            .into_iter()
+            .map(|applied| round(applied, if applied { shift_us * 1000 } else { 0 }))
+            .collect();
+        kept += u32::from(effect(&rounds, &noise(&aa)).kept);
+    }
+    kept
+}
+
+#[test]
+fn a_fix_that_does_nothing_is_rarely_kept_and_a_real_one_usually_is() {
+    // No effect: kept at most as often as the interval's one side allows
+    // (1.4 % for 4 rounds a side).
+    let false_keeps = kept_of_simulated(0, 1000, 1);
+    assert!(false_keeps <= 25, "{false_keeps} of 1000 kept");
+    // A shift as large as the rounds' whole spread: kept nearly always.
+    let keeps = kept_of_simulated(-24, 200, 2);
+    assert!(keeps >= 190, "{keeps} of 200 kept");
+    // Half of it: sometimes (4 rounds a side cannot tell more often).
+    let keeps = kept_of_simulated(-12, 200, 3);
+    assert!((20..=120).contains(&keeps), "{keeps} of 200 kept");
+    // Upwards: never kept.
+    assert_eq!(kept_of_simulated(24, 200, 4), 0);
+}
