@@ -200,6 +200,13 @@ pub fn text(r: &TuneResult) -> String {
         let _ = writeln!(o, "  {line}");
     }
     let _ = writeln!(o, "\nEach fix, applied and undone in alternating rounds");
+    if let Some(e) = r.fixes.iter().find_map(effect_of) {
+        let noise: Vec<String> = Metric::ALL
+            .into_iter()
+            .map(|m| format!("{} {} us", m.name(), us(e.change(m).noise_ns)))
+            .collect();
+        let _ = writeln!(o, "  noise between identical rounds: {}", noise.join(", "));
+    }
     for (i, f) in r.fixes.iter().enumerate() {
         let n = i + 1;
         match (&f.outcome, effect_of(f)) {
