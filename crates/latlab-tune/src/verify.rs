@@ -182,13 +182,14 @@ impl Change {
         self.low_ns > 0 && self.shift_ns.unsigned_abs() > self.noise_ns
     }
 
-    /// `p99 -38.0 us [-52.0, -21.0]`.
+    /// `p99 -38.0 us (-27 %) [-52.0, -21.0]`.
     pub fn text(&self) -> String {
         let us = |ns: i64| ns as f64 / 1e3;
         format!(
-            "{} {:+.1} us [{:.1}, {:.1}]",
+            "{} {:+.1} us ({:+.0} %) [{:.1}, {:.1}]",
             self.metric.name(),
             us(self.shift_ns),
+            (self.ratio - 1.0) * 100.0,
             us(self.low_ns),
             us(self.high_ns)
         )
@@ -220,7 +221,8 @@ pub struct Effect {
     /// Kept: better by more than the noise on `decided_by`, the interval
     /// excludes no change, and no metric measurably worse.
     pub kept: bool,
-    /// Why, in one sentence (`p99 -38.0 us [-52.0, -21.0] vs noise 9.0 us: kept`).
+    /// Why, in one sentence (`p99 -38.0 us (-27 %) [-52.0, -21.0] vs noise 9.0
+    /// us: kept`).
     pub why: String,
 }
 

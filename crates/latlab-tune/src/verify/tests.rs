@@ -93,7 +93,10 @@ fn a_clear_improvement_is_kept() {
     assert_eq!((e.p99.low_ns, e.p99.high_ns), (-43_000, -33_000));
     assert_eq!(e.p99.shift_ns, -38_500);
     assert!((e.p99.ratio - 0.62).abs() < 0.01, "{}", e.p99.ratio);
-    assert_eq!(e.why, "p99 -38.5 us [-43.0, -33.0] vs noise 3.5 us: kept");
+    assert_eq!(
+        e.why,
+        "p99 -38.5 us (-38 %) [-43.0, -33.0] vs noise 3.5 us: kept"
+    );
 }
 
 #[test]

@@ -160,7 +160,7 @@ fn the_summary_names_the_kept_and_the_dropped_with_their_intervals() {
     let r = sample_tune();
     let t = text(&r);
     assert!(
-        t.contains("#1 KEPT    /proc/irq/24/smp_affinity_list: p99 -38.5 us [-43.0, -33.0] vs noise 3.5 us: kept"),
+        t.contains("#1 KEPT    /proc/irq/24/smp_affinity_list: p99 -38.5 us (-38 %) [-43.0, -33.0] vs noise 3.5 us: kept"),
         "{t}"
     );
     let dropped = t.lines().find(|l| l.contains("#2 DROPPED")).expect(&t);
