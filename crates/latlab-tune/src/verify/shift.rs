@@ -1,7 +1,61 @@
 //! The shift between applied and undone rounds and its exact interval
 //! (Hodges-Lehmann with the Mann-Whitney interval; see [`super`] for why).
 
-use super::{Change, Metric, Round, CONFIDENCE};
+use serde::{Deserialize, Serialize};
+
+use super::{Metric, Round, CONFIDENCE};
+
+/// A fix's change of one metric, applied vs undone (negative = better).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Change {
+    /// The metric.
+    pub metric: Metric,
+    /// The median of the undone rounds, ns.
+    pub undone_ns: u64,
+    /// The shift (Hodges-Lehmann: the median applied − undone difference), ns.
+    pub shift_ns: i64,
+    /// `(undone + shift) / undone`: 0.62 is 38 % lower.
+    pub ratio: f64,
+    /// The interval's low end, ns.
+    pub low_ns: i64,
+    /// The interval's high end, ns.
+    pub high_ns: i64,
+    /// The interval's exact confidence (0.971 for 4 rounds per side); below
+    /// [`CONFIDENCE`] when there were too few rounds.
+    pub confidence: f64,
+    /// The noise between identical rounds, ns.
+    pub noise_ns: u64,
+}
+
+impl Change {
+    /// Better by more than the noise, and the interval excludes no change.
+    pub fn better(&self) -> bool {
+        self.high_ns < 0 && self.shift_ns.unsigned_abs() > self.noise_ns
+    }
+
+    /// Worse by more than the noise, and the interval excludes no change.
+    pub fn worse(&self) -> bool {
+        self.low_ns > 0 && self.shift_ns.unsigned_abs() > self.noise_ns
+    }
+
+    /// `p99 -38.0 us (-27 %) [-52.0, -21.0]`.
+    pub fn text(&self) -> String {
+        let us = |ns: i64| ns as f64 / 1e3;
+        format!(
+            "{} {:+.1} us ({:+.0} %) [{:.1}, {:.1}]",
+            self.metric.name(),
+            us(self.shift_ns),
+            (self.ratio - 1.0) * 100.0,
+            us(self.low_ns),
+            us(self.high_ns)
+        )
+    }
+
+    /// `noise 9.0 us`.
+    pub fn noise_text(&self) -> String {
+        format!("noise {:.1} us", self.noise_ns as f64 / 1e3)
+    }
+}
 
 /// The change of `metric` from the applied and undone rounds.
 pub(super) fn change(rounds: &[Round], metric: Metric, noise_ns: u64) -> Change {
