@@ -106,7 +106,7 @@ fn render(h: &mut String, id: &str, label: &str, r: &TuneResult) {
         h.push_str(
             "<table class=\"tune-effects\"><tr><th>#</th><th class=\"l\">knob</th>\
              <th class=\"l\">verdict</th><th>p99 µs</th><th>p99.9 µs</th><th>max µs</th>\
-             <th>noise µs</th><th>confidence</th><th>rounds</th><th class=\"l\" style=\"min-width:22em\">why</th></tr>\n",
+             <th>noise µs</th><th>confidence</th><th>rounds</th></tr>\n",
         );
     } else {
         h.push_str("<p>No fix was measured.</p>\n");
@@ -126,7 +126,8 @@ fn render(h: &mut String, id: &str, label: &str, r: &TuneResult) {
         let _ = writeln!(
             h,
             "<tr><td>{}</td><td class=\"l\"><code>{}</code></td><td class=\"l\">{}</td>{}{}{}\
-             <td>{}</td><td>{:.1} %</td><td>{} + {}</td><td class=\"l wrap\">{}</td></tr>",
+             <td>{}</td><td>{:.1} %</td><td>{} + {}</td></tr>\n\
+             <tr class=\"why\"><td></td><td class=\"l wrap\" colspan=\"8\"><i>{}</i></td></tr>",
             i + 1,
             escape(&f.fix.knob.to_string()),
             outcome_badge(&f.outcome),

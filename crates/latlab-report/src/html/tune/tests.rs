@@ -72,19 +72,23 @@ fn the_section_is_well_formed_and_names_each_verdict_with_its_interval() {
     let html = section(&sample_tune());
     assert!(balanced(&html) > 100);
     assert!(!html.contains("NaN") && !html.contains("inf"), "{html}");
-    let row = html
-        .lines()
-        .find(|l| l.contains("<code>/proc/irq/24/smp_affinity_list</code>") && l.contains("µs"))
-        .or_else(|| {
-            html.lines()
-                .find(|l| l.contains("/proc/irq/24") && l.contains("[-43.0, -33.0]"))
-        })
+    let mut lines = html.lines();
+    let row = lines
+        .find(|l| l.contains("/proc/irq/24") && l.contains("[-43.0, -33.0]"))
         .expect(&html);
+    let why = lines.next().unwrap();
+    assert!(
+        why.contains("<i>p99 -38.5 us (-38 %) [-43.0, -33.0] vs noise 3.5 us: kept</i>"),
+        "{why}"
+    );
     assert!(
         row.contains("<span class=\"badge pass\">kept</span>"),
         "{row}"
     );
-    assert!(row.contains("<td>-38.5 [-43.0, -33.0]</td>"), "{row}");
+    assert!(
+        row.contains("<td>-38.5 [-43.0, -33.0]</td><td>-77.0 [-86.0, -66.0]</td>"),
+        "{row}"
+    );
     assert!(row.contains("<td>97.1 %</td><td>4 + 4</td>"), "{row}");
     assert!(html.contains("<span class=\"badge fail\">dropped</span>"));
     assert!(html.contains("within noise 3.5 us: dropped"));
