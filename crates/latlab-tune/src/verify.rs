@@ -45,6 +45,10 @@ pub use shift::{confidence, Change};
 /// The confidence an interval must reach for a fix to be kept.
 pub const CONFIDENCE: f64 = 0.95;
 
+/// The fewest rounds a side whose interval reaches [`CONFIDENCE`]: the
+/// least `--rounds` worth asking for.
+pub const MIN_ROUNDS: u32 = 4;
+
 /// One verification round: a run with the fix applied or undone.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Round {
@@ -233,9 +237,8 @@ pub fn effect_on(rounds: &[Round], noise: &Noise, metric: Metric) -> Effect {
             format!("{applied} rounds applied, {undone} undone: not measured"),
         )
     } else if main.confidence < CONFIDENCE {
-        let needed = (1..).find(|&n| confidence(n, n) >= CONFIDENCE).unwrap_or(4);
         (false, format!(
-            "{} ({:.0} %) vs {}: too few rounds ({applied} applied, {undone} undone) for a 95 % interval, {needed} of each needed: not kept",
+            "{} ({:.0} %) vs {}: too few rounds ({applied} applied, {undone} undone) for a 95 % interval, {MIN_ROUNDS} of each needed: not kept",
             main.text(), main.confidence * 100.0, main.noise_text()
         ))
     } else if let Some(w) = worse.filter(|_| main.better()) {

@@ -194,6 +194,8 @@ fn a_worse_fix_is_named_worse_and_the_interval_narrows_with_rounds() {
     assert!(e.p99.low_ns > 36_000 && e.p99.high_ns < 44_000, "{e:?}");
     assert!(confidence(5, 5) >= CONFIDENCE && confidence(5, 5) < confidence(4, 4));
     assert!(confidence(3, 3) < CONFIDENCE && confidence(4, 3) < CONFIDENCE);
+    let min = MIN_ROUNDS as usize;
+    assert!(confidence(min, min) >= CONFIDENCE && confidence(min - 1, min - 1) < CONFIDENCE);
 }
 
 /// Simulated fixes: rounds whose p99 scatter around 100 µs (±12 µs,
