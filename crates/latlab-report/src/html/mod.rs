@@ -18,7 +18,7 @@
 //! (results set against the first); then one file per document kind, each
 //! implementing [`HtmlSection`](crate::formats::HtmlSection) for its kind
 //! ([`run`] with [`split`] and [`system`], [`respond`], [`lockbench`],
-//! [`simulation`], [`explain`], [`load`], [`watch`], [`peer`]); the plots
+//! [`simulation`], [`explain`], [`load`], [`watch`], [`tune`], [`peer`]); the plots
 //! are built in [`mod@plots`] and drawn by [`svg`].
 
 mod badge;
@@ -39,6 +39,7 @@ pub mod simulation;
 pub mod split;
 pub mod svg;
 pub mod system;
+pub mod tune;
 pub mod watch;
 
 pub use entry::{auto_labels, load_name, Entry};

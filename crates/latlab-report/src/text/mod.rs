@@ -5,7 +5,8 @@
 //! respond shares), [`run_summary`] (what `latlab run` prints at each
 //! verbosity), [`respond`], [`lockbench`], [`simulation`], [`explain`] (with
 //! [`causes`] and [`agreement`]),
-//! [`load`], [`watch`] and [`peer`] (a peer tool's result read by latlab).
+//! [`load`], [`watch`], [`tune`] and [`peer`] (a peer tool's result read by
+//! latlab).
 //! The commands' live lines and summaries: [`live`] (run, respond, load),
 //! [`record`] (record's summary).
 
@@ -22,6 +23,7 @@ pub mod respond;
 pub mod run;
 pub mod run_summary;
 pub mod simulation;
+pub mod tune;
 pub mod watch;
 
 use latlab_document::{
