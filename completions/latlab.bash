@@ -58,6 +58,9 @@ _latlab() {
             latlab,serve)
                 cmd="latlab__subcmd__serve"
                 ;;
+            latlab,tune)
+                cmd="latlab__subcmd__tune"
+                ;;
             latlab,watch)
                 cmd="latlab__subcmd__watch"
                 ;;
@@ -103,6 +106,9 @@ _latlab() {
             latlab__subcmd__help,serve)
                 cmd="latlab__subcmd__help__subcmd__serve"
                 ;;
+            latlab__subcmd__help,tune)
+                cmd="latlab__subcmd__help__subcmd__tune"
+                ;;
             latlab__subcmd__help,watch)
                 cmd="latlab__subcmd__help__subcmd__watch"
                 ;;
@@ -113,7 +119,7 @@ _latlab() {
 
     case "${cmd}" in
         latlab)
-            opts="-h -V --help --version run dump explain load lockbench record report history compare scenario respond push serve watch help"
+            opts="-h -V --help --version run dump explain load lockbench record report history compare scenario respond push serve watch tune help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -241,7 +247,7 @@ _latlab() {
             return 0
             ;;
         latlab__subcmd__help)
-            opts="run dump explain load lockbench record report history compare scenario respond push serve watch help"
+            opts="run dump explain load lockbench record report history compare scenario respond push serve watch tune help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -437,6 +443,20 @@ _latlab() {
             return 0
             ;;
         latlab__subcmd__help__subcmd__serve)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latlab__subcmd__help__subcmd__tune)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1134,6 +1154,64 @@ _latlab() {
                     return 0
                     ;;
                 --db-connections)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latlab__subcmd__tune)
+            opts="-h -V --cpus --load --deadline --duration --round --rounds --priority --isolate --plan --keep --restore --export --json --html --out --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --cpus)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --load)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --deadline)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --round)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rounds)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --priority)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --export)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --html)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --out)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -325,6 +325,7 @@ impl Document {
             | Document::Simulation(_)
             | Document::Explain(_)
             | Document::Load(_)
+            | Document::Tune(_)
             | Document::Other { .. } => Vec::new(),
         }
     }

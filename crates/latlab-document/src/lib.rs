@@ -7,7 +7,7 @@
 //! `latlab.respond` (latlab-respond), `latlab.lockbench` and
 //! `latlab.lockbench-simulation` (latlab-lock), `latlab.explain`
 //! (latlab-explain), `latlab.load` (latlab-load), `latlab.watch`
-//! (latlab-watch), and `latlab.peer` (latlab-peers: another tool's result
+//! (latlab-watch), `latlab.tune` (latlab-tune), and `latlab.peer` (latlab-peers: another tool's result
 //! file, read). This crate adds what
 //! needs all of them: the run document, the dispatch on `schema` used by
 //! `latlab report`, `compare`, `history` and `scenario`, the one reader of
@@ -46,6 +46,7 @@ pub use latlab_load::LoadDocument;
 pub use latlab_lock::document::{BenchReport, SimReport};
 pub use latlab_peers::PeerDocument;
 pub use latlab_respond::result::RespondResult;
+pub use latlab_tune::result::TuneResult;
 pub use latlab_watch::WatchDocument;
 pub use run::RunDocument;
 
@@ -66,6 +67,8 @@ pub enum Document {
     Load(Box<LoadDocument>),
     /// `latlab.watch`: the wake-ups of running tasks, watched in the kernel.
     Watch(Box<WatchDocument>),
+    /// `latlab.tune`: fixes applied, verified side by side, kept or dropped.
+    Tune(Box<TuneResult>),
     /// `latlab.peer`: a peer tool's result file (cyclictest, rt-tests, rtla).
     Peer(Box<PeerDocument>),
     /// Any other schema (a newer latlab's, another tool's): kept as JSON.
@@ -79,7 +82,7 @@ pub enum Document {
 
 /// Every kind of document latlab writes: schema name and a one-line
 /// description, in the order of [`schemas`].
-pub const KINDS: [(&str, &str); 8] = [
+pub const KINDS: [(&str, &str); 9] = [
     ("latlab.run", "a latency measurement (`latlab run`)"),
     (
         "latlab.respond",
@@ -104,6 +107,10 @@ pub const KINDS: [(&str, &str); 8] = [
     (
         "latlab.watch",
         "the wake-ups of running tasks watched in the kernel (`latlab watch --json`)",
+    ),
+    (
+        "latlab.tune",
+        "fixes applied, verified side by side, kept or dropped (`latlab tune --json`)",
     ),
     (
         "latlab.peer",
@@ -197,6 +204,7 @@ impl Document {
             "latlab.explain" => Document::Explain(Box::new(serde_json::from_value(value)?)),
             "latlab.load" => Document::Load(Box::new(serde_json::from_value(value)?)),
             "latlab.watch" => Document::Watch(Box::new(serde_json::from_value(value)?)),
+            "latlab.tune" => Document::Tune(Box::new(serde_json::from_value(value)?)),
             "latlab.peer" => Document::Peer(Box::new(serde_json::from_value(value)?)),
             // An rt-tests file stored as it was (by a latlab that did not
             // read them): read now, with the id of its JSON's text.
@@ -221,6 +229,7 @@ impl Document {
             Document::Explain(d) => &d.envelope.schema,
             Document::Load(d) => &d.envelope.schema,
             Document::Watch(d) => &d.envelope.schema,
+            Document::Tune(d) => &d.envelope.schema,
             Document::Peer(d) => &d.envelope.schema,
             Document::Other { schema, .. } => schema,
         }
@@ -239,6 +248,7 @@ impl Document {
             Document::Explain(d) => d.envelope.id.clone(),
             Document::Load(d) => d.envelope.id.clone(),
             Document::Watch(d) => d.envelope.id.clone(),
+            Document::Tune(d) => d.envelope.id.clone(),
             Document::Peer(d) => d.envelope.id.clone(),
             Document::Other { value, .. } => {
                 value.get("id").and_then(Value::as_str).map(str::to_string)
@@ -257,6 +267,7 @@ impl Document {
             Document::Explain(d) => serde_json::to_value(d),
             Document::Load(d) => serde_json::to_value(d),
             Document::Watch(d) => serde_json::to_value(d),
+            Document::Tune(d) => serde_json::to_value(d),
             Document::Peer(d) => serde_json::to_value(d),
             Document::Other { value, .. } => Ok(value.clone()),
         }
@@ -281,6 +292,7 @@ impl Serialize for Document {
             Document::Explain(d) => d.serialize(serializer),
             Document::Load(d) => d.serialize(serializer),
             Document::Watch(d) => d.serialize(serializer),
+            Document::Tune(d) => d.serialize(serializer),
             Document::Peer(d) => d.serialize(serializer),
             Document::Other { value, .. } => value.serialize(serializer),
         }
@@ -322,6 +334,7 @@ pub fn schemas() -> Vec<(&'static str, schemars::Schema)> {
             "latlab.lockbench-simulation" => schemars::schema_for!(SimReport),
             "latlab.explain" => schemars::schema_for!(ExplainDocument),
             "latlab.watch" => schemars::schema_for!(WatchDocument),
+            "latlab.tune" => schemars::schema_for!(TuneResult),
             "latlab.peer" => schemars::schema_for!(PeerDocument),
             _ => schemars::schema_for!(LoadDocument),
         };

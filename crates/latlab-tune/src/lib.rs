@@ -21,6 +21,7 @@ pub mod partition;
 pub mod plan;
 pub mod result;
 pub mod rounds;
+pub mod session;
 
 pub mod snapshot;
 pub mod verify;

@@ -128,6 +128,10 @@ pub struct CauseFixes {
 pub struct PlannedFix {
     /// The fix (knob, value, why, refused).
     pub fix: Fix,
+    /// The group it was verified in (`IRQ affinity off the RT CPUs`): the
+    /// fixes of a group are applied and undone together, one effect for all.
+    #[serde(default)]
+    pub group: String,
     /// The knob's value before tune (absent where it could not be read).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub current: Option<String>,

@@ -5,8 +5,6 @@
 
 use std::path::PathBuf;
 
-use latlab_fix::Knob;
-
 use crate::journal::Journal;
 use crate::plan::{self, Plan, SystemView};
 use crate::result::{BootLine, Ending, Figures, Outcome, PlannedFix, TuneResult, TuneSettings};
@@ -55,26 +53,48 @@ pub struct Planned {
 }
 
 /// Measures the baseline (with its trace explained) and plans.
-pub fn baseline_and_plan(req: &Request, sys: &SystemView, say: Progress) -> anyhow::Result<Planned> {
+pub fn baseline_and_plan(
+    req: &Request,
+    sys: &SystemView,
+    say: Progress,
+) -> anyhow::Result<Planned> {
     say(&format!(
         "baseline: latlab {}",
         req.measure
-            .args(req.baseline_ns, true, &req.measure.dir.join("baseline.json"))
+            .args(
+                req.baseline_ns,
+                true,
+                &req.measure.dir.join("baseline.json")
+            )
             .join(" ")
     ));
     let baseline = req.measure.run("baseline", req.baseline_ns, true, None)?;
     say(&format!("baseline: {}", figures_line(&baseline.figures)));
-    let plan = plan::plan(&baseline.causes, sys, &req.rt, req.measure.priority, req.isolate);
+    let plan = plan::plan(
+        &baseline.causes,
+        sys,
+        &req.rt,
+        req.measure.priority,
+        req.isolate,
+    );
     let mut fixes = Vec::new();
-    for fix in plan.groups.iter().flat_map(|g| &g.fixes).chain(&plan.refused) {
+    let grouped = plan
+        .groups
+        .iter()
+        .flat_map(|g| g.fixes.iter().map(move |f| (g.name.as_str(), f)));
+    let refused = plan.refused.iter().map(|f| ("refused", f));
+    for (group, fix) in grouped.chain(refused) {
         let proposed = fix.value.resolve(&req.rt, &req.housekeeping);
         let current = knobs::read(&fix.knob).ok();
         let outcome = match (&fix.refused, &current) {
-            (Some(reason), _) => Outcome::Skipped { reason: reason.clone() },
+            (Some(reason), _) => Outcome::Skipped {
+                reason: reason.clone(),
+            },
             (None, Some(now)) if *now == proposed => Outcome::AlreadySet,
             _ => Outcome::Proposed,
         };
         fixes.push(PlannedFix {
+            group: group.to_string(),
             takes: fix.knob.takes(),
             cost: fix.cost(),
             fix: fix.clone(),
@@ -83,7 +103,11 @@ pub fn baseline_and_plan(req: &Request, sys: &SystemView, say: Progress) -> anyh
             outcome,
         });
     }
-    Ok(Planned { baseline, plan, fixes })
+    Ok(Planned {
+        baseline,
+        plan,
+        fixes,
+    })
 }
 
 /// Applies, verifies and keeps or drops each group of `planned`, then the
@@ -100,7 +124,9 @@ pub fn verify_and_end(
     let (after, partition) = match &outcome {
         Ok(()) if !latlab_rt::stop::requested() && kept(planned) > 0 => {
             say("after: every kept fix applied");
-            let after = req.measure.run("after", req.baseline_ns, false, procs().as_deref());
+            let after = req
+                .measure
+                .run("after", req.baseline_ns, false, procs().as_deref());
             let kind = partition::find().map(|p| p.kind());
             match after {
                 Ok(m) => {
@@ -121,7 +147,11 @@ pub fn verify_and_end(
 }
 
 fn kept(planned: &Planned) -> usize {
-    planned.fixes.iter().filter(|f| matches!(f.outcome, Outcome::Kept { .. })).count()
+    planned
+        .fixes
+        .iter()
+        .filter(|f| matches!(f.outcome, Outcome::Kept { .. }))
+        .count()
 }
 
 /// The procs file of tune's isolated partition, when one is applied.
@@ -129,16 +159,26 @@ fn procs() -> Option<PathBuf> {
     partition::find().map(|p| p.procs_file())
 }
 
-fn verify_groups(req: &Request, planned: &mut Planned, journal: &mut Journal, say: Progress) -> anyhow::Result<()> {
+fn verify_groups(
+    req: &Request,
+    planned: &mut Planned,
+    journal: &mut Journal,
+    say: Progress,
+) -> anyhow::Result<()> {
     say(&format!("noise: {} identical rounds", 2 * req.pairs));
     let mut same = Vec::new();
     for i in 0..2 * req.pairs {
         if latlab_rt::stop::requested() {
             return Ok(());
         }
-        let m = req.measure.run(&format!("noise-{}", i + 1), req.round_ns, false, None)?;
+        let m = req
+            .measure
+            .run(&format!("noise-{}", i + 1), req.round_ns, false, None)?;
         say(&format!("  round {}: {}", i + 1, figures_line(&m.figures)));
-        same.push(Round { applied: false, figures: m.figures });
+        same.push(Round {
+            applied: false,
+            figures: m.figures,
+        });
     }
     let noise = verify::noise(&same);
     let groups = planned.plan.groups.clone();
@@ -153,7 +193,13 @@ fn verify_groups(req: &Request, planned: &mut Planned, journal: &mut Journal, sa
         if members.is_empty() {
             continue;
         }
-        say(&format!("fix {}/{}: {} ({} knobs)", g + 1, groups.len(), group.name, members.len()));
+        say(&format!(
+            "fix {}/{}: {} ({} knobs)",
+            g + 1,
+            groups.len(),
+            group.name,
+            members.len()
+        ));
         let mut rounds = Vec::new();
         for (r, applied) in verify::schedule(req.pairs).into_iter().enumerate() {
             if latlab_rt::stop::requested() {
@@ -175,7 +221,10 @@ fn verify_groups(req: &Request, planned: &mut Planned, journal: &mut Journal, sa
                 if applied { "applied" } else { "undone" },
                 figures_line(&m.figures)
             ));
-            rounds.push(Round { applied, figures: m.figures });
+            rounds.push(Round {
+                applied,
+                figures: m.figures,
+            });
         }
         if members.is_empty() {
             continue;
@@ -188,14 +237,18 @@ fn verify_groups(req: &Request, planned: &mut Planned, journal: &mut Journal, sa
             return Ok(());
         }
         let effect = verify::effect(&rounds, &noise);
-        let keep = effect.kept();
-        say(&format!("  {}: {}", group.name, effect.sentence()));
+        let keep = effect.kept;
+        say(&format!("  {}: {}", group.name, effect.why));
         set(planned, &mut members, journal, keep, say);
         for &i in &members {
             planned.fixes[i].outcome = if keep {
-                Outcome::Kept { effect: effect.clone() }
+                Outcome::Kept {
+                    effect: effect.clone(),
+                }
             } else {
-                Outcome::Dropped { effect: effect.clone() }
+                Outcome::Dropped {
+                    effect: effect.clone(),
+                }
             };
         }
     }
@@ -204,7 +257,13 @@ fn verify_groups(req: &Request, planned: &mut Planned, journal: &mut Journal, sa
 
 /// Applies (or undoes) every fix of a group; one the kernel refuses is
 /// skipped with the reason, and leaves the group.
-fn set(planned: &mut Planned, members: &mut Vec<usize>, journal: &mut Journal, applied: bool, say: Progress) {
+fn set(
+    planned: &mut Planned,
+    members: &mut Vec<usize>,
+    journal: &mut Journal,
+    applied: bool,
+    say: Progress,
+) {
     members.retain(|&i| {
         let f = &mut planned.fixes[i];
         let result = if applied {
@@ -216,7 +275,9 @@ fn set(planned: &mut Planned, members: &mut Vec<usize>, journal: &mut Journal, a
             Ok(()) => true,
             Err(e) => {
                 say(&format!("  skipped {}: {e}", f.fix.knob));
-                f.outcome = Outcome::Skipped { reason: e.to_string() };
+                f.outcome = Outcome::Skipped {
+                    reason: e.to_string(),
+                };
                 false
             }
         }
@@ -233,11 +294,19 @@ fn end(journal: Journal, keep: bool, say: Progress) -> Ending {
                      reboot",
                     entries.len()
                 ));
-                Ending { kept: entries.len() as u32, ..Ending::default() }
+                Ending {
+                    kept: entries.len() as u32,
+                    ..Ending::default()
+                }
             }
             Err(e) => {
-                say(&format!("--keep: {e}; the changes stay, and so does the restore file"));
-                Ending { kept: 0, ..Ending::default() }
+                say(&format!(
+                    "--keep: {e}; the changes stay, and so does the restore file"
+                ));
+                Ending {
+                    kept: 0,
+                    ..Ending::default()
+                }
             }
         };
     }
@@ -323,9 +392,4 @@ pub fn result(
         partition,
         ending,
     }
-}
-
-#[allow(dead_code)]
-fn knob_is_runtime(knob: &Knob) -> bool {
-    knob.takes() == latlab_fix::Takes::Runtime
 }

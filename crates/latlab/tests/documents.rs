@@ -28,7 +28,7 @@ fn fixtures() -> PathBuf {
 }
 
 /// Every JSON fixture with the schema it must read as.
-const FIXTURES: [(&str, &str); 11] = [
+const FIXTURES: [(&str, &str); 12] = [
     ("run-plain.json", "latlab.run"),
     ("run-split.json", "latlab.run"),
     ("run-load.json", "latlab.run"),
@@ -40,6 +40,7 @@ const FIXTURES: [(&str, &str); 11] = [
     ("load.json", "latlab.load"),
     ("watch.json", "latlab.watch"),
     ("peer-cyclictest.json", "latlab.peer"),
+    ("tune.json", "latlab.tune"),
 ];
 
 fn read_json(name: &str) -> Value {
@@ -60,6 +61,7 @@ fn variant(document: &Document) -> &'static str {
         Document::Explain(_) => "latlab.explain",
         Document::Load(_) => "latlab.load",
         Document::Watch(_) => "latlab.watch",
+        Document::Tune(_) => "latlab.tune",
         Document::Peer(_) => "latlab.peer",
         Document::Other { .. } => "other",
     }
@@ -280,6 +282,13 @@ fn every_fixture_renders_in_every_format_that_fits_its_kind() {
             Document::Watch(_) => {
                 assert!(text.contains("latlab watch: command `cyclictest"), "{text}");
                 assert!(text.contains("causes, ranked"), "{text}");
+            }
+            Document::Tune(_) => {
+                assert!(text.contains("latlab tune: real-time CPUs 1"), "{text}");
+                assert!(
+                    text.contains("DROPPED #2 isolated cpuset partition"),
+                    "{text}"
+                );
             }
             Document::Peer(_) => {
                 assert!(text.contains("cyclictest 2.40, read from"), "{text}");

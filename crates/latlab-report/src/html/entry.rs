@@ -58,6 +58,9 @@ pub fn auto_labels(documents: &[Document]) -> Vec<String> {
             (Document::Explain(_), _) => "explain".into(),
             (Document::Load(load), _) => format!("load {}", load.report.name()),
             (Document::Watch(w), _) => format!("watch {}", w.settings.selection),
+            (Document::Tune(t), _) => {
+                format!("tune CPUs {}", latlab_fix::cpu_list(&t.settings.cpus))
+            }
             (Document::Other { schema, .. }, _) => schema.clone(),
             _ => String::new(),
         })

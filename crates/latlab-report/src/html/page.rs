@@ -136,6 +136,7 @@ fn section_of(document: &Document) -> Option<&dyn HtmlSection> {
         Document::Explain(d) => Some(d.as_ref()),
         Document::Load(d) => Some(d.as_ref()),
         Document::Watch(d) => Some(d.as_ref()),
+        Document::Tune(d) => Some(d.as_ref()),
         Document::Peer(d) => Some(d.as_ref()),
         Document::Other { .. } => None,
     }

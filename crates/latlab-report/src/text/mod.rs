@@ -111,6 +111,7 @@ impl TerminalText for Document {
             Document::Explain(d) => d.terminal_text(),
             Document::Load(d) => d.terminal_text(),
             Document::Watch(d) => d.terminal_text(),
+            Document::Tune(d) => d.terminal_text(),
             Document::Peer(d) => d.terminal_text(),
             Document::Other { value, .. } => {
                 serde_json::to_string_pretty(value).unwrap_or_default() + "\n"

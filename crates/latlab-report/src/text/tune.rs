@@ -143,6 +143,25 @@ fn figure_header() -> Vec<String> {
     .to_vec()
 }
 
+/// `#3, #5-#9` for fix numbers.
+fn numbers(members: &[usize]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < members.len() {
+        let start = members[i];
+        while i + 1 < members.len() && members[i + 1] == members[i] + 1 {
+            i += 1;
+        }
+        parts.push(if members[i] == start {
+            format!("#{start}")
+        } else {
+            format!("#{start}-#{}", members[i])
+        });
+        i += 1;
+    }
+    parts.join(", ")
+}
+
 /// The text `latlab tune` prints at its end and `latlab report` shows.
 pub fn text(r: &TuneResult) -> String {
     let mut o = String::new();
@@ -207,13 +226,31 @@ pub fn text(r: &TuneResult) -> String {
             .collect();
         let _ = writeln!(o, "  noise between identical rounds: {}", noise.join(", "));
     }
+    let mut groups_said: Vec<&str> = Vec::new();
     for (i, f) in r.fixes.iter().enumerate() {
         let n = i + 1;
         match (&f.outcome, effect_of(f)) {
+            (_, Some(_)) if groups_said.contains(&f.group.as_str()) => {}
             (_, Some(e)) => {
+                // One effect per group: its fixes were applied and undone together.
+                let members: Vec<usize> = (0..r.fixes.len())
+                    .filter(|&j| r.fixes[j].group == f.group && effect_of(&r.fixes[j]).is_some())
+                    .map(|j| j + 1)
+                    .collect();
+                let what = if members.len() == 1 {
+                    format!("#{n} {}", f.fix.knob)
+                } else {
+                    format!(
+                        "{} ({} knobs: {})",
+                        f.group,
+                        members.len(),
+                        numbers(&members)
+                    )
+                };
+                groups_said.push(&f.group);
                 let verdict = if e.kept { "KEPT" } else { "DROPPED" };
-                let _ = writeln!(o, "  #{n} {verdict:<7} {}: {}", f.fix.knob, e.why);
-                let _ = writeln!(o, "     {}", effect_detail(e));
+                let _ = writeln!(o, "  {verdict:<7} {what}: {}", e.why);
+                let _ = writeln!(o, "          {}", effect_detail(e));
             }
             (Outcome::Skipped { reason }, _) => {
                 let _ = writeln!(o, "  #{n} skipped {}: {reason}", f.fix.knob);

@@ -137,13 +137,11 @@ pub fn plan(
         for need in boot {
             add_need(&mut plan.boot, need, &row.description);
         }
-        if !fixes.is_empty() {
-            plan.causes.push(CauseFixes {
-                cause: row.description.clone(),
-                share: row.share,
-                fixes,
-            });
-        }
+        plan.causes.push(CauseFixes {
+            cause: row.description.clone(),
+            share: row.share,
+            fixes,
+        });
     }
     let mut all: Vec<Fix> = plan.causes.iter().flat_map(|c| c.fixes.clone()).collect();
     if isolate {

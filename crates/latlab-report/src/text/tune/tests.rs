@@ -41,6 +41,7 @@ fn rounds(undone: [u64; 4], applied: [u64; 4]) -> Vec<Round> {
 /// A fix of the plan.
 fn planned(fix: Fix, current: Option<&str>, proposed: &str, outcome: Outcome) -> PlannedFix {
     PlannedFix {
+        group: fix.knob.to_string(),
         takes: fix.knob.takes(),
         cost: fix.cost(),
         current: current.map(String::from),
@@ -160,10 +161,10 @@ fn the_summary_names_the_kept_and_the_dropped_with_their_intervals() {
     let r = sample_tune();
     let t = text(&r);
     assert!(
-        t.contains("#1 KEPT    /proc/irq/24/smp_affinity_list: p99 -38.5 us (-38 %) [-43.0, -33.0] vs noise 3.5 us: kept"),
+        t.contains("KEPT    #1 /proc/irq/24/smp_affinity_list: p99 -38.5 us (-38 %) [-43.0, -33.0] vs noise 3.5 us: kept"),
         "{t}"
     );
-    let dropped = t.lines().find(|l| l.contains("#2 DROPPED")).expect(&t);
+    let dropped = t.lines().find(|l| l.contains("DROPPED #2")).expect(&t);
     assert!(
         dropped.ends_with("within noise 3.5 us: dropped"),
         "{dropped}"
@@ -279,4 +280,23 @@ fn the_sample_reads_back_from_its_json_with_every_effect() {
     assert_eq!(kept["outcome"], "kept");
     assert_eq!(kept["effect"]["p99"]["shift_ns"], -38_500);
     assert_eq!(kept["effect"]["rounds"].as_array().unwrap().len(), 8);
+}
+
+#[test]
+fn a_group_verified_together_reads_as_one_effect() {
+    let mut r = sample_tune();
+    let mut second = r.fixes[0].clone();
+    second.fix.knob = Knob::IrqAffinity { irq: 25 };
+    r.fixes.insert(1, second);
+    for f in &mut r.fixes[..2] {
+        f.group = "IRQ affinity off the RT CPUs".into();
+    }
+    let t = text(&r);
+    let kept: Vec<&str> = t.lines().filter(|l| l.starts_with("  KEPT")).collect();
+    assert_eq!(kept.len(), 1, "{t}");
+    assert!(
+        kept[0]
+            .starts_with("  KEPT    IRQ affinity off the RT CPUs (2 knobs: #1-#2): p99 -38.5 us"),
+        "{t}"
+    );
 }
