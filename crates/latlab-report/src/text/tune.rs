@@ -275,6 +275,23 @@ pub fn text(r: &TuneResult) -> String {
             1,
         );
     }
+    if let Some(deadline) = s.deadline_ns {
+        let _ = writeln!(o, "\nDeadline {}", format_ns(deadline));
+        let runs = [("before", Some(&r.baseline)), ("after", r.after.as_ref())];
+        for (name, f) in runs.into_iter().filter_map(|(n, f)| Some((n, f?))) {
+            let verdict = if f.max_ns <= deadline && f.missed == 0 {
+                "met"
+            } else {
+                "MISSED"
+            };
+            let _ = writeln!(
+                o,
+                "  {name:<7} {verdict}: max {}, {} missed",
+                format_ns(f.max_ns),
+                f.missed
+            );
+        }
+    }
     let _ = writeln!(o);
     for line in ending_lines(r) {
         let _ = writeln!(o, "{line}");
@@ -328,19 +345,25 @@ pub fn ending_lines(r: &TuneResult) -> Vec<String> {
     if e.stopped {
         out.push("Stopped before the end.".to_string());
     }
-    out.push(format!(
-        "{kept} fix{} kept, {} dropped. Restored {} knob{}; left {} changed{}.",
-        if kept == 1 { "" } else { "es" },
-        count(false),
-        e.restored,
-        if e.restored == 1 { "" } else { "s" },
-        e.kept,
-        if e.kept > 0 {
-            " (--keep): `latlab tune --restore` undoes them"
-        } else {
-            ""
-        }
-    ));
+    let fixes = |n: usize| format!("{n} fix{}", if n == 1 { "" } else { "es" });
+    let head = format!("{} kept, {} dropped.", fixes(kept), count(false));
+    out.push(if r.settings.plan_only {
+        format!("{head} --plan: nothing was changed.")
+    } else if e.kept > 0 {
+        format!(
+            "{head} {} knob{} left changed (--keep): undo them by hand, or reboot (runtime \
+             changes do not survive one).",
+            e.kept,
+            if e.kept == 1 { "" } else { "s" }
+        )
+    } else {
+        format!(
+            "{head} Each dropped fix was undone after its rounds; {} knob{} restored at the \
+             end; nothing left changed.",
+            e.restored,
+            if e.restored == 1 { "" } else { "s" }
+        )
+    });
     if let Some(p) = &r.partition {
         out.push(format!("Isolated partition: {p}."));
     }

@@ -98,7 +98,7 @@ fn the_section_is_well_formed_and_names_each_verdict_with_its_interval() {
     // The boot line, escaped.
     assert!(html.contains("setenv bootargs &quot;${bootargs} nohz_full=1 preempt=full&quot;"));
     assert!(html.contains("<td class=\"l\"><code>preempt=full</code></td>"));
-    assert!(html.contains("<p>1 fix kept, 1 dropped. Restored 2 knobs; left 0 changed.</p>"));
+    assert!(html.contains("<p>1 fix kept, 1 dropped. Each dropped fix was undone after its rounds; 2 knobs restored at the end; nothing left changed.</p>"));
     assert!(html.contains("<ul class=\"warn\"><li>the load&#39;s io ran on tmpfs</li></ul>"));
 }
 

@@ -184,7 +184,7 @@ fn the_summary_names_the_kept_and_the_dropped_with_their_intervals() {
     // A boot-time fix is in the plan, not among the measured.
     assert!(!t.contains("#4 proposed"), "{t}");
     assert!(
-        t.contains("1 fix kept, 1 dropped. Restored 2 knobs; left 0 changed."),
+        t.contains("1 fix kept, 1 dropped. Each dropped fix was undone after its rounds; 2 knobs restored at the end; nothing left changed."),
         "{t}"
     );
     assert!(t.contains("warning: the load's io ran on tmpfs"), "{t}");
@@ -280,6 +280,17 @@ fn the_sample_reads_back_from_its_json_with_every_effect() {
     assert_eq!(kept["outcome"], "kept");
     assert_eq!(kept["effect"]["p99"]["shift_ns"], -38_500);
     assert_eq!(kept["effect"]["rounds"].as_array().unwrap().len(), 8);
+}
+
+#[test]
+fn a_deadline_is_met_or_missed_before_and_after() {
+    let t = text(&sample_tune());
+    let lines: Vec<&str> = t
+        .lines()
+        .skip_while(|l| !l.starts_with("Deadline 100 us"))
+        .collect();
+    assert!(lines.len() >= 3, "{t}");
+    assert!(lines[1].starts_with("  before  MISSED: max 1.9"), "{t}");
 }
 
 #[test]
