@@ -51,20 +51,14 @@ impl Scratch {
         command
     }
 
-    /// `latlab tune --cpus 1` with short rounds, and `extra`.
+    /// `latlab tune --cpus 1` with short runs (`--round 1s` unless `extra`
+    /// gives one), and `extra`.
     fn tune(&self, extra: &[&str]) -> Command {
         let mut command = self.latlab();
-        command.args([
-            "tune",
-            "--cpus",
-            "1",
-            "--load",
-            "none",
-            "--duration",
-            "2s",
-            "--round",
-            "1s",
-        ]);
+        command.args(["tune", "--cpus", "1", "--load", "none", "--duration", "2s"]);
+        if !extra.contains(&"--round") {
+            command.args(["--round", "1s"]);
+        }
         command.arg("--out").arg(self.path("runs"));
         command.args(extra);
         command
@@ -203,19 +197,31 @@ fn plan_measures_and_changes_nothing() {
 
 /// Starts a tune and waits until it has changed at least `knobs` knobs.
 fn started_tune(s: &Scratch, knobs: usize) -> std::process::Child {
-    let child = s
+    let stderr = std::fs::File::create(s.path("tune.err")).unwrap();
+    let mut child = s
         .tune(&["--isolate", "--round", "2s", "--json", "tune.json"])
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(stderr)
         .spawn()
         .unwrap();
+    let said = || std::fs::read_to_string(s.path("tune.err")).unwrap_or_default();
     let deadline = Instant::now() + Duration::from_secs(120);
     while s.recorded() < knobs {
-        assert!(
-            Instant::now() < deadline,
-            "the tune changed no knob in 120 s"
-        );
-        std::thread::sleep(Duration::from_millis(50));
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!(
+                "the tune ended ({status}) before it changed {knobs} knobs:\n{}",
+                said()
+            );
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!(
+                "the tune changed {} knobs in 120 s:\n{}",
+                s.recorded(),
+                said()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
     child
 }
