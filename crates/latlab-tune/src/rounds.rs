@@ -95,7 +95,8 @@ impl Measure {
     }
 
     /// Runs `latlab run` for `duration_ns` (with `--explain` when asked),
-    /// its JSON in `dir/name.json`. With `procs` (a cgroup's `cgroup.procs`
+    /// its JSON in `dir/name.json`; `None` when Ctrl-C or SIGTERM stopped
+    /// it (a cut-short round is no round). With `procs` (a cgroup's `cgroup.procs`
     /// or `tasks` file), the child moves itself into that cgroup before it
     /// becomes latlab (writing 0 moves the writer): the real-time CPUs of
     /// an isolated partition are only its tasks'.
@@ -105,7 +106,7 @@ impl Measure {
         duration_ns: u64,
         explain: bool,
         procs: Option<&Path>,
-    ) -> anyhow::Result<Measured> {
+    ) -> anyhow::Result<Option<Measured>> {
         let file = self.dir.join(format!("{name}.json"));
         let _ = std::fs::remove_file(&file);
         let args = self.args(duration_ns, explain, &file);
@@ -148,6 +149,9 @@ impl Measure {
             .with_context(|| format!("starting {}", self.exe.display()))?;
         let status =
             latlab_rt::process::wait_passing_stop(&mut child).context("waiting for latlab run")?;
+        if latlab_rt::stop::requested() {
+            return Ok(None);
+        }
         // 2: a requirement missed (none is given); 3: suspect, said in its file.
         if !matches!(status.code(), Some(0 | 2 | 3)) {
             bail!(
@@ -155,7 +159,7 @@ impl Measure {
                 args.join(" ")
             );
         }
-        read(&file)
+        read(&file).map(Some)
     }
 }
 

@@ -68,7 +68,12 @@ pub fn baseline_and_plan(
             )
             .join(" ")
     ));
-    let baseline = req.measure.run("baseline", req.baseline_ns, true, None)?;
+    let baseline = req
+        .measure
+        .run("baseline", req.baseline_ns, true, None)?
+        .ok_or_else(|| {
+            anyhow::anyhow!("stopped during the baseline (Ctrl-C or SIGTERM): nothing was changed")
+        })?;
     say(&format!("baseline: {}", figures_line(&baseline.figures)));
     let plan = plan::plan(
         &baseline.causes,
@@ -129,10 +134,11 @@ pub fn verify_and_end(
                 .run("after", req.baseline_ns, false, procs().as_deref());
             let kind = partition::find().map(|p| p.kind());
             match after {
-                Ok(m) => {
+                Ok(Some(m)) => {
                     say(&format!("after: {}", figures_line(&m.figures)));
                     (Some(m.figures), kind)
                 }
+                Ok(None) => (None, kind),
                 Err(e) => {
                     let ending = end(journal, false, say);
                     return Err(e.context(ending_text(&ending)));
@@ -171,9 +177,12 @@ fn verify_groups(
         if latlab_rt::stop::requested() {
             return Ok(());
         }
-        let m = req
+        let Some(m) = req
             .measure
-            .run(&format!("noise-{}", i + 1), req.round_ns, false, None)?;
+            .run(&format!("noise-{}", i + 1), req.round_ns, false, None)?
+        else {
+            return Ok(());
+        };
         say(&format!("  round {}: {}", i + 1, figures_line(&m.figures)));
         same.push(Round {
             applied: false,
@@ -209,12 +218,15 @@ fn verify_groups(
             if members.is_empty() {
                 break;
             }
-            let m = req.measure.run(
+            let Some(m) = req.measure.run(
                 &format!("fix{}-round{}", g + 1, r + 1),
                 req.round_ns,
                 false,
                 procs().as_deref(),
-            )?;
+            )?
+            else {
+                break;
+            };
             say(&format!(
                 "  round {} ({}): {}",
                 r + 1,

@@ -239,7 +239,11 @@ fn ctrl_c_in_the_middle_restores_every_knob() {
     // SAFETY: kill(2) on our own child.
     unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
     let status = child.wait().unwrap();
-    assert!(status.success(), "a stopped tune ends normally: {status}");
+    assert!(
+        status.success(),
+        "a stopped tune ends normally: {status}\n{}",
+        std::fs::read_to_string(s.path("tune.err")).unwrap_or_default()
+    );
     assert_unchanged(&before, "after Ctrl-C");
     assert!(!s.journal().exists());
     let doc: Value =
