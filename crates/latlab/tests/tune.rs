@@ -59,7 +59,7 @@ impl Scratch {
         if !extra.contains(&"--round") {
             command.args(["--round", "1s"]);
         }
-        command.arg("--out").arg(self.path("runs"));
+        command.arg("--runs-dir").arg(self.path("runs"));
         command.args(extra);
         command
     }
@@ -111,8 +111,18 @@ fn a_whole_tune_restores_every_knob_it_changed() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let s = Scratch::new();
     let before = snapshot();
+    let db = s.path("history.sqlite");
+    let db = db.to_str().unwrap();
     let out = s
-        .tune(&["--isolate", "--json", "tune.json", "--export", "exported"])
+        .tune(&[
+            "--isolate",
+            "--json",
+            "tune.json",
+            "--export",
+            "exported",
+            "--db",
+            db,
+        ])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
@@ -162,6 +172,18 @@ fn a_whole_tune_restores_every_knob_it_changed() {
         }
     }
     assert!(s.path("exported/tuned/latlab-rt/tuned.conf").exists());
+    // Saved and stored in the history like every result.
+    let listed = s
+        .latlab()
+        .args(["history", "--kind", "tune", "--db", db])
+        .output()
+        .unwrap();
+    assert!(listed.status.success(), "{}", text(&listed));
+    assert!(
+        String::from_utf8_lossy(&listed.stdout).contains("tune"),
+        "{}",
+        text(&listed)
+    );
     assert!(
         text(&out).contains("Each fix, applied and undone in alternating rounds"),
         "{}",

@@ -110,7 +110,7 @@ pub fn priority(pid: i32) -> io::Result<String> {
     if raw < 0 {
         return Err(io::Error::last_os_error());
     }
-    let mut param = libc::sched_param { sched_priority: 0 };
+    let mut param = latlab_rt::sched::param(0);
     // SAFETY: the kernel fills in `param`.
     if unsafe { libc::sched_getparam(pid, &mut param) } != 0 {
         return Err(io::Error::last_os_error());
@@ -152,9 +152,8 @@ pub fn parse_priority(value: &str) -> Result<(libc::c_int, i32), String> {
 
 /// Sets a thread's policy and priority, sched_setscheduler(2).
 pub fn set_priority(pid: i32, policy: libc::c_int, prio: i32) -> io::Result<()> {
-    let param = libc::sched_param {
-        sched_priority: prio,
-    };
+    // musl's sched_param has more fields than glibc's: latlab-rt zeroes them.
+    let param = latlab_rt::sched::param(prio);
     // SAFETY: a valid param for a pid.
     if unsafe { libc::sched_setscheduler(pid, policy, &param) } == 0 {
         Ok(())

@@ -12,6 +12,7 @@ use latlab_document::Document;
 use latlab_rt::duration;
 
 use crate::cmd::report::{write_report, OutputArgs};
+use crate::lifecycle::outputs::SaveFlags;
 use latlab_tune::bootline::{self, BootFacts};
 use latlab_tune::export;
 use latlab_tune::journal;
@@ -72,9 +73,18 @@ pub struct TuneArgs {
     /// Write the HTML report to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// The saved copy (`<output-dir>/<timestamp>/tune.json`) and the history.
+    #[command(flatten)]
+    pub save: SaveFlags,
+    /// Send the result to a `latlab serve` at URL; when it cannot be reached the result waits
+    /// in the spool for the next push.
+    #[arg(long, value_name = "URL")]
+    pub push: Option<String>,
+    #[command(flatten)]
+    pub push_auth: crate::cmd::push::PushAuth,
     /// Directory for the runs' JSON files [default: latlab-tune/<timestamp>].
     #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
+    pub runs_dir: Option<PathBuf>,
 }
 
 /// Runs the tune.
@@ -101,7 +111,7 @@ pub fn execute(args: TuneArgs) -> anyhow::Result<ExitCode> {
         None => online.last().copied().into_iter().collect(),
     };
     let housekeeping = latlab_tune::plan::housekeeping(&rt, &online).map_err(anyhow::Error::msg)?;
-    let dir = args.out.clone().unwrap_or_else(|| {
+    let dir = args.runs_dir.clone().unwrap_or_else(|| {
         PathBuf::from("latlab-tune")
             .join(latlab_rt::clock::format_utc(latlab_rt::clock::unix_time_s()).replace(':', ""))
     });
@@ -162,8 +172,15 @@ pub fn execute(args: TuneArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `--json`, `--html`, `--export`.
+/// `--json`, the saved copy and the history, `--push`, `--html`, `--export`.
 fn write_outputs(args: &TuneArgs, result: &TuneResult) -> anyhow::Result<()> {
+    let value = serde_json::to_value(result).context("serializing the result")?;
+    let stamp = latlab_rt::clock::format_stamp(latlab_rt::clock::unix_time_s());
+    let json = serde_json::to_string_pretty(&value)? + "\n";
+    args.save.save(&stamp, "tune.json", &json, &value)?;
+    if let Some(url) = &args.push {
+        crate::cmd::push::push_after_measuring(url, &args.push_auth, &value);
+    }
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(result)?;
         std::fs::write(path, text + "\n").with_context(|| format!("writing {}", path.display()))?;
