@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use latlab_fix::{Cost, Takes};
 use latlab_measure::units::format_ns;
-use latlab_tune::result::{Figures, Outcome, PlannedFix, TuneResult};
+use latlab_tune::result::{CauseFixes, Figures, Outcome, PlannedFix, TuneResult};
 use latlab_tune::verify::{Effect, Metric};
 
 use super::blocks::system_line;
@@ -143,6 +143,10 @@ fn figure_header() -> Vec<String> {
     .to_vec()
 }
 
+/// The causes listed by name: the largest; the others only where they
+/// call for a fix.
+const CAUSES_SHOWN: usize = 10;
+
 /// `#3, #5-#9` for fix numbers.
 fn numbers(members: &[usize]) -> String {
     let mut parts: Vec<String> = Vec::new();
@@ -192,8 +196,26 @@ pub fn text(r: &TuneResult) -> String {
     );
     if !r.causes.is_empty() {
         let _ = writeln!(o, "\nCauses of the late wake-ups (the baseline's trace)");
-        for (i, c) in r.causes.iter().enumerate() {
-            let _ = writeln!(o, "  {}. {:>5.1} %  {}", i + 1, c.share * 100.0, c.cause);
+        // The largest, and every one that calls for a fix; the rest summed.
+        let shown = |i: usize, c: &CauseFixes| i < CAUSES_SHOWN || !c.fixes.is_empty();
+        for (i, c) in r.causes.iter().enumerate().filter(|(i, c)| shown(*i, c)) {
+            let _ = writeln!(o, "  {:>2}. {:>5.1} %  {}", i + 1, c.share * 100.0, c.cause);
+        }
+        let rest: Vec<&CauseFixes> = r
+            .causes
+            .iter()
+            .enumerate()
+            .filter(|(i, c)| !shown(*i, c))
+            .map(|(_, c)| c)
+            .collect();
+        if !rest.is_empty() {
+            let share: f64 = rest.iter().map(|c| c.share).sum();
+            let _ = writeln!(
+                o,
+                "      {:>5.1} %  {} smaller causes that call for no fix (the JSON has them all)",
+                share * 100.0,
+                rest.len()
+            );
         }
     }
     let _ = writeln!(o, "\nPlan");

@@ -48,7 +48,11 @@ pub(super) fn end(journal: Journal, keep: bool, say: Progress) -> Ending {
 
 pub(super) fn ending_text(ending: &Ending) -> String {
     if ending.failed.is_empty() {
-        format!("restored {} changed knobs", ending.restored)
+        format!(
+            "restored {} changed knob{}",
+            ending.restored,
+            if ending.restored == 1 { "" } else { "s" }
+        )
     } else {
         format!(
             "restored {} changed knobs; {} could not be restored: {}",

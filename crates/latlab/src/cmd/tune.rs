@@ -204,7 +204,13 @@ fn write_outputs(args: &TuneArgs, result: &TuneResult) -> anyhow::Result<()> {
         let files =
             export::write_exports(dir, &kept, &result.boot.parameters, &result.settings.cpus)
                 .with_context(|| format!("writing the exports under {}", dir.display()))?;
-        eprintln!("tune: exported {files:?}");
+        let script = files.tuned_script.iter();
+        for f in [&files.tuned, &files.script, &files.sysctl]
+            .into_iter()
+            .chain(script)
+        {
+            eprintln!("tune: exported {}", f.display());
+        }
     }
     Ok(())
 }
