@@ -219,7 +219,7 @@ fn facts_of_this_machine() {
     let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
     let online = latlab_rt::sched::parse_cpu_list(online.trim()).unwrap();
     if online.len() < 2 {
-        eprintln!("SKIP: one online CPU: no real-time CPU can be set apart");
+        latlab_testkit::skip::skip("one online CPU: no real-time CPU can be set apart");
         return;
     }
     let rt = [online[1]];

@@ -76,7 +76,7 @@ fn the_sysctl_d_file_is_read_by_procps_sysctl() {
         .arg(&path)
         .output()
     else {
-        eprintln!("SKIP: no sysctl (procps): the file is checked by its own parse only");
+        latlab_testkit::skip::skip("no sysctl (procps): the file is checked by its own parse only");
         return;
     };
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -89,7 +89,7 @@ fn start_applies_each_fix_and_stop_puts_every_old_value_back() {
     ] {
         if !ok {
             assert!(!strict, "{what} is required (LATLAB_REQUIRE_PRIVILEGE=1)");
-            return eprintln!("SKIP: needs {what}");
+            return latlab_testkit::skip::skip(&format!("needs {what}"));
         }
     }
     let dir = tempfile::tempdir().unwrap();
@@ -156,7 +156,7 @@ fn start_applies_each_fix_and_stop_puts_every_old_value_back() {
             "exit latency",
         ));
     } else {
-        eprintln!("SKIP (part): CPU 1 has no cpuidle states");
+        latlab_testkit::skip::skip("(part) CPU 1 has no cpuidle states");
     }
     let script = dir.path().join("latlab-rt.sh");
     std::fs::write(&script, shell_script(&kept, &[])).unwrap();

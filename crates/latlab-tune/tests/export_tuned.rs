@@ -65,7 +65,7 @@ fn tuneds_own_loader_reads_every_section_and_option() {
         Err(why) if std::env::var("LATLAB_REQUIRE_PRIVILEGE").as_deref() == Ok("1") => {
             panic!("{why} (LATLAB_REQUIRE_PRIVILEGE=1 makes this a failure)")
         }
-        Err(why) => return eprintln!("SKIP: {why}"),
+        Err(why) => return latlab_testkit::skip::skip(&why),
     };
     let kept = vec![
         Kept::new(

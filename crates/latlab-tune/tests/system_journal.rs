@@ -2,6 +2,10 @@
 //! tune was killed, restored by `restore_file`; a journal dropped or
 //! kept. Real knobs: run as root; CPU 1 real time, CPU 0 housekeeping.
 
+mod common;
+
+use common::Put;
+
 use std::io::BufRead;
 use std::sync::Mutex;
 
@@ -14,17 +18,6 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 /// Set in the re-executed child: the restore file it writes before it is killed.
 const CHILD_ENV: &str = "LATLAB_TEST_KILLED_TUNE";
 
-/// Puts a knob back on drop.
-struct Put(Knob, String);
-
-impl Drop for Put {
-    fn drop(&mut self) {
-        if knobs::read(&self.0).ok().as_deref() != Some(self.1.as_str()) {
-            let _ = knobs::write(&self.0, &self.1);
-        }
-    }
-}
-
 fn timer_migration() -> (Knob, String, String) {
     let knob = Knob::Sysctl {
         name: "kernel.timer_migration".into(),
@@ -35,11 +28,7 @@ fn timer_migration() -> (Knob, String, String) {
 }
 
 fn ready() -> bool {
-    let ok = latlab_rt::privilege::is_root() && latlab_rt::sched::online_cpus().len() >= 2;
-    if !ok {
-        eprintln!("skipped: needs root and 2 CPUs");
-    }
-    ok
+    common::root_and_two_cpus(module_path!())
 }
 
 /// The knobs the killed tune changes.

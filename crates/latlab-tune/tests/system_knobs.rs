@@ -2,6 +2,10 @@
 //! back, and undone; refused writes change nothing. Real /proc and /sys:
 //! run as root. CPU 1 is the real-time CPU, CPU 0 housekeeping.
 
+mod common;
+
+use common::Put;
+
 use std::sync::Mutex;
 
 use latlab_fix::Knob;
@@ -10,32 +14,6 @@ use latlab_tune::knobs::{self, inventory, KnobError};
 
 /// The tests of this file change shared knobs: one at a time.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-/// Puts a knob back on drop, whatever the test did.
-struct Put(Knob, String);
-
-impl Put {
-    fn new(knob: Knob) -> Option<Put> {
-        let old = knobs::read(&knob).ok()?;
-        Some(Put(knob, old))
-    }
-}
-
-impl Drop for Put {
-    fn drop(&mut self) {
-        if knobs::read(&self.0).ok().as_deref() != Some(self.1.as_str()) {
-            let _ = knobs::write(&self.0, &self.1);
-        }
-    }
-}
-
-fn root() -> bool {
-    if latlab_rt::privilege::is_root() && latlab_rt::sched::online_cpus().len() >= 2 {
-        return true;
-    }
-    eprintln!("skipped: needs root and 2 CPUs");
-    false
-}
 
 /// Applies `value` through a journal, checks it took and was recorded,
 /// undoes it and checks the old value is back and the entry gone.
@@ -73,7 +51,7 @@ fn other(now: &str, choices: &[&str]) -> String {
 #[test]
 fn each_runtime_knob_is_applied_and_restored_through_the_journal() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    if !root() {
+    if !common::root_and_two_cpus(module_path!()) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -93,15 +71,15 @@ fn each_runtime_knob_is_applied_and_restored_through_the_journal() {
             .map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()))
             .ok();
         if mode.is_some_and(|m| m & 0o200 == 0) {
-            eprintln!(
-                "skipped: {name}: read-only on this kernel ({path} mode {:o})",
+            common::skip(&format!(
+                "{name}: read-only on this kernel ({path} mode {:o})",
                 mode.unwrap() & 0o777
-            );
+            ));
             continue;
         }
         match knobs::read(&sysctl(name)) {
             Ok(now) => knobs_tried.push((sysctl(name), other(&now, choices))),
-            Err(e) => eprintln!("skipped: {name}: {e}"),
+            Err(e) => common::skip(&format!("{name}: {e}")),
         }
     }
     knobs_tried.push((Knob::WorkqueueCpumask, "0".into()));
@@ -122,14 +100,16 @@ fn each_runtime_knob_is_applied_and_restored_through_the_journal() {
                 knobs_tried.push((knob, if state.disabled { "0" } else { "1" }.into()));
             }
         }
-        None => eprintln!("skipped: CPU 1 has no cpuidle states"),
+        None => common::skip("CPU 1 has no cpuidle states"),
     }
     match knobs::read(&Knob::CpufreqGovernor { cpu: 1 }) {
         Ok(now) => knobs_tried.push((
             Knob::CpufreqGovernor { cpu: 1 },
             other(&now, &["performance", "powersave"]),
         )),
-        Err(e) => eprintln!("skipped: cpufreq governor: {e} (no cpufreq on this machine)"),
+        Err(e) => common::skip(&format!(
+            "cpufreq governor: {e} (no cpufreq on this machine)"
+        )),
     }
     // Threaded NAPI: the first device that takes it (which do is known by trying).
     let mut napi = None;
@@ -152,7 +132,7 @@ fn each_runtime_knob_is_applied_and_restored_through_the_journal() {
     }
     match napi {
         Some(found) => knobs_tried.push(found),
-        None => eprintln!("skipped: threaded NAPI: no device here takes it"),
+        None => common::skip("threaded NAPI: no device here takes it"),
     }
     // A movable kernel thread.
     let kthread = inventory::kernel_threads()
@@ -166,9 +146,7 @@ fn each_runtime_knob_is_applied_and_restored_through_the_journal() {
             },
             "0".into(),
         )),
-        None => {
-            eprintln!("skipped: kernel thread affinity: no movable khungtaskd/kcompactd0/kauditd")
-        }
+        None => common::skip("kernel thread affinity: no movable khungtaskd/kcompactd0/kauditd"),
     }
     // A thread's priority: a child of ours.
     let mut child = std::process::Command::new("sleep")

@@ -3,6 +3,8 @@
 //! the restore leaves every knob as it was. CPU 1 real time, CPU 0
 //! housekeeping; run as root.
 
+mod common;
+
 use std::os::unix::process::CommandExt;
 use std::sync::Mutex;
 
@@ -23,12 +25,11 @@ impl Drop for Release {
 }
 
 fn ready() -> bool {
-    if !latlab_rt::privilege::is_root() || latlab_rt::sched::online_cpus().len() < 2 {
-        eprintln!("skipped: needs root and 2 CPUs");
+    if !common::root_and_two_cpus(module_path!()) {
         return false;
     }
     if let Err(why) = partition::available() {
-        eprintln!("skipped: {why}");
+        common::skip(&why);
         return false;
     }
     true

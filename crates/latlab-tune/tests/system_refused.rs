@@ -2,6 +2,10 @@
 //! or call, the errno and what it means; nothing changed, nothing in the
 //! restore file. Real /proc and /sys: run as root; CPU 1 real time.
 
+mod common;
+
+use common::Put;
+
 use std::sync::Mutex;
 
 use latlab_fix::Knob;
@@ -11,36 +15,10 @@ use latlab_tune::knobs::{self, inventory, KnobError};
 /// The tests of this file change shared knobs: one at a time.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-/// Puts a knob back on drop, whatever the test did.
-struct Put(Knob, String);
-
-impl Put {
-    fn new(knob: Knob) -> Option<Put> {
-        let old = knobs::read(&knob).ok()?;
-        Some(Put(knob, old))
-    }
-}
-
-impl Drop for Put {
-    fn drop(&mut self) {
-        if knobs::read(&self.0).ok().as_deref() != Some(self.1.as_str()) {
-            let _ = knobs::write(&self.0, &self.1);
-        }
-    }
-}
-
-fn root() -> bool {
-    if latlab_rt::privilege::is_root() && latlab_rt::sched::online_cpus().len() >= 2 {
-        return true;
-    }
-    eprintln!("skipped: needs root and 2 CPUs");
-    false
-}
-
 #[test]
 fn a_refused_write_changes_nothing_and_records_nothing() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    if !root() {
+    if !common::root_and_two_cpus(module_path!()) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -111,7 +89,7 @@ fn a_refused_write_changes_nothing_and_records_nothing() {
     }
     match managed {
         Some(err) => assert!(err.to_string().contains("a managed IRQ"), "{err}"),
-        None => eprintln!("skipped: every IRQ here can be moved"),
+        None => common::skip("every IRQ here can be moved"),
     }
     // A per-CPU kernel thread: the kernel refuses, and the error says why.
     let bound = inventory::kernel_threads()
@@ -139,7 +117,7 @@ fn a_refused_write_changes_nothing_and_records_nothing() {
 #[test]
 fn a_reused_pid_is_refused() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    if !root() {
+    if !common::root_and_two_cpus(module_path!()) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -199,7 +177,7 @@ fn a_reused_pid_is_refused() {
 #[test]
 fn without_privilege_the_error_says_what_is_needed() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    if !root() {
+    if !common::root_and_two_cpus(module_path!()) {
         return;
     }
     // sysfs checks the file-system uid, which is per thread: this thread

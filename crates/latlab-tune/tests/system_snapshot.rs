@@ -2,6 +2,8 @@
 //! a journal applied every runtime knob and restored them. Root; CPU 1
 //! real time, CPU 0 housekeeping.
 
+mod common;
+
 use latlab_fix::Knob;
 use latlab_tune::journal::Journal;
 use latlab_tune::knobs::{self, inventory};
@@ -22,8 +24,7 @@ impl Drop for PutAll {
 
 #[test]
 fn the_snapshot_is_identical_after_every_knob_is_applied_and_restored() {
-    if !latlab_rt::privilege::is_root() || latlab_rt::sched::online_cpus().len() < 2 {
-        eprintln!("skipped: needs root and 2 CPUs");
+    if !common::root_and_two_cpus(module_path!()) {
         return;
     }
     let flip = |now: &str, a: &str, b: &str| {
