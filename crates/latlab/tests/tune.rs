@@ -332,11 +332,12 @@ fn bad_input_is_an_error_naming_the_fix_and_changes_nothing() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let s = Scratch::new();
     let before = snapshot();
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 5] = [
         (&["--cpus", "0-1"], "keep at least one for housekeeping"),
         (&["--cpus", "7"], "CPU 7 is not online"),
         (&["--cpus", "x"], "--cpus x"),
         (&["--rounds", "3"], "3 is not in 4..=20"),
+        (&["--cpus", "0"], "CPU 0 is the boot CPU"),
     ];
     for (args, says) in cases {
         let out = s.latlab().args(["tune"]).args(args).output().unwrap();

@@ -141,6 +141,18 @@ pub fn execute(args: TuneArgs) -> anyhow::Result<ExitCode> {
         latlab_envelope::Envelope::new(std::env::args().collect());
     let mut say = |line: &str| eprintln!("tune: {line}");
     let preempt_rt = envelope.system.preemption_model.as_deref() == Some("rt");
+    let facts = |needs| {
+        BootFacts::from_system(
+            &envelope.system,
+            &rt,
+            &housekeeping,
+            &online,
+            args.priority as u32,
+            needs,
+        )
+    };
+    // The CPUs the command line can take (not the boot CPU), before anything is measured.
+    bootline::boot_line(&facts(Vec::new()), false)?;
     let sys = latlab_tune::plan::SystemView::of(&inventory, preempt_rt);
     // One load for the whole tune, beside the runs (they run --load none):
     // stopped when `load` drops, on every way out of this function.
@@ -151,15 +163,7 @@ pub fn execute(args: TuneArgs) -> anyhow::Result<ExitCode> {
         &dir.join("load.json"),
     )?;
     let mut planned = session::baseline_and_plan(&req, &sys, &mut say)?;
-    let facts = BootFacts::from_system(
-        &envelope.system,
-        &rt,
-        &housekeeping,
-        &online,
-        args.priority as u32,
-        planned.plan.boot.clone(),
-    );
-    let boot = bootline::boot_line(&facts, args.isolate)?;
+    let boot = bootline::boot_line(&facts(planned.plan.boot.clone()), args.isolate)?;
     let (after, ending, partition) = if args.plan || latlab_rt::stop::requested() {
         (None, Default::default(), None)
     } else {
@@ -182,8 +186,7 @@ fn write_outputs(args: &TuneArgs, result: &TuneResult) -> anyhow::Result<()> {
         crate::cmd::push::push_after_measuring(url, &args.push_auth, &value);
     }
     if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(result)?;
-        std::fs::write(path, text + "\n").with_context(|| format!("writing {}", path.display()))?;
+        std::fs::write(path, &json).with_context(|| format!("writing {}", path.display()))?;
         eprintln!("tune: result in {}", path.display());
     }
     if let Some(path) = &args.html {
