@@ -150,11 +150,17 @@ class TookEffect(unittest.TestCase):
         self.assertFalse(tb.judge_effect([], tb.parse_facts(FACTS_TUNED))[0])
 
 
-def run(p50, p99, p999, mx, missed, busy=None):
+def run(p50, p99, p999, mx, missed, user=None, kernel=None, others=None):
     f = {"p50": p50, "p99": p99, "p99.9": p999, "max": mx, "missed": missed, "cycles": 9000}
-    if busy is not None:
-        f["busy"] = busy
+    if user is not None:
+        f.update(user=user, kernel=kernel, others=len(others), other_names=others)
     return f
+
+
+def stat_line(pid, comm, ppid, cpu):
+    """A /proc/PID/task/TID/stat line (52 fields) whose last CPU is `cpu`."""
+    fields = ["S", str(ppid)] + ["0"] * 33 + ["17", str(cpu)] + ["0"] * 13
+    return f"{pid} ({comm}) " + " ".join(fields)
 
 
 class Comparison(unittest.TestCase):
@@ -177,11 +183,31 @@ class Comparison(unittest.TestCase):
              "missed": 2623, "cycles": 7377},
         )
 
-    def test_the_busy_share_of_the_real_time_cpu(self):
-        a = "cpu0 23 0 499 0 0 0 10 0 0 0\ncpu1 0 0 4 527 0 0 0 0 0 0\n"
-        b = "cpu0 464 0 1237 1 0 0 56 0 0 0\ncpu1 10 0 67 1703 0 0 0 0 0 0\n"
-        self.assertAlmostEqual(tb.busy_share(a, b, {1}), 73 / 1249)
-        self.assertIsNone(tb.busy_share(a, b, {2}))
+    def test_how_the_real_time_cpu_spent_its_time(self):
+        # amd64, own line (2026-11-27): user + nice, system + irq + softirq, all.
+        a = "cpu0 14 0 430 117 0 0 42 0 0 0\ncpu1 15 0 398 152 0 0 30 0 0 0\n"
+        b = "cpu0 908 0 2197 363 0 0 444 0 0 0\ncpu1 766 1 2792 172 3 4 322 0 0 0\n"
+        user, kernel = tb.time_shares(a, b, {1})
+        total = 752 + 2394 + 20 + 3 + 4 + 292  # user+nice, system, idle, iowait, irq, softirq
+        self.assertAlmostEqual(user, 752 / total)
+        self.assertAlmostEqual(kernel, (2394 + 4 + 292) / total)
+        self.assertIsNone(tb.time_shares(a, b, {2}))
+        self.assertIsNone(tb.time_shares(a, a, {1}))
+
+    def test_the_other_threads_on_the_real_time_cpu(self):
+        dump = "\n".join([
+            stat_line(2, "kthreadd", 0, 1),
+            stat_line(25, "ksoftirqd/1", 2, 1),  # a kernel thread: not counted
+            stat_line(301, "latlab-cpu1", 1, 1),  # the measurement
+            stat_line(302, "ld-cpu0", 1, 1),
+            stat_line(303, "ld-mem0", 1, 0),
+            stat_line(304, "(sd-pam) x", 1, 1),  # a name with a space and parentheses
+            stat_line(305, "cat", 299, 1),  # the dump itself
+            "",
+        ])
+        self.assertEqual(tb.threads_on(dump, {1}), ["(sd-pam) x", "ld-cpu0"])
+        self.assertEqual(tb.threads_on(dump, {0}), ["ld-mem0"])
+        self.assertEqual(tb.threads_on("garbage\n", {1}), [])
 
     def test_one_run_each_a_row_per_figure_with_the_ratio(self):
         before, after = run(200_000, 8e6, 12e6, 20e6, 100), run(100_000, 4e6, 12e6, 30e6, 0)
@@ -193,18 +219,23 @@ class Comparison(unittest.TestCase):
         self.assertIn("| p99.9 | 12.00 ms | 12.00 ms | 1.00 |", lines)
         self.assertIn("| max | 20.00 ms | 30.00 ms | 1.50 |", lines)
         self.assertIn("| missed periods | 100 | 0 | 0.00 |", lines)
-        self.assertFalse(any("busy" in l for l in lines))
+        self.assertFalse(any("CPU 1" in l for l in lines))
 
     def test_several_runs_the_median_and_each_run(self):
-        before = [run(3e5, 8e6, 9e6, 2e7, 10, 0.9), run(1e5, 6e6, 9e6, 1e7, 30, 1.0),
-                  run(2e5, 7e6, 9e6, 3e7, 20, 0.8)]
-        after = [run(1e5, 7e6, 9e6, 1e7, 0, 0.1)] * 3
+        before = [run(3e5, 8e6, 9e6, 2e7, 10, 0.2, 0.7, ["ld-cpu0"]),
+                  run(1e5, 6e6, 9e6, 1e7, 30, 0.3, 0.6, ["ld-cpu0", "ld-mem0"]),
+                  run(2e5, 7e6, 9e6, 3e7, 20, 0.1, 0.8, ["ld-io0"])]
+        after = [run(1e5, 7e6, 9e6, 1e7, 0, 0.01, 0.1, [])] * 3
         lines = tb.compare_table(before, after, "1").splitlines()
         self.assertIn("before, each run", lines[0])
         self.assertIn("| p50 | 200 us | 100 us | 0.50 | 300 us / 100 us / 200 us | "
                       "100 us / 100 us / 100 us |", lines)
         self.assertIn("| missed periods | 20 | 0 | 0.00 | 10 / 30 / 20 | 0 / 0 / 0 |", lines)
-        self.assertIn("| CPU 1 busy | 90% | 10% | 0.11 | 90% / 100% / 80% | 10% / 10% / 10% |",
+        self.assertIn("| CPU 1 in user space | 20% | 1% | 0.05 | 20% / 30% / 10% | 1% / 1% / 1% |",
+                      lines)
+        self.assertIn("| CPU 1 in the kernel | 70% | 10% | 0.14 | 70% / 60% / 80% | "
+                      "10% / 10% / 10% |", lines)
+        self.assertIn("| other threads seen on CPU 1 | 1 | 0 | 0.00 | 1 / 2 / 1 | 0 / 0 / 0 |",
                       lines)
 
     def test_a_zero_before_has_no_ratio(self):
