@@ -227,16 +227,24 @@ class Comparison(unittest.TestCase):
                   run(2e5, 7e6, 9e6, 3e7, 20, 0.1, 0.8, ["ld-io0"])]
         after = [run(1e5, 7e6, 9e6, 1e7, 0, 0.01, 0.1, [])] * 3
         lines = tb.compare_table(before, after, "1").splitlines()
-        self.assertIn("before, each run", lines[0])
+        self.assertIn("before, each run | after, each run | beyond the spread |", lines[0])
+        # The median halved, but one run before was as low as every run after.
         self.assertIn("| p50 | 200 us | 100 us | 0.50 | 300 us / 100 us / 200 us | "
-                      "100 us / 100 us / 100 us |", lines)
-        self.assertIn("| missed periods | 20 | 0 | 0.00 | 10 / 30 / 20 | 0 / 0 / 0 |", lines)
-        self.assertIn("| CPU 1 in user space | 20% | 1% | 0.05 | 20% / 30% / 10% | 1% / 1% / 1% |",
+                      "100 us / 100 us / 100 us | no |", lines)
+        self.assertIn("| missed periods | 20 | 0 | 0.00 | 10 / 30 / 20 | 0 / 0 / 0 | lower |",
                       lines)
+        self.assertIn("| CPU 1 in user space | 20% | 1% | 0.05 | 20% / 30% / 10% | 1% / 1% / 1% "
+                      "| lower |", lines)
         self.assertIn("| CPU 1 in the kernel | 70% | 10% | 0.14 | 70% / 60% / 80% | "
-                      "10% / 10% / 10% |", lines)
-        self.assertIn("| other threads seen on CPU 1 | 1 | 0 | 0.00 | 1 / 2 / 1 | 0 / 0 / 0 |",
-                      lines)
+                      "10% / 10% / 10% | lower |", lines)
+        self.assertIn("| other threads seen on CPU 1 | 1 | 0 | 0.00 | 1 / 2 / 1 | 0 / 0 / 0 "
+                      "| lower |", lines)
+
+    def test_a_difference_counts_only_beyond_the_spread_of_identical_runs(self):
+        self.assertEqual(tb.separation([3, 4, 5], [1, 2, 2.9]), "lower")
+        self.assertEqual(tb.separation([3, 4, 5], [5.1, 9, 6]), "higher")
+        self.assertEqual(tb.separation([3, 4, 5], [1, 2, 3]), "no")
+        self.assertEqual(tb.separation([3, 4, 5], [4, 4, 4]), "no")
 
     def test_a_zero_before_has_no_ratio(self):
         self.assertEqual(tb.ratio(0, 0), "1.00")
