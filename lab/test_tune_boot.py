@@ -146,6 +146,23 @@ class TookEffect(unittest.TestCase):
             self.assertFalse(ok, key)
             self.assertIn(says, figure)
 
+    def test_the_guests_plan_line_rcu_priority_and_watchdogs(self):
+        # What amd64's own `latlab tune --isolate --plan` asked for (2026-11-28).
+        plan_line = LINE[:4] + ["rcutree.kthread_prio=94", "preempt=full", "skew_tick=1",
+                                "nosoftlockup", "nowatchdog"]
+        tuned = tb.parse_facts(FACTS_TUNED)
+        more = " rcutree.kthread_prio=94 nosoftlockup nowatchdog"
+        tuned.update(cmdline=tuned["cmdline"] + more, kthread_prio="94", watchdog="0",
+                     soft_watchdog="0")
+        ok, figure = tb.judge_effect(plan_line, tuned)
+        self.assertTrue(ok, figure)
+        self.assertIn("9/9 in /proc/cmdline", figure)
+        for key, says in [("kthread_prio", "RCU kthread priority"),
+                          ("watchdog", "kernel.watchdog"), ("soft_watchdog", "kernel.soft_watchdog")]:
+            ok, figure = tb.judge_effect(plan_line, dict(tuned, **{key: "1"}))
+            self.assertFalse(ok, key)
+            self.assertIn(says, figure)
+
     def test_no_parameters_is_no_proof(self):
         self.assertFalse(tb.judge_effect([], tb.parse_facts(FACTS_TUNED))[0])
 
