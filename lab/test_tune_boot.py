@@ -157,8 +157,11 @@ class TookEffect(unittest.TestCase):
         ok, figure = tb.judge_effect(plan_line, tuned)
         self.assertTrue(ok, figure)
         self.assertIn("9/9 in /proc/cmdline", figure)
-        for key, says in [("kthread_prio", "RCU kthread priority"),
-                          ("watchdog", "kernel.watchdog"), ("soft_watchdog", "kernel.soft_watchdog")]:
+        for key, says in [
+            ("kthread_prio", "RCU kthread priority"),
+            ("watchdog", "kernel.watchdog"),
+            ("soft_watchdog", "kernel.soft_watchdog"),
+        ]:
             ok, figure = tb.judge_effect(plan_line, dict(tuned, **{key: "1"}))
             self.assertFalse(ok, key)
             self.assertIn(says, figure)
