@@ -42,7 +42,7 @@ use serde::{Deserialize, Serialize};
 use crate::running::{validate, READY_TIMEOUT};
 use crate::sched::{make_background, set_affinity};
 use crate::{LoadError, LoadOptions, LoadReport, LoadSpec, RunningLoad};
-use latlab_rt::sched::online_cpus;
+use latlab_rt::sched::housekeeping_cpus;
 
 /// Environment variable through which the child learns its parent's pid.
 const PARENT_ENV: &str = "LATLAB_LOAD_PARENT";
@@ -229,7 +229,7 @@ impl LoadProcess {
                 ),
             })?;
         let cpus = if options.cpus.is_empty() {
-            online_cpus()
+            housekeeping_cpus()
         } else {
             options.cpus.clone()
         };

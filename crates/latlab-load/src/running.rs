@@ -7,7 +7,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use latlab_rt::cpuset::CpuSet;
-use latlab_rt::sched::online_cpus;
+use latlab_rt::sched::housekeeping_cpus;
 use latlab_rt::wait::Event;
 
 use crate::command::{group_cpu_seconds, poll_pid, Ended, ExternalCommand};
@@ -135,7 +135,7 @@ impl RunningLoad {
         // Workers are pinned explicitly: threads inherit the affinity of the
         // thread that creates them, which may be a pinned measurement thread.
         let cpus = if options.cpus.is_empty() {
-            online_cpus()
+            housekeeping_cpus()
         } else {
             options.cpus.clone()
         };

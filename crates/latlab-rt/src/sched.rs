@@ -148,12 +148,48 @@ pub fn current_affinity() -> Vec<usize> {
         .unwrap_or_default()
 }
 
-/// The CPUs that are online and that this process may use.
+/// The CPUs that are online and that this process may use: those of its
+/// affinity, and the CPUs the kernel isolated at boot (`isolcpus=`), which
+/// no task gets by default but any may be pinned to (a real-time CPU set
+/// apart as `latlab tune`'s boot line says).
 pub fn usable_cpus() -> Vec<usize> {
-    let allowed = current_affinity();
-    match kernel_online_cpus() {
-        Some(online) => allowed.into_iter().filter(|c| online.contains(c)).collect(),
-        None => allowed,
+    usable_of(current_affinity(), &isolated_cpus(), kernel_online_cpus())
+}
+
+/// [`usable_cpus`] from its parts: `allowed` and `isolated` CPUs, kept
+/// where `online` (when known) has them.
+fn usable_of(allowed: Vec<usize>, isolated: &[usize], online: Option<Vec<usize>>) -> Vec<usize> {
+    let mut cpus = allowed;
+    cpus.extend_from_slice(isolated);
+    cpus.sort_unstable();
+    cpus.dedup();
+    match online {
+        Some(online) => cpus.into_iter().filter(|c| online.contains(c)).collect(),
+        None => cpus,
+    }
+}
+
+/// The CPUs the kernel isolated at boot (`isolcpus=`,
+/// `/sys/devices/system/cpu/isolated`); none when the file is empty or absent.
+pub fn isolated_cpus() -> Vec<usize> {
+    std::fs::read_to_string("/sys/devices/system/cpu/isolated")
+        .ok()
+        .and_then(|text| parse_cpu_list(text.trim()).ok())
+        .unwrap_or_default()
+}
+
+/// The online CPUs the kernel did not isolate at boot: where work that is
+/// not real-time belongs (a background load's default).
+pub fn housekeeping_cpus() -> Vec<usize> {
+    let isolated = isolated_cpus();
+    let cpus: Vec<usize> = online_cpus()
+        .into_iter()
+        .filter(|c| !isolated.contains(c))
+        .collect();
+    if cpus.is_empty() {
+        online_cpus()
+    } else {
+        cpus
     }
 }
 
@@ -225,6 +261,16 @@ mod tests {
         assert!(parse_cpu_list("").is_err());
         assert_eq!(parse_cpu_list("0-1\n").unwrap(), vec![0, 1]);
         assert!(parse_cpu_list("4096").is_err());
+    }
+
+    #[test]
+    fn an_isolated_cpu_is_usable_though_no_task_has_it_by_default() {
+        // Booted with isolcpus=1: the process's affinity is CPU 0 alone.
+        assert_eq!(usable_of(vec![0], &[1], Some(vec![0, 1])), vec![0, 1]);
+        assert_eq!(usable_of(vec![0, 1], &[], Some(vec![0, 1])), vec![0, 1]);
+        // Offline CPUs stay out, isolated or not.
+        assert_eq!(usable_of(vec![0, 1], &[3], Some(vec![0, 1, 2])), vec![0, 1]);
+        assert_eq!(usable_of(vec![2, 0], &[1], None), vec![0, 1, 2]);
     }
 
     #[test]

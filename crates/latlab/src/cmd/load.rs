@@ -32,7 +32,7 @@ pub struct LoadArgs {
     /// Directory in which the load's scratch directory is made (default: $TMPDIR or /tmp).
     #[arg(long, value_name = "DIR")]
     pub temp_dir: Option<PathBuf>,
-    /// CPUs the load may use, e.g. 0-3,6 (default: all online CPUs).
+    /// CPUs the load may use, e.g. 0-3,6 (default: every online CPU the kernel did not isolate at boot with isolcpus=).
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
     /// Nice value of the load (0..19).
