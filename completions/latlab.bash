@@ -1165,7 +1165,7 @@ _latlab() {
             return 0
             ;;
         latlab__subcmd__tune)
-            opts="-h -V --cpus --load --deadline --duration --round --rounds --priority --isolate --plan --keep --restore --export --json --html --out --help --version"
+            opts="-h -V --cpus --load --deadline --duration --round --rounds --priority --isolate --plan --keep --restore --export --json --html --output-dir --no-save --db --no-history --push --token-file --spool --runs-dir --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1211,7 +1211,27 @@ _latlab() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --out)
+                --output-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --push)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --spool)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --runs-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

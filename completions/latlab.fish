@@ -112,7 +112,7 @@ complete -c latlab -n "__fish_latlab_using_subcommand load" -l load-cmd -d 'Also
 complete -c latlab -n "__fish_latlab_using_subcommand load" -l json -d 'Write the report as JSON to FILE' -r -F
 complete -c latlab -n "__fish_latlab_using_subcommand load" -l disk-cap -d 'Most disk space the io load may use (e.g. 256M, 1G)' -r
 complete -c latlab -n "__fish_latlab_using_subcommand load" -l temp-dir -d 'Directory in which the load\'s scratch directory is made (default: $TMPDIR or /tmp)' -r -F
-complete -c latlab -n "__fish_latlab_using_subcommand load" -l cpus -d 'CPUs the load may use, e.g. 0-3,6 (default: all online CPUs)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand load" -l cpus -d 'CPUs the load may use, e.g. 0-3,6 (default: every online CPU the kernel did not isolate at boot with isolcpus=)' -r
 complete -c latlab -n "__fish_latlab_using_subcommand load" -l nice -d 'Nice value of the load (0..19)' -r
 complete -c latlab -n "__fish_latlab_using_subcommand load" -l sample-interval -d 'Length of one throughput sample (e.g. 1s, 250ms)' -r
 complete -c latlab -n "__fish_latlab_using_subcommand load" -l net-msg-size -d 'Bytes per send of the net and udp loads' -r
@@ -287,11 +287,18 @@ complete -c latlab -n "__fish_latlab_using_subcommand tune" -l priority -d 'SCHE
 complete -c latlab -n "__fish_latlab_using_subcommand tune" -l export -d 'Write what was kept as a tuned profile, a shell script and a sysctl.d file under DIR' -r -F
 complete -c latlab -n "__fish_latlab_using_subcommand tune" -l json -d 'Write the result (schema latlab.tune) to FILE' -r -F
 complete -c latlab -n "__fish_latlab_using_subcommand tune" -l html -d 'Write the HTML report to FILE' -r -F
-complete -c latlab -n "__fish_latlab_using_subcommand tune" -l out -d 'Directory for the runs\' JSON files [default: latlab-tune/<timestamp>]' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand tune" -l output-dir -d 'Directory for `<timestamp>/<result file>`' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand tune" -l db -d 'The history database: a SQLite FILE (default: $XDG_DATA_HOME/latlab/history.sqlite, else ~/.local/share/latlab/history.sqlite), or a PostgreSQL URL (postgres://USER@HOST/DB; its tables are created on first use)' -r
+complete -c latlab -n "__fish_latlab_using_subcommand tune" -l push -d 'Send the result to a `latlab serve` at URL; when it cannot be reached the result waits in the spool for the next push' -r
+complete -c latlab -n "__fish_latlab_using_subcommand tune" -l token-file -d 'File holding the board\'s token (from `latlab serve --add-board`); default: the LATLAB_TOKEN environment variable' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand tune" -l spool -d 'Directory of results not yet sent (default: $XDG_DATA_HOME/latlab/spool, else ~/.local/share/latlab/spool)' -r -F
+complete -c latlab -n "__fish_latlab_using_subcommand tune" -l runs-dir -d 'Directory for the runs\' JSON files [default: latlab-tune/<timestamp>]' -r -F
 complete -c latlab -n "__fish_latlab_using_subcommand tune" -l isolate -d 'Add the standard isolation set (IRQs, workqueues, kernel threads, an isolated partition, idle states, housekeeping sysctls) even where no cause asked for it'
 complete -c latlab -n "__fish_latlab_using_subcommand tune" -l plan -d 'Measure the baseline and print the plan; change nothing'
 complete -c latlab -n "__fish_latlab_using_subcommand tune" -l keep -d 'Leave the kept fixes applied at the end (the restore file is removed)'
 complete -c latlab -n "__fish_latlab_using_subcommand tune" -l restore -d 'Undo what a tune that did not end (SIGKILL, a power cut) left changed, from its restore file, and exit'
+complete -c latlab -n "__fish_latlab_using_subcommand tune" -l no-save -d 'Do not write `<output-dir>/<timestamp>/<result file>` (nor store it in the history)'
+complete -c latlab -n "__fish_latlab_using_subcommand tune" -l no-history -d 'Do not store the saved result in the history database'
 complete -c latlab -n "__fish_latlab_using_subcommand tune" -s h -l help -d 'Print help'
 complete -c latlab -n "__fish_latlab_using_subcommand tune" -s V -l version -d 'Print version'
 complete -c latlab -n "__fish_latlab_using_subcommand help; and not __fish_seen_subcommand_from run dump explain load lockbench record report history compare scenario respond push serve watch tune help" -f -a "run" -d 'Measure wake-up latency and period accuracy of periodic real-time threads'
