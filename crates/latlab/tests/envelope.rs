@@ -64,6 +64,8 @@ fn every_kind_carries_every_envelope_field_and_reads_back() {
         machine,
         latlab_command: true,
     };
+    // `latlab tune --plan` changes nothing; its runs go to the test's directory.
+    let tune_runs = d.join("tune-runs");
     let documents: Vec<(&str, Vec<u8>, Expect)> = vec![
         (
             "latlab.run",
@@ -150,6 +152,27 @@ fn every_kind_carries_every_envelope_field_and_reads_back() {
                     "1s",
                     "--quiet",
                     "--no-history",
+                ],
+            ),
+            yes(true),
+        ),
+        (
+            "latlab.tune",
+            written_by(
+                d,
+                "tune.json",
+                &[
+                    "tune",
+                    "--cpus",
+                    "1",
+                    "--load",
+                    "none",
+                    "--duration",
+                    "1s",
+                    "--plan",
+                    "--no-save",
+                    "--runs-dir",
+                    tune_runs.to_str().unwrap(),
                 ],
             ),
             yes(true),
