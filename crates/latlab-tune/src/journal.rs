@@ -199,7 +199,15 @@ impl Journal {
             None => knobs::write(knob, value),
         };
         if let Err(e) = written {
-            if !recorded {
+            // A partition that failed half-way may have left cgroup dirs,
+            // moved tasks or flags: its entry stays unless releasing it
+            // again (idempotent) leaves nothing, so the restore (or
+            // `--restore`) tries again.
+            let undone = match &saved {
+                Some(saved) => partition::release(saved).is_ok(),
+                None => true,
+            };
+            if !recorded && undone {
                 self.file.entries.pop();
                 let _ = self.store();
             }

@@ -152,7 +152,10 @@ pub fn verify_and_end(
         }
         _ => (None, partition::find().map(|p| p.kind())),
     };
-    let mut ending = end(journal, req.keep && outcome.is_ok(), say);
+    // --keep keeps only what a whole tune measured: a stop or an error
+    // restores everything.
+    let keep = req.keep && outcome.is_ok() && !latlab_rt::stop::requested();
+    let mut ending = end(journal, keep, say);
     ending.stopped = latlab_rt::stop::requested();
     outcome.map(|()| (after, ending, partition))
 }

@@ -381,9 +381,14 @@ pub fn ending_lines(r: &TuneResult) -> Vec<String> {
     } else {
         format!(
             "{head} Each dropped fix was undone after its rounds; {} knob{} restored at the \
-             end; nothing left changed.",
+             end{}.",
             e.restored,
-            if e.restored == 1 { "" } else { "s" }
+            if e.restored == 1 { "" } else { "s" },
+            if e.failed.is_empty() {
+                "; nothing left changed"
+            } else {
+                ""
+            }
         )
     });
     if let Some(p) = &r.partition {

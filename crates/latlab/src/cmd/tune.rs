@@ -24,7 +24,8 @@ use latlab_tune::session::{self, Request};
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Exit status: 0 done (every change restored, or kept with --keep), \
-                        1 error (a usage error included; every change restored)."
+                        1 error (a usage error included; every change restored, or the knobs \
+                        that could not be named and kept in the restore file)."
 )]
 pub struct TuneArgs {
     /// The real-time CPUs (e.g. `1`, `2-3`): measured, and what the fixes keep other work off.
@@ -117,6 +118,11 @@ pub fn execute(args: TuneArgs) -> anyhow::Result<ExitCode> {
     });
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     latlab_rt::stop::install_with(latlab_rt::stop::Signals::AlwaysCleanUp)?;
+    // A closed terminal or a dropped ssh session must not kill a tune
+    // between a change and its restore: it runs on to its end (and
+    // restores); Ctrl-C and SIGTERM stop it.
+    // SAFETY: setting a signal's disposition to ignore.
+    unsafe { libc::signal(libc::SIGHUP, libc::SIG_IGN) };
     let req = Request {
         measure: Measure {
             exe: std::env::current_exe()
@@ -173,6 +179,13 @@ pub fn execute(args: TuneArgs) -> anyhow::Result<ExitCode> {
     let result = session::result(envelope, &req, planned, boot, after, ending, partition);
     write_outputs(&args, &result)?;
     print!("{}", latlab_report::text::tune::text(&result));
+    if !result.ending.failed.is_empty() {
+        bail!(
+            "{} knobs could not be restored (NOT RESTORED above); the restore file keeps them: \
+             fix the cause and run `latlab tune --restore`",
+            result.ending.failed.len()
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 
