@@ -246,16 +246,7 @@ impl Journal {
         let mut report = RestoreReport::default();
         let mut kept = Vec::new();
         for entry in self.file.entries.drain(..).rev() {
-            match put_back(&entry) {
-                Ok(None) => report.restored.push((entry.knob, entry.old)),
-                Ok(Some(why)) => report.dropped.push((entry.knob, why)),
-                Err(e) => {
-                    report
-                        .failed
-                        .push((entry.knob.clone(), entry.old.clone(), e.to_string()));
-                    kept.push(entry);
-                }
-            }
+            kept.extend(report.put_back(entry));
         }
         kept.reverse();
         self.file.entries = kept;
@@ -285,6 +276,23 @@ impl Drop for Journal {
                 eprintln!("latlab tune: could not restore {knob} to {old:?}: {error}");
             }
         }
+    }
+}
+
+impl RestoreReport {
+    /// Puts `entry`'s knob back and says so in the report; the entry again
+    /// when it could not be restored (it stays in the restore file).
+    pub(crate) fn put_back(&mut self, entry: Entry) -> Option<Entry> {
+        match put_back(&entry) {
+            Ok(None) => self.restored.push((entry.knob, entry.old)),
+            Ok(Some(why)) => self.dropped.push((entry.knob, why)),
+            Err(e) => {
+                self.failed
+                    .push((entry.knob.clone(), entry.old.clone(), e.to_string()));
+                return Some(entry);
+            }
+        }
+        None
     }
 }
 

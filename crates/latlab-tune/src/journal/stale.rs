@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use latlab_fix::Knob;
 
-use super::{put_back, JournalFile, RestoreReport};
+use super::{JournalFile, RestoreReport};
 
 /// The restore file could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -207,16 +207,7 @@ pub fn restore_file(path: &Path) -> Result<RestoreReport, JournalError> {
                 .push((entry.knob, "no partition survived the reboot".into()));
             continue;
         }
-        match put_back(&entry) {
-            Ok(None) => report.restored.push((entry.knob, entry.old)),
-            Ok(Some(why)) => report.dropped.push((entry.knob, why)),
-            Err(e) => {
-                report
-                    .failed
-                    .push((entry.knob.clone(), entry.old.clone(), e.to_string()));
-                kept.push(entry);
-            }
-        }
+        kept.extend(report.put_back(entry));
     }
     if kept.is_empty() {
         remove(path)?;
