@@ -87,6 +87,8 @@ fn samples_and_sleeps(side: &mut dyn KernelSide, run: Duration) -> (u64, u64) {
     };
     let (tid_tx, tid_rx) = mpsc::channel();
     let (go_tx, go_rx) = mpsc::channel::<()>();
+    let (sleeps_tx, sleeps_rx) = mpsc::channel();
+    let (release_tx, release_rx) = mpsc::channel::<()>();
     let waiter = {
         let (word, done) = (word.clone(), waiter_done.clone());
         std::thread::spawn(move || {
@@ -103,13 +105,18 @@ fn samples_and_sleeps(side: &mut dyn KernelSide, run: Duration) -> (u64, u64) {
             }
             let sleeps = voluntary_switches(tid) - before;
             done.store(true, Ordering::Relaxed);
-            sleeps
+            sleeps_tx.send(sleeps).unwrap();
+            // Parked until its samples are read: a sleep after the count
+            // (the thread's exit unmaps its stack, and a test beside it
+            // loading BPF holds the mm lock: 2 more samples than sleeps in
+            // CI once) must not be measured.
+            release_rx.recv().unwrap();
         })
     };
     let tid = tid_rx.recv().unwrap();
     side.watch(tid).unwrap();
     go_tx.send(()).unwrap();
-    let sleeps = waiter.join().unwrap();
+    let sleeps = sleeps_rx.recv().unwrap();
     waker.join().unwrap();
     stop.store(true, Ordering::Relaxed);
     hog.join().unwrap();
@@ -123,6 +130,8 @@ fn samples_and_sleeps(side: &mut dyn KernelSide, run: Duration) -> (u64, u64) {
         .map(|r| r.3)
         .sum();
     side.unwatch(tid);
+    release_tx.send(()).unwrap();
+    waiter.join().unwrap();
     (samples, sleeps)
 }
 
