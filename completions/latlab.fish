@@ -295,8 +295,8 @@ complete -c latlab -n "__fish_latlab_using_subcommand tune" -l spool -d 'Directo
 complete -c latlab -n "__fish_latlab_using_subcommand tune" -l runs-dir -d 'Directory for the runs\' JSON files [default: latlab-tune/<timestamp>]' -r -F
 complete -c latlab -n "__fish_latlab_using_subcommand tune" -l isolate -d 'Add the standard isolation set (IRQs, workqueues, kernel threads, an isolated partition, idle states, housekeeping sysctls) even where no cause asked for it'
 complete -c latlab -n "__fish_latlab_using_subcommand tune" -l plan -d 'Measure the baseline and print the plan; change nothing'
-complete -c latlab -n "__fish_latlab_using_subcommand tune" -l keep -d 'Leave the kept fixes applied at the end (the restore file is removed)'
-complete -c latlab -n "__fish_latlab_using_subcommand tune" -l restore -d 'Undo what a tune that did not end (SIGKILL, a power cut) left changed, from its restore file, and exit'
+complete -c latlab -n "__fish_latlab_using_subcommand tune" -l keep -d 'Leave the kept fixes applied at the end (recorded beside the restore file: `--restore` undoes them later)'
+complete -c latlab -n "__fish_latlab_using_subcommand tune" -l restore -d 'Undo what tune left changed, and exit: a tune that did not end (SIGKILL, a power cut), from its restore file, and the fixes an earlier --keep kept'
 complete -c latlab -n "__fish_latlab_using_subcommand tune" -l no-save -d 'Do not write `<output-dir>/<timestamp>/<result file>` (nor store it in the history)'
 complete -c latlab -n "__fish_latlab_using_subcommand tune" -l no-history -d 'Do not store the saved result in the history database'
 complete -c latlab -n "__fish_latlab_using_subcommand tune" -s h -l help -d 'Print help'

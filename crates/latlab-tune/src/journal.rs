@@ -17,8 +17,10 @@ use latlab_fix::Knob;
 use crate::knobs::{self, KnobError};
 use crate::partition;
 
+mod kept;
 mod stale;
 
+pub use kept::{kept_path, notice as kept_notice};
 pub use stale::{boot_id, check_stale, notice, restore_file, JournalError, Stale};
 
 /// Where the restore file lives: `$LATLAB_TUNE_JOURNAL`, else
@@ -95,7 +97,25 @@ impl Journal {
     /// Starts a restore file at `path`. Refuses when one exists (a running
     /// tune's, or one left by a tune that ended without restoring).
     pub fn begin(path: &Path) -> Result<Journal, JournalError> {
-        if path.exists() {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| JournalError::Io {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+        }
+        // Created exclusively (O_EXCL): of two tunes started at once, one
+        // gets the file and the other is refused.
+        if let Err(source) = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+        {
+            if source.kind() != std::io::ErrorKind::AlreadyExists {
+                return Err(JournalError::Io {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
             let message = match check_stale(path) {
                 Some(stale) => stale.message,
                 None => match stale::load(path) {
@@ -111,12 +131,6 @@ impl Journal {
                 message,
             });
         }
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| JournalError::Io {
-                path: dir.to_path_buf(),
-                source,
-            })?;
-        }
         let journal = Journal {
             path: path.to_path_buf(),
             file: JournalFile {
@@ -128,7 +142,10 @@ impl Journal {
             },
             finished: false,
         };
-        stale::store(&journal.path, &journal.file)?;
+        if let Err(e) = stale::store(&journal.path, &journal.file) {
+            let _ = stale::remove(&journal.path);
+            return Err(e);
+        }
         Ok(journal)
     }
 
@@ -234,10 +251,13 @@ impl Journal {
         self.restore_all()
     }
 
-    /// Leaves the knobs as they are (`--keep`) and removes the restore file.
-    /// Returns the entries kept.
+    /// Leaves the knobs as they are (`--keep`): their entries move to the
+    /// kept file ([`kept_path`]), which `latlab tune --restore` undoes, and
+    /// the restore file is removed. Returns the entries kept. On an error
+    /// the knobs stay and so does the restore file.
     pub fn keep(mut self) -> Result<Vec<Entry>, JournalError> {
         self.finished = true;
+        kept::add(&kept_path(&self.path), &self.file)?;
         stale::remove(&self.path)?;
         Ok(std::mem::take(&mut self.file.entries))
     }

@@ -28,6 +28,9 @@ pub struct Measure {
     pub priority: i32,
     /// Where the runs' JSON files go.
     pub dir: PathBuf,
+    /// The [`Load`] process while it runs ([`Load::pid`]): a run after it
+    /// ended early is an error, not a round measured without the load.
+    pub load_pid: Option<u32>,
 }
 
 /// What one run measured.
@@ -122,13 +125,14 @@ impl Measure {
             ),
             None => None,
         };
+        let parent = std::process::id() as libc::pid_t;
         // SAFETY: between fork and exec the hook only calls prctl(2),
-        // open(2), write(2) and close(2), which are async-signal-safe, on
-        // memory allocated before the fork.
+        // getppid(2), open(2), write(2) and close(2), which are
+        // async-signal-safe, on memory allocated before the fork.
         unsafe {
             use std::os::unix::process::CommandExt;
             command.pre_exec(move || {
-                end_with_parent()?;
+                end_with_parent(parent)?;
                 if let Some(path) = &procs {
                     let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
                     if fd < 0 {
@@ -159,7 +163,31 @@ impl Measure {
                 args.join(" ")
             );
         }
+        if let Some(pid) = self.load_pid.filter(|&pid| child_ended(pid)) {
+            bail!(
+                "the load (latlab load {}, pid {pid}) ended during the tune (its message is \
+                 above): the rounds after it would not measure under the same load",
+                self.load
+            );
+        }
         read(&file).map(Some)
+    }
+}
+
+/// Whether our child `pid` has ended, without reaping it (waitid(2) with
+/// WNOWAIT: its owner still waits for it).
+fn child_ended(pid: u32) -> bool {
+    // SAFETY: a zeroed siginfo_t is a valid out-parameter; waitid(2) on our
+    // own child, WNOHANG (no blocking) and WNOWAIT (it stays waitable).
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        let rc = libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        );
+        rc == 0 && info.si_pid() != 0
     }
 }
 
@@ -198,10 +226,11 @@ impl Load {
             return Ok(Load { child: None });
         }
         let mut command = Command::new(exe);
-        // SAFETY: prctl(2) only, between fork and exec.
+        // SAFETY: prctl(2) and getppid(2) only, between fork and exec.
         unsafe {
             use std::os::unix::process::CommandExt;
-            command.pre_exec(end_with_parent);
+            let parent = std::process::id() as libc::pid_t;
+            command.pre_exec(move || end_with_parent(parent));
         }
         let child = command
             .args(["load", spec, "--duration"])
@@ -215,13 +244,9 @@ impl Load {
         Ok(Load { child: Some(child) })
     }
 
-    /// Whether the load is still running (it ends early only on an error,
-    /// which it printed).
-    pub fn running(&mut self) -> bool {
-        match &mut self.child {
-            Some(child) => matches!(child.try_wait(), Ok(None)),
-            None => true,
-        }
+    /// The load process (`None` when no load runs): [`Measure::load_pid`].
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(std::process::Child::id)
     }
 }
 
@@ -235,13 +260,21 @@ impl Drop for Load {
     }
 }
 
-/// In a child between fork and exec: SIGTERM when tune dies, so a tune
-/// killed with SIGKILL leaves no load or run behind (they stop as on
-/// Ctrl-C, and clean up their files).
-fn end_with_parent() -> std::io::Result<()> {
-    // SAFETY: prctl(PR_SET_PDEATHSIG) takes a signal number and no memory.
-    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) } != 0 {
-        return Err(std::io::Error::last_os_error());
+/// In a child between fork and exec: SIGTERM when tune (`parent`) dies,
+/// so a tune killed with SIGKILL leaves no load or run behind (they stop
+/// as on Ctrl-C, and clean up their files). A tune that died before the
+/// prctl took effect (between fork and here) sent nothing: the child,
+/// whose parent is then another process, does not start.
+fn end_with_parent(parent: libc::pid_t) -> std::io::Result<()> {
+    // SAFETY: prctl(PR_SET_PDEATHSIG) takes a signal number and no memory;
+    // getppid(2) takes nothing and cannot fail.
+    unsafe {
+        if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if libc::getppid() != parent {
+            return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+        }
     }
     Ok(())
 }

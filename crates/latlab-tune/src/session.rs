@@ -96,13 +96,7 @@ pub fn baseline_and_plan(
     for (group, fix) in grouped.chain(refused) {
         let proposed = fix.value.resolve(&req.rt, &req.housekeeping);
         let current = knobs::read(&fix.knob).ok();
-        let outcome = match (&fix.refused, &current) {
-            (Some(reason), _) => Outcome::Skipped {
-                reason: reason.clone(),
-            },
-            (None, Some(now)) if *now == proposed => Outcome::AlreadySet,
-            _ => Outcome::Proposed,
-        };
+        let outcome = outcome_before(fix, current.as_deref(), &proposed);
         fixes.push(PlannedFix {
             group: group.to_string(),
             takes: fix.knob.takes(),
@@ -118,6 +112,23 @@ pub fn baseline_and_plan(
         plan,
         fixes,
     })
+}
+
+/// A planned fix's outcome before anything is applied: skipped (the
+/// kernel cannot take it), already set ("0-1" and "0,1" are the same
+/// mask, "50" and "50:0" the same priority), or proposed.
+fn outcome_before(fix: &latlab_fix::Fix, current: Option<&str>, proposed: &str) -> Outcome {
+    match (&fix.refused, current) {
+        (Some(reason), _) => Outcome::Skipped {
+            reason: reason.clone(),
+        },
+        (None, Some(now))
+            if knobs::normalize(&fix.knob, now) == knobs::normalize(&fix.knob, proposed) =>
+        {
+            Outcome::AlreadySet
+        }
+        _ => Outcome::Proposed,
+    }
 }
 
 /// Applies, verifies and keeps or drops each group of `planned`, then the
@@ -303,4 +314,45 @@ fn set(
             }
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use latlab_fix::{Fix, Knob, Value};
+
+    use super::outcome_before;
+    use crate::result::Outcome;
+
+    #[test]
+    fn a_value_written_another_way_is_already_set() {
+        let irq = Fix::new(Knob::IrqAffinity { irq: 24 }, Value::Housekeeping, "IRQ 24");
+        assert_eq!(
+            outcome_before(&irq, Some("0-1"), "0,1"),
+            Outcome::AlreadySet
+        );
+        assert_eq!(outcome_before(&irq, Some("0-1"), "0"), Outcome::Proposed);
+        assert_eq!(outcome_before(&irq, None, "0"), Outcome::Proposed);
+        let prio = Fix::new(
+            Knob::TaskPriority {
+                pid: 12,
+                comm: "ktimers/1".into(),
+            },
+            Value::literal("other"),
+            "ktimers",
+        );
+        assert_eq!(
+            outcome_before(&prio, Some("other:0"), "other"),
+            Outcome::AlreadySet
+        );
+        assert_eq!(
+            outcome_before(&prio, Some("fifo:50"), "other"),
+            Outcome::Proposed
+        );
+        let mut refused = irq.clone();
+        refused.refused = Some("a managed IRQ".into());
+        assert!(matches!(
+            outcome_before(&refused, Some("0-1"), "0,1"),
+            Outcome::Skipped { .. }
+        ));
+    }
 }

@@ -259,6 +259,10 @@ fn a_dropped_journal_restores_and_a_kept_one_leaves_the_knobs() {
     assert!(!path.exists());
     let mut journal = Journal::begin(&path).unwrap();
     journal.apply(&knob, &other).unwrap();
+    assert!(
+        matches!(Journal::begin(&path), Err(JournalError::Exists { .. })),
+        "a second journal began beside a running one"
+    );
     let kept = journal.keep().unwrap();
     assert_eq!(kept.len(), 1);
     assert_eq!(
@@ -267,6 +271,26 @@ fn a_dropped_journal_restores_and_a_kept_one_leaves_the_knobs() {
         "--keep restored the knob"
     );
     assert!(!path.exists());
+    // A second --keep (from the first's values) adds after the first's:
+    // `--restore` of the kept file ends at the values from before both.
+    let stat = Knob::Sysctl {
+        name: "vm.stat_interval".into(),
+    };
+    let stat_old = knobs::read(&stat).unwrap();
+    let _stat_guard = Put(stat.clone(), stat_old.clone());
+    let mut journal = Journal::begin(&path).unwrap();
+    journal.apply(&knob, &old).unwrap();
+    journal.apply(&stat, "7").unwrap();
+    journal.keep().unwrap();
+    let kept_path = journal::kept_path(&path);
+    let kept: JournalFile =
+        serde_json::from_str(&std::fs::read_to_string(&kept_path).unwrap()).unwrap();
+    assert_eq!(kept.entries.len(), 3, "{kept:?}");
+    let report = journal::restore_file(&kept_path).unwrap();
+    assert!(report.failed.is_empty(), "{report:?}");
+    assert_eq!(knobs::read(&knob).unwrap(), old);
+    assert_eq!(knobs::read(&stat).unwrap(), stat_old);
+    assert!(!kept_path.exists());
     std::env::var_os("LATLAB_TUNE_JOURNAL").map_or_else(
         || {
             assert_eq!(

@@ -55,7 +55,10 @@ impl Scratch {
     /// gives one), and `extra`.
     fn tune(&self, extra: &[&str]) -> Command {
         let mut command = self.latlab();
-        command.args(["tune", "--cpus", "1", "--load", "none", "--duration", "2s"]);
+        command.args(["tune", "--cpus", "1", "--duration", "2s"]);
+        if !extra.contains(&"--load") {
+            command.args(["--load", "none"]);
+        }
         if !extra.contains(&"--round") {
             command.args(["--round", "1s"]);
         }
@@ -219,9 +222,16 @@ fn plan_measures_and_changes_nothing() {
 
 /// Starts a tune and waits until it has changed at least `knobs` knobs.
 fn started_tune(s: &Scratch, knobs: usize) -> std::process::Child {
+    started_tune_with(s, knobs, &[])
+}
+
+/// [`started_tune`] with `extra` arguments.
+fn started_tune_with(s: &Scratch, knobs: usize, extra: &[&str]) -> std::process::Child {
     let stderr = std::fs::File::create(s.path("tune.err")).unwrap();
+    let mut args = vec!["--isolate", "--round", "2s", "--json", "tune.json"];
+    args.extend(extra);
     let mut child = s
-        .tune(&["--isolate", "--round", "2s", "--json", "tune.json"])
+        .tune(&args)
         .stdout(Stdio::null())
         .stderr(stderr)
         .spawn()
@@ -362,4 +372,114 @@ fn bad_input_is_an_error_naming_the_fix_and_changes_nothing() {
     );
     assert_unchanged(&before, "after bad input");
     assert!(!s.journal().exists());
+}
+
+#[test]
+fn restore_undoes_what_an_earlier_keep_kept() {
+    if !root("restore_undoes_what_an_earlier_keep_kept") || !two_cpus("restore kept") {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let s = Scratch::new();
+    let before = snapshot();
+    // What `tune --keep` leaves: a kept file beside the restore file, its
+    // tune ended, its change in place.
+    let knob = latlab_fix::Knob::Sysctl {
+        name: "kernel.timer_migration".into(),
+    };
+    let old = latlab_tune::knobs::read(&knob).unwrap();
+    let ended = ended_pid();
+    let kept = latlab_tune::journal::kept_path(&s.journal());
+    let file = latlab_tune::journal::JournalFile {
+        owner_pid: ended,
+        owner_comm: "latlab".into(),
+        boot_id: latlab_tune::journal::boot_id(),
+        started: "2026-11-28T02:00:00Z".into(),
+        entries: vec![latlab_tune::journal::Entry {
+            knob: knob.clone(),
+            old: old.clone(),
+            partition: None,
+        }],
+    };
+    std::fs::write(&kept, serde_json::to_vec(&file).unwrap()).unwrap();
+    latlab_tune::knobs::write(&knob, if old == "1" { "0" } else { "1" }).unwrap();
+
+    let plan = s.tune(&["--plan"]).output().unwrap();
+    assert!(plan.status.success(), "{}", text(&plan));
+    assert!(
+        text(&plan).contains("1 change `latlab tune --keep` kept (started 2026-11-28T02:00:00Z) is applied: this tune measures from them; `latlab tune --restore` undoes them"),
+        "{}",
+        text(&plan)
+    );
+
+    let restore = s.latlab().args(["tune", "--restore"]).output().unwrap();
+    assert!(restore.status.success(), "{}", text(&restore));
+    assert!(
+        text(&restore).contains("(kept with --keep): 1 restored, 0 not needed, 0 failed"),
+        "{}",
+        text(&restore)
+    );
+    assert_unchanged(&before, "after tune --restore of a kept file");
+    assert!(!kept.exists(), "the kept file is removed once restored");
+
+    let nothing = s.latlab().args(["tune", "--restore"]).output().unwrap();
+    assert!(nothing.status.success(), "{}", text(&nothing));
+    assert!(
+        text(&nothing).contains("nothing to restore"),
+        "{}",
+        text(&nothing)
+    );
+}
+
+/// The pid of a process that has ended (and been reaped).
+fn ended_pid() -> u32 {
+    let mut child = Command::new("true").spawn().unwrap();
+    child.wait().unwrap();
+    child.id()
+}
+
+#[test]
+fn a_load_that_dies_mid_tune_ends_it_restored() {
+    if !root("a_load_that_dies_mid_tune_ends_it_restored") || !two_cpus("load dies") {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let s = Scratch::new();
+    let before = snapshot();
+    let mut child = started_tune_with(&s, 2, &["--load", "cpu:1"]);
+    let _cleanup = KillOnDrop(vec![child.id()]);
+    let load = children_of(child.id())
+        .into_iter()
+        .find(|&pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c.split(|&b| b == 0).any(|a| a == b"load"))
+        })
+        .expect("the tune's latlab load child");
+    // SAFETY: kill(2) on the tune's load, a process of this test's tree.
+    unsafe { libc::kill(load as libc::pid_t, libc::SIGKILL) };
+    let status = child.wait().unwrap();
+    let said = std::fs::read_to_string(s.path("tune.err")).unwrap_or_default();
+    assert_eq!(status.code(), Some(1), "{said}");
+    assert!(
+        said.contains(&format!(
+            "the load (latlab load cpu:1, pid {load}) ended during the tune"
+        )),
+        "{said}"
+    );
+    assert_unchanged(&before, "after the load died");
+    assert!(!s.journal().exists());
+}
+
+/// The child processes of `pid` (from every thread's `children` file).
+fn children_of(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
+        let file = task.unwrap().path().join("children");
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        out.extend(
+            text.split_whitespace()
+                .filter_map(|p| p.parse::<u32>().ok()),
+        );
+    }
+    out
 }

@@ -373,8 +373,8 @@ pub fn ending_lines(r: &TuneResult) -> Vec<String> {
         format!("{head} --plan: nothing was changed.")
     } else if e.kept > 0 {
         format!(
-            "{head} {} knob{} left changed (--keep): undo them by hand, or reboot (runtime \
-             changes do not survive one).",
+            "{head} {} knob{} left changed (--keep): `latlab tune --restore` undoes them (a \
+             reboot does too: runtime changes do not survive one).",
             e.kept,
             if e.kept == 1 { "" } else { "s" }
         )

@@ -3,8 +3,6 @@
 
 use std::path::{Path, PathBuf};
 
-use latlab_fix::Knob;
-
 use super::{JournalFile, RestoreReport};
 
 /// The restore file could not be used.
@@ -180,9 +178,11 @@ pub fn check_stale(path: &Path) -> Option<Stale> {
 }
 
 /// `latlab tune --restore`: puts back every knob of a restore file left by
-/// a tune that ended, last first, and removes the file when all went back
-/// (else it keeps the failed ones). A file from an earlier boot: only a
-/// cpuset partition can have survived; the other entries are dropped.
+/// a tune that ended (or of the kept file `--keep` wrote), last first, and
+/// removes the file when all went back (else it keeps the failed ones). A
+/// file from an earlier boot is only removed: no runtime change survives a
+/// reboot (sysctls, /proc and /sys values, and cgroupfs, where a partition
+/// lives, all start afresh), and a partition found now is this boot's.
 pub fn restore_file(path: &Path) -> Result<RestoreReport, JournalError> {
     let mut file = load(path)?;
     if file.owner_pid != std::process::id() && owner_alive(&file) {
@@ -195,16 +195,10 @@ pub fn restore_file(path: &Path) -> Result<RestoreReport, JournalError> {
     let mut report = RestoreReport::default();
     let mut kept = Vec::new();
     for entry in file.entries.drain(..).rev() {
-        if !same_boot && entry.knob != Knob::CpusetPartition {
+        if !same_boot {
             report
                 .dropped
                 .push((entry.knob, "a runtime change of an earlier boot".into()));
-            continue;
-        }
-        if !same_boot && crate::partition::find().is_none() {
-            report
-                .dropped
-                .push((entry.knob, "no partition survived the reboot".into()));
             continue;
         }
         kept.extend(report.put_back(entry));

@@ -9,12 +9,13 @@ use super::{Planned, Progress, Request};
 /// Restores every change (or keeps them) and says so.
 pub(super) fn end(journal: Journal, keep: bool, say: Progress) -> Ending {
     if keep {
+        let path = journal.path().to_path_buf();
         return match journal.keep() {
             Ok(entries) => {
                 say(&format!(
-                    "kept {} changes (--keep): the restore file is gone; undo them by hand or \
-                     reboot",
-                    entries.len()
+                    "kept {} changes (--keep); `latlab tune --restore` undoes them ({})",
+                    entries.len(),
+                    crate::journal::kept_path(&path).display()
                 ));
                 Ending {
                     kept: entries.len() as u32,

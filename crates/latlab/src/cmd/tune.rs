@@ -58,11 +58,12 @@ pub struct TuneArgs {
     /// Measure the baseline and print the plan; change nothing.
     #[arg(long)]
     pub plan: bool,
-    /// Leave the kept fixes applied at the end (the restore file is removed).
+    /// Leave the kept fixes applied at the end (recorded beside the restore file: `--restore`
+    /// undoes them later).
     #[arg(long)]
     pub keep: bool,
-    /// Undo what a tune that did not end (SIGKILL, a power cut) left changed, from its restore
-    /// file, and exit.
+    /// Undo what tune left changed, and exit: a tune that did not end (SIGKILL, a power cut),
+    /// from its restore file, and the fixes an earlier --keep kept.
     #[arg(long, conflicts_with_all = ["plan", "keep", "isolate"])]
     pub restore: bool,
     /// Write what was kept as a tuned profile, a shell script and a sysctl.d file under DIR.
@@ -103,6 +104,9 @@ pub fn execute(args: TuneArgs) -> anyhow::Result<ExitCode> {
              (sudo latlab tune ...); --plan changes nothing but still traces the baseline"
         );
     }
+    if let Some(kept) = journal::kept_notice(&journal::kept_path(&journal_path)) {
+        eprintln!("tune: {kept}");
+    }
     let inventory = latlab_tune::knobs::inventory();
     let online = inventory.cpus.clone();
     let rt = match &args.cpus {
@@ -123,7 +127,7 @@ pub fn execute(args: TuneArgs) -> anyhow::Result<ExitCode> {
     // restores); Ctrl-C and SIGTERM stop it.
     // SAFETY: setting a signal's disposition to ignore.
     unsafe { libc::signal(libc::SIGHUP, libc::SIG_IGN) };
-    let req = Request {
+    let mut req = Request {
         measure: Measure {
             exe: std::env::current_exe()
                 .context("finding the latlab binary to run the measurements")?,
@@ -131,6 +135,7 @@ pub fn execute(args: TuneArgs) -> anyhow::Result<ExitCode> {
             load: args.load.clone(),
             priority: args.priority,
             dir: dir.clone(),
+            load_pid: None,
         },
         rt: rt.clone(),
         housekeeping: housekeeping.clone(),
@@ -168,6 +173,7 @@ pub fn execute(args: TuneArgs) -> anyhow::Result<ExitCode> {
         86_400 * 1_000_000_000,
         &dir.join("load.json"),
     )?;
+    req.measure.load_pid = load.pid();
     let mut planned = session::baseline_and_plan(&req, &sys, &mut say)?;
     let boot = bootline::boot_line(&facts(planned.plan.boot.clone()), args.isolate)?;
     let (after, ending, partition) = if args.plan || latlab_rt::stop::requested() {
@@ -231,28 +237,50 @@ fn write_outputs(args: &TuneArgs, result: &TuneResult) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `--restore`.
+/// `--restore`: an unfinished tune's changes first (they were made last),
+/// then what `--keep` kept.
 fn restore(path: &std::path::Path) -> anyhow::Result<ExitCode> {
-    if !path.exists() {
+    let kept = journal::kept_path(path);
+    let files = [
+        (path, "left by a tune that did not end"),
+        (kept.as_path(), "kept with --keep"),
+    ];
+    let mut failed = 0;
+    let mut found = false;
+    for (file, whose) in files {
+        if !file.exists() {
+            continue;
+        }
+        found = true;
+        let report = journal::restore_file(file)?;
         eprintln!(
-            "latlab tune --restore: nothing to restore ({} does not exist)",
-            path.display()
+            "latlab tune --restore: {} ({whose}): {} restored, {} not needed, {} failed",
+            file.display(),
+            report.restored.len(),
+            report.dropped.len(),
+            report.failed.len()
         );
-        return Ok(ExitCode::SUCCESS);
+        for (knob, old) in &report.restored {
+            eprintln!("  restored {knob} = {old}");
+        }
+        for (knob, why) in &report.dropped {
+            eprintln!("  not restored {knob}: {why}");
+        }
+        for (knob, old, error) in &report.failed {
+            eprintln!("  could not restore {knob} to {old}: {error}");
+        }
+        failed += report.failed.len();
     }
-    let report = journal::restore_file(path)?;
-    for (knob, old) in &report.restored {
-        eprintln!("restored {knob} = {old}");
+    if !found {
+        eprintln!(
+            "latlab tune --restore: nothing to restore (neither {} nor {} exists)",
+            path.display(),
+            kept.display()
+        );
     }
-    for (knob, old, error) in &report.failed {
-        eprintln!("could not restore {knob} to {old}: {error}");
-    }
-    if report.failed.is_empty() {
+    if failed == 0 {
         Ok(ExitCode::SUCCESS)
     } else {
-        bail!(
-            "{} knobs could not be restored (above); the restore file is kept",
-            report.failed.len()
-        )
+        bail!("{failed} knobs could not be restored (above); their file keeps them")
     }
 }
