@@ -172,7 +172,7 @@ pub fn rerun_in_own_group(nice: i32, marker: &str) -> Result<i32, RtError> {
     COPY.store(pid, Ordering::SeqCst);
     let followed = jobcontrol::follow(pid);
     // Until it has exited; not reaped yet, so its ids cannot be reused meanwhile.
-    while !exited(pid) {
+    while !crate::process::child_exited(child.id()) {
         std::thread::sleep(Duration::from_millis(20));
     }
     COPY.store(0, Ordering::SeqCst);
@@ -197,22 +197,6 @@ pub fn settle_copy(marker: &str) -> bool {
     };
     jobcontrol::stop_when_orphaned(parent);
     true
-}
-
-/// True once child `pid` has exited (without reaping it).
-fn exited(pid: libc::pid_t) -> bool {
-    // SAFETY: siginfo_t is plain data filled in by waitid.
-    unsafe {
-        let mut info: libc::siginfo_t = std::mem::zeroed();
-        let rc = libc::waitid(
-            libc::P_PID,
-            pid as libc::id_t,
-            &mut info,
-            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-        );
-        // rc 0 with si_pid 0: still running; an error: nothing left to wait for.
-        rc != 0 || info.si_pid() != 0
-    }
 }
 
 /// Passes Ctrl-C, SIGTERM and SIGHUP on to the copy: the first as a stop

@@ -18,6 +18,25 @@ pub fn pid_alive(pid: u32) -> bool {
     rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
+/// True once our child `pid` has exited, without reaping it (waitid(2)
+/// with WNOWAIT: whoever waits for it still can); also true when there is
+/// no such child left to wait for.
+pub fn child_exited(pid: u32) -> bool {
+    // SAFETY: siginfo_t is plain data filled in by waitid; WNOHANG: no
+    // blocking.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        let rc = libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        );
+        // rc 0 with si_pid 0: still running; an error: nothing left to wait for.
+        rc != 0 || info.si_pid() != 0
+    }
+}
+
 /// Waits for `child` to end. On Ctrl-C or SIGTERM ([`crate::stop`]) it is
 /// sent SIGTERM, once: a terminal's Ctrl-C reached it too, and a second
 /// SIGINT would kill it before it wrote what it measured; SIGTERM only asks

@@ -163,7 +163,10 @@ impl Measure {
                 args.join(" ")
             );
         }
-        if let Some(pid) = self.load_pid.filter(|&pid| child_ended(pid)) {
+        if let Some(pid) = self
+            .load_pid
+            .filter(|&pid| latlab_rt::process::child_exited(pid))
+        {
             bail!(
                 "the load (latlab load {}, pid {pid}) ended during the tune (its message is \
                  above): the rounds after it would not measure under the same load",
@@ -171,23 +174,6 @@ impl Measure {
             );
         }
         read(&file).map(Some)
-    }
-}
-
-/// Whether our child `pid` has ended, without reaping it (waitid(2) with
-/// WNOWAIT: its owner still waits for it).
-fn child_ended(pid: u32) -> bool {
-    // SAFETY: a zeroed siginfo_t is a valid out-parameter; waitid(2) on our
-    // own child, WNOHANG (no blocking) and WNOWAIT (it stays waitable).
-    unsafe {
-        let mut info: libc::siginfo_t = std::mem::zeroed();
-        let rc = libc::waitid(
-            libc::P_PID,
-            pid as libc::id_t,
-            &mut info,
-            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-        );
-        rc == 0 && info.si_pid() != 0
     }
 }
 
