@@ -1026,6 +1026,12 @@ fn run_explain_prints_a_short_summary_with_each_fix_once() {
             "1. {}",
             causes[0]["description"].as_str().unwrap()
         )));
+        // The next step, for the CPUs and load measured (CPU 0 is tune's
+        // housekeeping: its default CPU instead).
+        assert!(
+            stdout.contains("sudo latlab tune --load net:1 (--plan: the plan, nothing changed)"),
+            "{stdout}"
+        );
     }
     let mut parts: Vec<&str> = Vec::new();
     for fix in stdout

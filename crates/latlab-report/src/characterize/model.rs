@@ -118,6 +118,8 @@ pub struct Explained {
     pub causes: Vec<CauseRow>,
     /// Warnings about the trace (lost events, ...).
     pub notes: Vec<String>,
+    /// The loaded run's CPUs and load, for the `latlab tune` line.
+    pub tune_target: (Vec<usize>, String),
 }
 
 /// The whole answer.
@@ -168,6 +170,13 @@ impl Characterization {
             threshold_ns: report.threshold_ns,
             causes: report.causes.clone(),
             notes: report.notes.clone(),
+            tune_target: (
+                loaded.settings.cpus.clone(),
+                loaded
+                    .load
+                    .as_ref()
+                    .map_or("none".into(), |l| l.spec.clone()),
+            ),
         });
         let system = &loaded.system;
         let preemption = system.preemption_model.as_deref().unwrap_or("unknown");

@@ -113,6 +113,7 @@ fn summary_lists_every_class_the_causes_each_fix_once_and_the_pitfalls() {
             cause(4, "x:1", "never shown"),
         ],
         notes: vec!["3 events lost".into()],
+        tune_target: (vec![0, 1], "full".into()),
     };
     let c = characterization(
         [(true, true), (true, true), (false, false), (false, false)],
@@ -122,6 +123,10 @@ fn summary_lists_every_class_the_causes_each_fix_once_and_the_pitfalls() {
     for class in &c.classes {
         assert!(text.contains(class.title()), "{text}");
     }
+    assert!(
+        text.contains("sudo latlab tune --load full (--plan: the plan, nothing changed)"),
+        "{text}"
+    );
     assert!(
         text.contains("42 of 6000 loaded periods woke 40.0 us or more late"),
         "{text}"

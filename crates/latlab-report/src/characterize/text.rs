@@ -157,6 +157,10 @@ impl TerminalText for Characterization {
                     .map(CauseSummary::of)
                     .collect();
                 t.push_str(&top_causes(&causes));
+                if !e.causes.is_empty() {
+                    let (cpus, load) = &e.tune_target;
+                    t.push_str(&crate::text::causes::tune_hint(cpus, load));
+                }
             }
             None => {
                 let _ = writeln!(

@@ -71,6 +71,28 @@ fn without_task(text: &str, comm: &str) -> String {
     out
 }
 
+/// The line under the causes that names the next step: `latlab tune` for
+/// the measured CPUs and load applies the fixes the causes call for, each
+/// measured against the same load, and undoes what does not help. Without
+/// `--cpus` (tune's default, the last CPU) when the CPUs include CPU 0,
+/// which tune keeps for housekeeping.
+pub fn tune_hint(cpus: &[usize], load: &str) -> String {
+    let cpus = if cpus.is_empty() || cpus.contains(&0) {
+        String::new()
+    } else {
+        format!(" --cpus {}", super::record::cpu_list(cpus))
+    };
+    let load = if load.trim().is_empty() {
+        "none"
+    } else {
+        load.trim()
+    };
+    format!(
+        "  To apply these fixes, each measured against the same load and undone unless it \
+         helps: sudo latlab tune{cpus} --load {load} (--plan: the plan, nothing changed)\n"
+    )
+}
+
 /// The causes, ranked, with their fixes, each fix given once: a fix is the
 /// recommendation's `; `-separated parts, and a part an earlier cause
 /// already gave (the same words but for the task it names) is not
@@ -133,6 +155,14 @@ pub fn top_causes(causes: &[CauseSummary<'_>]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_tune_line_names_the_measured_cpus_unless_cpu_0_is_among_them() {
+        assert!(tune_hint(&[1, 3], "full").contains("sudo latlab tune --cpus 1,3 --load full"));
+        // tune keeps CPU 0 for housekeeping: its default CPU instead.
+        assert!(tune_hint(&[0, 1], "cpu:2").contains("sudo latlab tune --load cpu:2 "));
+        assert!(tune_hint(&[2], "").contains("sudo latlab tune --cpus 2 --load none "));
+    }
 
     #[test]
     fn a_task_is_named_whole_with_its_pid_or_count() {

@@ -100,6 +100,10 @@ pub fn short_text(doc: &RunDocument) -> String {
                 explain.causes.len() - CAUSES_LISTED
             );
         }
+        if !explain.causes.is_empty() {
+            let load = doc.load.as_ref().map_or("none", |l| l.spec.as_str());
+            out.push_str(&super::causes::tune_hint(&doc.settings.cpus, load));
+        }
     }
     let _ = writeln!(
         out,
