@@ -116,7 +116,7 @@ pub fn baseline_and_plan(
 
 /// A planned fix's outcome before anything is applied: skipped (the
 /// kernel cannot take it), already set ("0-1" and "0,1" are the same
-/// mask, "50" and "50:0" the same priority), or proposed.
+/// mask, "other" and "other:0" the same priority), or proposed.
 fn outcome_before(fix: &latlab_fix::Fix, current: Option<&str>, proposed: &str) -> Outcome {
     match (&fix.refused, current) {
         (Some(reason), _) => Outcome::Skipped {

@@ -2,8 +2,9 @@
 //! (IRQ affinities, the workqueue cpumask, the sysctls, cpuidle files, the
 //! cpuset hierarchy, thread affinities and policies: latlab-tune's
 //! snapshot) is the same after a whole tune, after Ctrl-C in the middle,
-//! and after SIGKILL followed by `latlab tune --restore`; bad input is an
-//! error that changes nothing. Real knobs, real `latlab run` rounds, CPU 1
+//! and after SIGKILL followed by `latlab tune --restore`, and after
+//! `--restore` of what a `--keep` kept; a load that dies mid-tune ends it
+//! restored; bad input is an error that changes nothing. Real knobs, real `latlab run` rounds, CPU 1
 //! as the real-time CPU (CPU 0 keeps the housekeeping); short rounds: these
 //! tests check the mechanism, not a measured effect.
 
@@ -402,6 +403,7 @@ fn restore_undoes_what_an_earlier_keep_kept() {
         }],
     };
     std::fs::write(&kept, serde_json::to_vec(&file).unwrap()).unwrap();
+    let _put_back = PutBack(knob.clone(), old.clone());
     latlab_tune::knobs::write(&knob, if old == "1" { "0" } else { "1" }).unwrap();
 
     let plan = s.tune(&["--plan"]).output().unwrap();
@@ -429,6 +431,16 @@ fn restore_undoes_what_an_earlier_keep_kept() {
         "{}",
         text(&nothing)
     );
+}
+
+/// Writes a knob's value back when dropped: a failed assertion leaves
+/// nothing changed.
+struct PutBack(latlab_fix::Knob, String);
+
+impl Drop for PutBack {
+    fn drop(&mut self) {
+        let _ = latlab_tune::knobs::write(&self.0, &self.1);
+    }
 }
 
 /// The pid of a process that has ended (and been reaped).
