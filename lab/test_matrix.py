@@ -219,6 +219,12 @@ class Plan(unittest.TestCase):
         gpio = matrix.plan(["arm64"], smoke=True)["arm64"]
         self.assertNotIn("LAB_WIRE", matrix.lab_env(gpio, {}))
 
+    def test_a_retry_runs_every_vcpu_on_one_host_thread(self):
+        timers = matrix.plan(["rt-amd64"], smoke=True)["rt-amd64"]
+        self.assertNotIn("LAB_ACCEL", matrix.lab_env(timers, {}))
+        self.assertEqual(matrix.lab_env(timers, {}, boot=2)["LAB_ACCEL"], "tcg,thread=single")
+        self.assertEqual(matrix.lab_env(timers, {"LAB_ACCEL": "tcg"}, boot=2)["LAB_ACCEL"], "tcg")
+
     def test_the_table_marks_cells_a_kernel_did_not_run(self):
         checks = [c for c in matrix.CHECKS if c.name in ("system", "run itimer")]
         results = {
