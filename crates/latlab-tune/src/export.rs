@@ -157,6 +157,16 @@ pub fn write_exports(
     })
 }
 
+/// `--export DIR`: [`write_exports`] for what `result` kept; the files
+/// written, in the order to list them.
+pub fn write_result(dir: &Path, result: &crate::result::TuneResult) -> io::Result<Vec<PathBuf>> {
+    let kept: Vec<_> = result.fixes.iter().filter_map(Kept::from_planned).collect();
+    let files = write_exports(dir, &kept, &result.boot.parameters, &result.settings.cpus)?;
+    let mut written = vec![files.tuned, files.script, files.sysctl];
+    written.extend(files.tuned_script);
+    Ok(written)
+}
+
 fn write_executable(path: &Path, text: &str) -> io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::write(path, text)?;

@@ -12,8 +12,10 @@
 //!   effect against the noise between identical rounds;
 //! - [`bootline`]: the kernel command line for the real-time CPUs;
 //! - [`export`]: a tuned profile, a shell script and a sysctl.d file.
+//! - [`command`]: the whole tune and `--restore` as `latlab tune` runs them.
 
 pub mod bootline;
+pub mod command;
 pub mod export;
 pub mod journal;
 pub mod knobs;
@@ -22,6 +24,5 @@ pub mod plan;
 pub mod result;
 pub mod rounds;
 pub mod session;
-
 pub mod snapshot;
 pub mod verify;

@@ -13,12 +13,12 @@ use latlab_rt::duration;
 
 use crate::cmd::report::{write_report, OutputArgs};
 use crate::lifecycle::outputs::SaveFlags;
-use latlab_tune::bootline::{self, BootFacts};
+use crate::lifecycle::OutputFiles;
+use latlab_session::outputs::SaveCopy;
+use latlab_tune::command::{self, Options};
 use latlab_tune::export;
 use latlab_tune::journal;
 use latlab_tune::result::TuneResult;
-use latlab_tune::rounds::{Load, Measure};
-use latlab_tune::session::{self, Request};
 
 /// Arguments of `latlab tune`.
 #[derive(Debug, clap::Args)]
@@ -91,98 +91,27 @@ pub struct TuneArgs {
 
 /// Runs the tune.
 pub fn execute(args: TuneArgs) -> anyhow::Result<ExitCode> {
-    let journal_path = journal::default_path();
     if args.restore {
-        return restore(&journal_path);
+        command::restore(&journal::default_path(), &mut |line| eprintln!("{line}"))?;
+        return Ok(ExitCode::SUCCESS);
     }
-    if let Some(stale) = journal::check_stale(&journal_path) {
-        bail!("{}", stale.message);
-    }
-    if !latlab_rt::privilege::is_root() {
-        bail!(
-            "latlab tune reads the kernel trace and changes system settings: run it as root \
-             (sudo latlab tune ...); --plan changes nothing but still traces the baseline"
-        );
-    }
-    if let Some(kept) = journal::kept_notice(&journal::kept_path(&journal_path)) {
-        eprintln!("tune: {kept}");
-    }
-    let inventory = latlab_tune::knobs::inventory();
-    let online = inventory.cpus.clone();
-    let rt = match &args.cpus {
-        Some(list) => {
-            latlab_rt::sched::parse_cpu_list(list).with_context(|| format!("--cpus {list}"))?
-        }
-        None => online.last().copied().into_iter().collect(),
-    };
-    let housekeeping = latlab_tune::plan::housekeeping(&rt, &online).map_err(anyhow::Error::msg)?;
-    let dir = args.runs_dir.clone().unwrap_or_else(|| {
-        PathBuf::from("latlab-tune")
-            .join(latlab_rt::clock::format_utc(latlab_rt::clock::unix_time_s()).replace(':', ""))
-    });
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    latlab_rt::stop::install_with(latlab_rt::stop::Signals::AlwaysCleanUp)?;
-    // A closed terminal or a dropped ssh session must not kill a tune
-    // between a change and its restore: it runs on to its end (and
-    // restores); Ctrl-C and SIGTERM stop it.
-    // SAFETY: setting a signal's disposition to ignore.
-    unsafe { libc::signal(libc::SIGHUP, libc::SIG_IGN) };
-    let mut req = Request {
-        measure: Measure {
-            exe: std::env::current_exe()
-                .context("finding the latlab binary to run the measurements")?,
-            cpus: latlab_fix::cpu_list(&rt),
-            load: args.load.clone(),
-            priority: args.priority,
-            dir: dir.clone(),
-            load_pid: None,
-        },
-        rt: rt.clone(),
-        housekeeping: housekeeping.clone(),
+    let options = Options {
+        cpus: args.cpus.clone(),
+        load: args.load.clone(),
+        deadline_ns: args.deadline,
         baseline_ns: args.duration,
         round_ns: args.round,
         pairs: args.rounds,
+        priority: args.priority,
         isolate: args.isolate,
         plan_only: args.plan,
         keep: args.keep,
-        deadline_ns: args.deadline,
-        journal: journal_path,
+        runs_dir: args.runs_dir.clone(),
+        exe: std::env::current_exe()
+            .context("finding the latlab binary to run the measurements")?,
+        argv: std::env::args().collect(),
     };
-    let envelope: latlab_envelope::Envelope<latlab_tune::result::TuneSchema> =
-        latlab_envelope::Envelope::new(std::env::args().collect());
-    let mut say = |line: &str| eprintln!("tune: {line}");
-    let preempt_rt = envelope.system.preemption_model.as_deref() == Some("rt");
-    let facts = |needs| {
-        BootFacts::from_system(
-            &envelope.system,
-            &rt,
-            &housekeeping,
-            &online,
-            args.priority as u32,
-            needs,
-        )
-    };
-    // The CPUs the command line can take (not the boot CPU), before anything is measured.
-    bootline::boot_line(&facts(Vec::new()), false)?;
-    let sys = latlab_tune::plan::SystemView::of(&inventory, preempt_rt);
-    // One load for the whole tune, beside the runs (they run --load none):
-    // stopped when `load` drops, on every way out of this function.
-    let load = Load::start(
-        &req.measure.exe,
-        &args.load,
-        86_400 * 1_000_000_000,
-        &dir.join("load.json"),
-    )?;
-    req.measure.load_pid = load.pid();
-    let mut planned = session::baseline_and_plan(&req, &sys, &mut say)?;
-    let boot = bootline::boot_line(&facts(planned.plan.boot.clone()), args.isolate)?;
-    let (after, ending, partition) = if args.plan || latlab_rt::stop::requested() {
-        (None, Default::default(), None)
-    } else {
-        session::verify_and_end(&req, &mut planned, &mut say)?
-    };
-    drop(load);
-    let result = session::result(envelope, &req, planned, boot, after, ending, partition);
+    let result = command::tune(&options, &mut |line| eprintln!("tune: {line}"))?;
     write_outputs(&args, &result)?;
     print!("{}", latlab_report::text::tune::text(&result));
     if !result.ending.failed.is_empty() {
@@ -195,18 +124,20 @@ pub fn execute(args: TuneArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `--json`, the saved copy and the history, `--push`, `--html`, `--export`.
+/// `--json`, the saved copy and the history, `--push`, `--html`, `--export`:
+/// each written even when another fails (the result, when it could be
+/// written nowhere, to the temporary directory).
 fn write_outputs(args: &TuneArgs, result: &TuneResult) -> anyhow::Result<()> {
-    let value = serde_json::to_value(result).context("serializing the result")?;
     let stamp = latlab_rt::clock::format_stamp(latlab_rt::clock::unix_time_s());
-    let json = serde_json::to_string_pretty(&value)? + "\n";
-    args.save.save(&stamp, "tune.json", &json, &value)?;
+    let save = |json: &str, value: &serde_json::Value| {
+        args.save.save(&stamp, "tune.json", json, value)
+    };
+    let saves = !args.save.no_save;
+    let save = saves.then_some(&save as SaveCopy<'_>);
+    let mut files = OutputFiles::with_result(result, save, "tune.json", args.json.as_deref())?;
     if let Some(url) = &args.push {
+        let value = serde_json::to_value(result).context("serializing the result")?;
         crate::cmd::push::push_after_measuring(url, &args.push_auth, &value);
-    }
-    if let Some(path) = &args.json {
-        std::fs::write(path, &json).with_context(|| format!("writing {}", path.display()))?;
-        eprintln!("tune: result in {}", path.display());
     }
     if let Some(path) = &args.html {
         let out = OutputArgs {
@@ -215,72 +146,16 @@ fn write_outputs(args: &TuneArgs, result: &TuneResult) -> anyhow::Result<()> {
             title: "latlab tune".into(),
             png: None,
         };
-        write_report(vec![Document::Tune(Box::new(result.clone()))], &out, &[])?;
+        let document = Document::Tune(Box::new(result.clone()));
+        files.other(write_report(vec![document], &out, &[]));
     }
     if let Some(dir) = &args.export {
-        let kept: Vec<_> = result
-            .fixes
-            .iter()
-            .filter_map(export::Kept::from_planned)
-            .collect();
-        let files =
-            export::write_exports(dir, &kept, &result.boot.parameters, &result.settings.cpus)
-                .with_context(|| format!("writing the exports under {}", dir.display()))?;
-        let script = files.tuned_script.iter();
-        for f in [&files.tuned, &files.script, &files.sysctl]
-            .into_iter()
-            .chain(script)
-        {
+        let written = export::write_result(dir, result)
+            .with_context(|| format!("writing the exports under {}", dir.display()));
+        for f in written.iter().flatten() {
             eprintln!("tune: exported {}", f.display());
         }
+        files.other(written.map(drop));
     }
-    Ok(())
-}
-
-/// `--restore`: an unfinished tune's changes first (they were made last),
-/// then what `--keep` kept.
-fn restore(path: &std::path::Path) -> anyhow::Result<ExitCode> {
-    let kept = journal::kept_path(path);
-    let files = [
-        (path, "left by a tune that did not end"),
-        (kept.as_path(), "kept with --keep"),
-    ];
-    let mut failed = 0;
-    let mut found = false;
-    for (file, whose) in files {
-        if !file.exists() {
-            continue;
-        }
-        found = true;
-        let report = journal::restore_file(file)?;
-        eprintln!(
-            "latlab tune --restore: {} ({whose}): {} restored, {} not needed, {} failed",
-            file.display(),
-            report.restored.len(),
-            report.dropped.len(),
-            report.failed.len()
-        );
-        for (knob, old) in &report.restored {
-            eprintln!("  restored {knob} = {old}");
-        }
-        for (knob, why) in &report.dropped {
-            eprintln!("  not restored {knob}: {why}");
-        }
-        for (knob, old, error) in &report.failed {
-            eprintln!("  could not restore {knob} to {old}: {error}");
-        }
-        failed += report.failed.len();
-    }
-    if !found {
-        eprintln!(
-            "latlab tune --restore: nothing to restore (neither {} nor {} exists)",
-            path.display(),
-            kept.display()
-        );
-    }
-    if failed == 0 {
-        Ok(ExitCode::SUCCESS)
-    } else {
-        bail!("{failed} knobs could not be restored (above); their file keeps them")
-    }
+    files.finish()
 }
