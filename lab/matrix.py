@@ -416,6 +416,14 @@ def watch_judge(_kernel: str, out: Path, rcs: list) -> str:
         raise Verdict(f"{backend}: the run's thread latlab-cpu0 was not watched")
     count = lambda kind: (task.get(kind) or {}).get("summary", {}).get("count", 0)
     woken = count("thread") + count("wakeup")
+    if not task.get("thread") or not task.get("irq"):
+        # The run's wake-ups are timer-driven: each must be measured from
+        # its timer's expiry (thread) and interrupt (irq).
+        raise Verdict(
+            f"{backend}: none of latlab-cpu0's {woken} wake-ups was measured as"
+            f" timer-driven (thread {count('thread')}, irq {count('irq')},"
+            f" wakeup {count('wakeup')})"
+        )
     figure = (
         f"{backend}: {woken} wake-ups of {cycles}+{missed} missed,"
         f" thread p50 {us(task['thread']['summary']['p50'])}"

@@ -151,6 +151,13 @@ class Judges(unittest.TestCase):
                 matrix.watch_judge("arm64", self.out, [0])
         with self.assertRaises(matrix.Verdict):
             matrix.watch_judge("arm64", self.out, [1])
+        # Every wake-up measured, none from its timer (the lab, arm64, once).
+        untimed = watch(1985)
+        task = untimed["tasks"][0]
+        task["wakeup"], task["thread"], task["irq"] = task["thread"], None, None
+        self.write("watch.json", untimed)
+        with self.assertRaisesRegex(matrix.Verdict, "none of latlab-cpu0's 1985 wake-ups"):
+            matrix.watch_judge("arm64", self.out, [0])
 
     def test_the_rtc_must_keep_its_count_after_the_kills(self):
         self.write("rtc-after-kill.json", run_result(1020, 4))

@@ -1,7 +1,7 @@
 //! The selection scanned again: new tasks watched, ended ones taken out of
 //! the kernel side and folded into [`ENDED_TID`](super::ENDED_TID).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::Instant;
 
 use super::threads::ThreadInfo;
@@ -86,9 +86,8 @@ impl Session {
                 // by a race with user space's update of its word) is let
                 // go too.
                 self.side.unwatch(tid);
-                self.fold_ended_tid(tid);
                 let info = self.threads.remove(&(tid as i32));
-                self.ended.push_back(Ended { tid, info, rows });
+                add_ended(&mut self.ended, Ended { tid, info, rows });
             }
         }
         self.threads.retain(|t, _| still.contains(&(*t as u32)));
@@ -164,5 +163,71 @@ impl Session {
                 into.worst = live.worst;
             }
         }
+    }
+}
+
+/// Keeps the counts of a thread the kernel side no longer watches apart in
+/// `ended`. Counts of a thread already kept (a sample the kernel counted
+/// after its rows were taken: its last wake-up, on the way out) join its
+/// row: they are the same thread (a new thread with its id is watched, and
+/// the old one folded, when it is selected). Folding the kept row instead
+/// put a run's whole thread into `(ended threads)` and left a row of one
+/// sample under its bare id (the lab, rt-amd64).
+fn add_ended(ended: &mut VecDeque<Ended>, mut e: Ended) {
+    let Some(kept) = ended.iter_mut().find(|k| k.tid == e.tid) else {
+        ended.push_back(e);
+        return;
+    };
+    for (kind, bucket, n) in e.rows.drain(..) {
+        match kept.rows.iter_mut().find(|r| r.0 == kind && r.1 == bucket) {
+            Some(row) => row.2 += n,
+            None => kept.rows.push((kind, bucket, n)),
+        }
+    }
+    if kept.info.is_none() {
+        kept.info = e.info;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_after_a_thread_was_kept_join_its_row() {
+        let mut ended = VecDeque::new();
+        let first = vec![(0, 10, 1981), (1, 7, 1982)];
+        add_ended(
+            &mut ended,
+            Ended {
+                tid: 214,
+                info: None,
+                rows: first,
+            },
+        );
+        add_ended(
+            &mut ended,
+            Ended {
+                tid: 300,
+                info: None,
+                rows: vec![(0, 10, 5)],
+            },
+        );
+        add_ended(
+            &mut ended,
+            Ended {
+                tid: 214,
+                info: None,
+                rows: vec![(0, 10, 1), (2, 3, 1)],
+            },
+        );
+        let tids: Vec<u32> = ended.iter().map(|e| e.tid).collect();
+        assert_eq!(
+            tids,
+            [214, 300],
+            "one row per thread, in the order they ended"
+        );
+        assert_eq!(ended[0].rows, [(0, 10, 1982), (1, 7, 1982), (2, 3, 1)]);
+        assert_eq!(ended[1].rows, [(0, 10, 5)]);
     }
 }
