@@ -129,9 +129,8 @@ pub fn execute(args: TuneArgs) -> anyhow::Result<ExitCode> {
 /// written nowhere, to the temporary directory).
 fn write_outputs(args: &TuneArgs, result: &TuneResult) -> anyhow::Result<()> {
     let stamp = latlab_rt::clock::format_stamp(latlab_rt::clock::unix_time_s());
-    let save = |json: &str, value: &serde_json::Value| {
-        args.save.save(&stamp, "tune.json", json, value)
-    };
+    let save =
+        |json: &str, value: &serde_json::Value| args.save.save(&stamp, "tune.json", json, value);
     let saves = !args.save.no_save;
     let save = saves.then_some(&save as SaveCopy<'_>);
     let mut files = OutputFiles::with_result(result, save, "tune.json", args.json.as_deref())?;
