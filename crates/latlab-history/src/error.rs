@@ -51,6 +51,12 @@ pub enum HistoryError {
         /// The newest this latlab knows.
         supported: i64,
     },
+    /// No history at this path (opening an existing one).
+    #[error("no history at {}: `latlab run` stores each result there, `latlab history --add RESULT` stores older ones (or choose another with --db)", path.display())]
+    Missing {
+        /// The SQLite file that is not there.
+        path: PathBuf,
+    },
     /// No entry with this id.
     #[error("no result with id {id} in {location}: `latlab history` lists the ids")]
     NotFound {

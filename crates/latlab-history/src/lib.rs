@@ -33,6 +33,7 @@
 
 mod backend;
 mod columns;
+mod deletion;
 mod error;
 mod filter;
 #[doc(hidden)]
@@ -52,6 +53,7 @@ use serde_json::Value;
 /// Version of the SQLite table layout, in `PRAGMA user_version`.
 pub const LAYOUT_VERSION: i64 = 3;
 
+pub use deletion::Deletion;
 pub use error::{HistoryError, Result};
 pub use filter::{check_time, Filter};
 pub use group::{kind_of, variant_of, Group, Series};
@@ -163,6 +165,17 @@ impl History {
             location: location.clone(),
             display: location.display(),
         })
+    }
+
+    /// Opens an existing database at `location`; a missing SQLite file is
+    /// [`HistoryError::Missing`], which says how results get there.
+    pub fn open_existing(location: &Location) -> Result<History> {
+        if let Location::Sqlite(path) = location {
+            if !path.exists() {
+                return Err(HistoryError::Missing { path: path.clone() });
+            }
+        }
+        History::open_location(location)
     }
 
     /// Where the database is.
@@ -463,6 +476,20 @@ mod tests {
             std::fs::read_to_string(&path).unwrap(),
             "this is not a database, but it is long enough to look like one"
         );
+    }
+
+    #[test]
+    fn a_missing_history_is_not_created_when_an_existing_one_is_asked_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("none.sqlite");
+        let err = History::open_existing(&Location::Sqlite(path.clone()))
+            .err()
+            .expect("refused");
+        assert!(matches!(&err, HistoryError::Missing { path: p } if *p == path));
+        assert!(err.to_string().contains("latlab history --add"), "{err}");
+        assert!(!path.exists());
+        History::open(&path).unwrap();
+        History::open_existing(&Location::Sqlite(path)).unwrap();
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! The terminal listing of `latlab history`: one stored result per line.
+//! The terminal listing of `latlab history`: one stored result per line;
+//! and what a deletion freed ([`deleted`]).
 //!
 //! ```
 //! use latlab_history::Entry;
@@ -11,7 +12,7 @@
 //! assert!(text.lines().nth(1).unwrap().contains("2026-11-24 10:00:00  run"));
 //! ```
 
-use latlab_history::Entry;
+use latlab_history::{Deletion, Entry};
 use latlab_measure::units::format_ns;
 
 /// One column of the listing.
@@ -85,4 +86,56 @@ pub fn listing(entries: &[Entry]) -> String {
         line(row.iter().map(String::as_str).collect());
     }
     out
+}
+
+/// The line `latlab history --delete` prints: how many results went, their
+/// ids, from where, and (SQLite) how the file shrank.
+pub fn deleted(deletion: &Deletion) -> String {
+    let s = if deletion.ids.len() == 1 { "" } else { "s" };
+    let ids: Vec<String> = deletion.ids.iter().map(i64::to_string).collect();
+    let mut text = format!(
+        "deleted {} result{s} (id{s} {}) from {}",
+        deletion.ids.len(),
+        ids.join(", "),
+        deletion.location
+    );
+    if let (Some(after), Some(before)) = (deletion.size_after, deletion.size_before) {
+        text.push_str(&format!(
+            "; the file is now {} (was {})",
+            mib(after),
+            mib(before)
+        ));
+    }
+    text.push('\n');
+    text
+}
+
+/// Bytes in MiB as shown: `1.25 MiB`.
+fn mib(bytes: u64) -> String {
+    format!("{:.2} MiB", bytes as f64 / (1u64 << 20) as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deletion_says_what_went_and_what_the_file_became() {
+        let mut deletion = Deletion {
+            ids: vec![3],
+            location: "h.sqlite".into(),
+            size_before: Some(3 << 20),
+            size_after: Some(5 << 18),
+        };
+        assert_eq!(
+            deleted(&deletion),
+            "deleted 1 result (id 3) from h.sqlite; the file is now 1.25 MiB (was 3.00 MiB)\n"
+        );
+        deletion.ids = vec![1, 2];
+        (deletion.size_before, deletion.size_after) = (None, None);
+        assert_eq!(
+            deleted(&deletion),
+            "deleted 2 results (ids 1, 2) from h.sqlite\n"
+        );
+    }
 }

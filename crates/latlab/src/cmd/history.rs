@@ -135,17 +135,7 @@ impl DbArgs {
     /// Opens an existing database; a missing SQLite file is an error that
     /// says how results get there.
     pub fn open_existing(&self) -> anyhow::Result<History> {
-        let location = self.location()?;
-        if let Location::Sqlite(path) = &location {
-            if !path.exists() {
-                anyhow::bail!(
-                    "no history at {}: `latlab run` stores each result there, \
-                     `latlab history --add RESULT` stores older ones (or choose another with --db)",
-                    path.display()
-                );
-            }
-        }
-        Ok(History::open_location(&location)?)
+        Ok(History::open_existing(&self.location()?)?)
     }
 }
 
@@ -220,30 +210,7 @@ pub fn execute(args: HistoryArgs) -> anyhow::Result<ExitCode> {
 
 /// Deletes results by id (all or none) and says what it freed.
 fn delete(history: &mut History, ids: &[i64]) -> anyhow::Result<ExitCode> {
-    let before = history.size_on_disk();
-    let deleted = history.delete(ids)?;
-    history.reclaim()?;
-    let mut unique = ids.to_vec();
-    unique.sort_unstable();
-    unique.dedup();
-    let ids: Vec<String> = unique.iter().map(i64::to_string).collect();
-    eprint!(
-        "deleted {deleted} result{} (id{} {}) from {}",
-        if deleted == 1 { "" } else { "s" },
-        if deleted == 1 { "" } else { "s" },
-        ids.join(", "),
-        history.display()
-    );
-    match (history.size_on_disk(), before) {
-        (Some(after), Some(before)) => {
-            eprintln!("; the file is now {} (was {})", mib(after), mib(before))
-        }
-        _ => eprintln!(),
-    }
+    let deletion = history.delete_and_reclaim(ids)?;
+    eprint!("{}", latlab_report::history::deleted(&deletion));
     Ok(ExitCode::SUCCESS)
-}
-
-/// Bytes in MiB as shown: `1.25 MiB`.
-fn mib(bytes: u64) -> String {
-    format!("{:.2} MiB", bytes as f64 / (1u64 << 20) as f64)
 }
