@@ -80,6 +80,7 @@ mod process;
 mod report;
 mod running;
 mod sched;
+mod size;
 mod spec;
 mod started;
 mod tempdir;
@@ -91,5 +92,6 @@ pub use report::{
     amount, rate, short_number, si, CommandReport, KindReport, LoadDocument, LoadReport, LoadSchema,
 };
 pub use running::{LoadOptions, RunningLoad};
+pub use size::parse_size;
 pub use spec::{LoadKind, LoadSpec};
 pub use started::{own_binary, StartedLoad, LOAD_SETTLE};

@@ -6,9 +6,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
+use latlab_load::parse_size;
 use latlab_session::load::run_for;
 
-use crate::config::load::{parse_size, resolve, LoadRun};
+use crate::config::load::{resolve, LoadRun};
 
 /// Arguments of `latlab load`.
 #[derive(Debug, clap::Args)]

@@ -123,7 +123,7 @@ pub struct LoadFlags {
     #[arg(long, value_name = "COMMAND")]
     pub load_cmd: Option<String>,
     /// Most disk space the io load may use.
-    #[arg(long, value_name = "BYTES", default_value = "256M", value_parser = crate::config::load::parse_size)]
+    #[arg(long, value_name = "BYTES", default_value = "256M", value_parser = latlab_load::parse_size)]
     pub load_disk_cap: u64,
     /// Directory for the io load's temporary files [default: the system temp dir].
     #[arg(long, value_name = "DIR")]
