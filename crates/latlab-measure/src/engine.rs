@@ -603,6 +603,36 @@ mod tests {
     }
 
     #[test]
+    fn the_requested_settings_are_the_configuration_before_the_session() {
+        let config = MeasureConfig {
+            cpus: vec![1, 3],
+            interval_ns: 1_000_000,
+            interval_step_ns: 500,
+            timer: TimerKind::Timerfd,
+            policy: Policy::Fifo,
+            priority: 95,
+            duration_ns: Some(2_500_000_000),
+            loops: None,
+            period_tolerance: 0.02,
+            rtc_device: PathBuf::from("/dev/rtc0"),
+            samples: None,
+            late_hook: None,
+        };
+        let settings = crate::result::RunSettings::requested(&config);
+        assert_eq!(settings.cpus, [1, 3]);
+        assert_eq!(
+            (settings.interval_ns, settings.interval_step_ns),
+            (1_000_000, 500)
+        );
+        assert_eq!((settings.policy, settings.priority), (Policy::Fifo, 95));
+        assert_eq!((settings.duration_s, settings.loops), (Some(2.5), None));
+        assert_eq!(settings.timer, TimerKind::Timerfd);
+        assert_eq!(settings.period_tolerance, 0.02);
+        assert!(!settings.mlocked && !settings.unprivileged && settings.steal_ns.is_empty());
+        assert_eq!(settings.cpu_dma_latency_us, None);
+    }
+
+    #[test]
     fn the_monitor_is_told_the_measurement_threads_before_they_start() {
         let cpus = sched::usable_cpus();
         let config = MeasureConfig {

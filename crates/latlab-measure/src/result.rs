@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use latlab_envelope::{Envelope, Kind};
 use latlab_rt::sched::Policy;
 
-use crate::engine::{MeasureOutput, ThreadOutput};
+use crate::engine::{MeasureConfig, MeasureOutput, ThreadOutput};
 use crate::histogram::Histogram;
 use crate::period::{PeriodSummary, PeriodTracker};
 use crate::requirements::RequirementOutcome;
@@ -119,6 +119,29 @@ pub struct RunSettings {
     /// Steal time per CPU during the run (ns): time the hypervisor ran something else.
     #[serde(default)]
     pub steal_ns: Vec<(usize, u64)>,
+}
+
+impl RunSettings {
+    /// The settings `measure` asks for. What the session got (the policy
+    /// the threads run at, the memory lock, /dev/cpu_dma_latency, the steal
+    /// time) is filled in once it is known.
+    pub fn requested(measure: &MeasureConfig) -> RunSettings {
+        RunSettings {
+            cpus: measure.cpus.clone(),
+            interval_ns: measure.interval_ns,
+            interval_step_ns: measure.interval_step_ns,
+            timer: measure.timer,
+            policy: measure.policy,
+            priority: measure.priority,
+            duration_s: measure.duration_ns.map(|d| d as f64 / 1e9),
+            loops: measure.loops,
+            period_tolerance: measure.period_tolerance,
+            cpu_dma_latency_us: None,
+            mlocked: false,
+            unprivileged: false,
+            steal_ns: Vec::new(),
+        }
+    }
 }
 
 /// What one measurement thread measured.

@@ -50,7 +50,7 @@ pub fn resolve(args: &RunArgs) -> anyhow::Result<RunConfig> {
         (d, _) => d,
     };
     let mut measure = MeasureConfig {
-        cpus: cpus.clone(),
+        cpus,
         interval_ns: args.interval,
         interval_step_ns: args.interval_step.unwrap_or(0),
         timer: args.timer,
@@ -64,21 +64,7 @@ pub fn resolve(args: &RunArgs) -> anyhow::Result<RunConfig> {
         late_hook: None,
     };
     engine::validate(&measure)?;
-    let settings = RunSettings {
-        cpus,
-        interval_ns: measure.interval_ns,
-        interval_step_ns: measure.interval_step_ns,
-        timer: measure.timer,
-        policy,
-        priority: args.priority,
-        duration_s: duration_ns.map(|d| d as f64 / 1e9),
-        loops: args.loops,
-        period_tolerance: tolerance,
-        cpu_dma_latency_us: None,
-        mlocked: false,
-        unprivileged: false,
-        steal_ns: Vec::new(),
-    };
+    let settings = RunSettings::requested(&measure);
     let trace = trace_plan(args);
     if let Some(path) = &trace.temporary_samples {
         measure.samples = Some(path.clone());
