@@ -93,6 +93,12 @@ pub enum LockError {
     /// A setting is out of range; the message names the valid range.
     #[error("invalid configuration: {0}")]
     InvalidConfig(String),
+    /// Shapes for the simulation's kernel sections, but not three.
+    #[error("--simulate models three kernel sections (do_softirq, tcp_sendmsg, net_rx): give three --site shapes or none")]
+    SimSites {
+        /// How many shapes were given.
+        given: usize,
+    },
     /// A ceiling or real-time priority outside SCHED_FIFO's range.
     #[error("priority {priority} is outside SCHED_FIFO's 1..=99; use at least the real-time task's priority")]
     InvalidPriority {

@@ -47,6 +47,19 @@ impl BenchVariant {
         Self::DelayedPi,
     ];
 
+    /// The variants `names` name (as [`FromStr`] reads them), each once, in
+    /// the order given.
+    pub fn parse_list(names: &[String]) -> Result<Vec<BenchVariant>, LockError> {
+        let mut variants = Vec::new();
+        for name in names {
+            let variant: BenchVariant = name.parse()?;
+            if !variants.contains(&variant) {
+                variants.push(variant);
+            }
+        }
+        Ok(variants)
+    }
+
     /// The name used on the command line and in tables.
     pub fn name(self) -> &'static str {
         match self {

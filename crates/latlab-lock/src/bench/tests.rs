@@ -72,6 +72,20 @@ fn variant_names_round_trip_and_unknown_ones_list_the_choices() {
 }
 
 #[test]
+fn a_variant_list_keeps_each_variant_once_in_the_order_given() {
+    let names = ["pi", "plain", "delayed", "pi", "delayed-quantile"].map(String::from);
+    assert_eq!(
+        BenchVariant::parse_list(&names).unwrap(),
+        [
+            BenchVariant::Pi,
+            BenchVariant::Plain,
+            BenchVariant::DelayedQuantile
+        ]
+    );
+    assert!(BenchVariant::parse_list(&["plain".into(), "fast".into()]).is_err());
+}
+
+#[test]
 fn invalid_settings_are_rejected() {
     let cfg = BenchConfig {
         rt_priority: 0,

@@ -166,6 +166,66 @@ impl SimConfig {
     }
 }
 
+/// How the simulated delayed locking predicts hold times
+/// ([`SimConfig::with_prediction`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SimPrediction {
+    /// The paper's fixed t_lock: Table 3's maxima (`table`).
+    Table,
+    /// Learned online: the maximum so far (`max`).
+    Max,
+    /// Learned online: the exponential average (`ewma`).
+    Ewma,
+    /// Learned online: the windowed quantile (`quantile`).
+    Quantile,
+}
+
+impl std::str::FromStr for SimPrediction {
+    type Err = LockError;
+    fn from_str(text: &str) -> Result<Self, LockError> {
+        match text.trim() {
+            "table" => Ok(Self::Table),
+            "max" => Ok(Self::Max),
+            "ewma" => Ok(Self::Ewma),
+            "quantile" => Ok(Self::Quantile),
+            other => Err(LockError::InvalidConfig(format!(
+                "unknown prediction {other:?}; use table, max, ewma or quantile"
+            ))),
+        }
+    }
+}
+
+impl SimConfig {
+    /// The three kernel sections' shapes replaced by `sites` in order
+    /// (none: the defaults kept); any other count than three is
+    /// [`LockError::SimSites`].
+    pub fn with_sites(mut self, sites: &[HoldShape]) -> Result<Self, LockError> {
+        if sites.is_empty() {
+            return Ok(self);
+        }
+        if sites.len() != self.locks.len() {
+            return Err(LockError::SimSites { given: sites.len() });
+        }
+        self.locks.clone_from_slice(sites);
+        Ok(self)
+    }
+
+    /// Hold times predicted as `prediction` says: the paper's fixed t_lock
+    /// (Table 3's maxima), or learned online with the predictor it names.
+    pub fn with_prediction(mut self, prediction: SimPrediction) -> Self {
+        self.t_lock_ns = match prediction {
+            SimPrediction::Table => SimConfig::default().t_lock_ns,
+            _ => None,
+        };
+        self.predictor = match prediction {
+            SimPrediction::Ewma => PredictorKind::EWMA,
+            SimPrediction::Quantile => PredictorKind::default(),
+            SimPrediction::Table | SimPrediction::Max => PredictorKind::Max,
+        };
+        self
+    }
+}
+
 /// The paper's Table 4 and Section 6.4, for printing next to the simulation.
 pub mod paper {
     /// Minimum OS latency without / with delayed locking, µs.

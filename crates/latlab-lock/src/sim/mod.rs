@@ -41,6 +41,6 @@ mod result;
 #[cfg(test)]
 mod tests;
 
-pub use config::{latency_run_shapes, paper, SimConfig};
+pub use config::{latency_run_shapes, paper, SimConfig, SimPrediction};
 pub use kernel::{compare, simulate};
 pub use result::{SimComparison, SimRun};

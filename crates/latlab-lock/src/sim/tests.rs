@@ -5,6 +5,7 @@ use super::*;
 use crate::fixtures::short_sim;
 use crate::predict::PredictorKind;
 use crate::shape::HoldShape;
+use crate::LockError;
 
 #[test]
 fn same_seed_gives_the_same_output() {
@@ -173,4 +174,38 @@ fn invalid_parameters_are_rejected() {
     let mut cfg = short_sim(1);
     cfg.window_kb = 0;
     assert!(compare(&cfg).is_err());
+}
+
+#[test]
+fn sites_replace_the_three_sections_and_a_prediction_sets_t_lock_or_a_predictor() {
+    let shapes: Vec<HoldShape> = ["a=1*10-20us", "b=1*30-40us", "c=1*50-60us"]
+        .iter()
+        .map(|s| s.parse().unwrap())
+        .collect();
+    let cfg = SimConfig::default().with_sites(&shapes).unwrap();
+    assert_eq!(cfg.locks.to_vec(), shapes);
+    assert_eq!(
+        SimConfig::default().with_sites(&[]).unwrap(),
+        SimConfig::default()
+    );
+    let err = SimConfig::default().with_sites(&shapes[..2]).unwrap_err();
+    assert!(matches!(err, LockError::SimSites { given: 2 }), "{err}");
+    assert!(err
+        .to_string()
+        .starts_with("--simulate models three kernel sections"));
+
+    let table = SimConfig::default().with_prediction("table".parse().unwrap());
+    assert_eq!(
+        (table.t_lock_ns, table.predictor),
+        (SimConfig::default().t_lock_ns, PredictorKind::Max)
+    );
+    for (name, predictor) in [
+        ("max", PredictorKind::Max),
+        ("ewma", PredictorKind::EWMA),
+        ("quantile", PredictorKind::default()),
+    ] {
+        let cfg = SimConfig::default().with_prediction(name.parse().unwrap());
+        assert_eq!((cfg.t_lock_ns, cfg.predictor), (None, predictor), "{name}");
+    }
+    assert!("median".parse::<SimPrediction>().is_err());
 }

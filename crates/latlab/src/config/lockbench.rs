@@ -1,12 +1,11 @@
 //! `latlab lockbench`'s arguments resolved into the benchmark's or the
 //! simulation's configuration.
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 
 use latlab_lock::bench::{BenchConfig, BenchVariant};
 use latlab_lock::shape::HoldShape;
 use latlab_lock::sim::SimConfig;
-use latlab_lock::PredictorKind;
 use latlab_rt::sched;
 
 use crate::cmd::lockbench::LockbenchArgs;
@@ -20,13 +19,7 @@ pub fn parse_shape(text: &str) -> Result<HoldShape, String> {
 /// Validates `args` into the benchmark's configuration and its variants
 /// (each once, in the order given).
 pub fn resolve(args: &LockbenchArgs) -> anyhow::Result<(BenchConfig, Vec<BenchVariant>)> {
-    let mut variants = Vec::new();
-    for name in &args.variants {
-        let variant: BenchVariant = name.parse()?;
-        if !variants.contains(&variant) {
-            variants.push(variant);
-        }
-    }
+    let variants = BenchVariant::parse_list(&args.variants)?;
     let usable = sched::usable_cpus();
     let cpu = match args.cpu.as_deref() {
         Some("none") => None,
@@ -73,34 +66,15 @@ pub fn resolve(args: &LockbenchArgs) -> anyhow::Result<(BenchConfig, Vec<BenchVa
 
 /// Validates `args` into the configuration of `--simulate`.
 pub fn resolve_simulation(args: &LockbenchArgs) -> anyhow::Result<SimConfig> {
-    let defaults = SimConfig::default();
-    let mut locks = defaults.locks.clone();
-    if !args.sites.is_empty() {
-        if args.sites.len() != 3 {
-            bail!("--simulate models three kernel sections (do_softirq, tcp_sendmsg, net_rx): give three --site shapes or none");
-        }
-        for (slot, shape) in locks.iter_mut().zip(&args.sites) {
-            *slot = shape.clone();
-        }
-    }
     let cfg = SimConfig {
         seed: args.seed,
         periods: args.periods,
         rt_period_ns: args.period,
-        locks,
-        t_lock_ns: if args.predictor == "table" {
-            defaults.t_lock_ns
-        } else {
-            None
-        },
-        predictor: match args.predictor.as_str() {
-            "ewma" => PredictorKind::EWMA,
-            "quantile" => PredictorKind::default(),
-            _ => PredictorKind::Max,
-        },
         margin_ns: args.margin.unwrap_or(0),
         max_refusals: args.max_refusals,
-        ..defaults
+        ..SimConfig::default()
     };
-    Ok(cfg)
+    Ok(cfg
+        .with_sites(&args.sites)?
+        .with_prediction(args.predictor.parse()?))
 }
