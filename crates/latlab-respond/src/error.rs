@@ -119,6 +119,18 @@ pub enum RespondError {
         /// The OS error.
         error: std::io::Error,
     },
+    /// A gap so long that the run ends before its second event.
+    #[error(
+        "--gap {gap} is longer than --duration {}: the run would end before its second event; \
+         shorten the gap or lengthen the duration",
+        latlab_measure::units::format_ns(*duration_ns)
+    )]
+    GapOverDuration {
+        /// The gap between events.
+        gap: crate::measure::Gap,
+        /// The run's length, ns.
+        duration_ns: u64,
+    },
     /// The scheduling environment (affinity, policy) could not be applied.
     #[error(transparent)]
     Rt(#[from] latlab_rt::RtError),

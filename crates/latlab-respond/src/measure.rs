@@ -76,6 +76,36 @@ pub struct RespondConfig {
     pub timeout_ns: u64,
 }
 
+impl RespondConfig {
+    /// Fails when the run would end before its second event: a `duration_ns`
+    /// shorter than the shortest gap ([`RespondError::GapOverDuration`]).
+    pub fn validate(&self) -> Result<(), RespondError> {
+        match self.duration_ns {
+            Some(duration_ns) if self.gap.min_ns() > duration_ns => {
+                Err(RespondError::GapOverDuration {
+                    gap: self.gap,
+                    duration_ns,
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// What the set-up does less well than an external board would, in
+    /// words: a stimulus on the responder's CPU.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        if self.responder_cpu == self.stimulus_cpu {
+            warnings.push(format!(
+                "stimulus and responder share CPU {}: the responder preempts the \
+                 stimulus at each event (a separate CPU is closer to an external board)",
+                self.responder_cpu
+            ));
+        }
+        warnings
+    }
+}
+
 /// Hooks into a measurement (see [`latlab_rt::monitor::Monitor`]): start a
 /// load when the responder is ready, show progress about four times a
 /// second, stop early with an error. [`Quiet`] does nothing.
@@ -148,6 +178,23 @@ mod tests {
             lock_memory: false,
             timeout_ns: 2_000_000_000,
         }
+    }
+
+    #[test]
+    fn a_gap_over_the_duration_is_refused_and_a_shared_cpu_warned_about() {
+        let mut config = unprivileged(Channel::Pty, 10, 2_000_000);
+        config.duration_ns = Some(1_000_000);
+        let err = config.validate().unwrap_err().to_string();
+        assert!(
+            err.starts_with("--gap 2.00 ms is longer than --duration 1.00 ms"),
+            "{err}"
+        );
+        config.duration_ns = Some(2_000_000);
+        config.validate().unwrap();
+        config.stimulus_cpu = config.responder_cpu + 1;
+        assert!(config.warnings().is_empty());
+        config.stimulus_cpu = config.responder_cpu;
+        assert!(config.warnings()[0].starts_with("stimulus and responder share CPU"));
     }
 
     #[test]

@@ -1,9 +1,8 @@
 //! `latlab respond`'s arguments resolved into the configuration the libraries take.
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 
 use latlab_measure::requirements::Requirement;
-use latlab_measure::units::format_ns;
 use latlab_respond::channel::Channel;
 use latlab_respond::measure::RespondConfig;
 use latlab_respond::result::CheckOn;
@@ -46,13 +45,6 @@ pub fn resolve(args: &RespondArgs) -> anyhow::Result<RespondRun> {
         None if first == responder_cpu => last,
         None => first,
     };
-    let mut warnings = Vec::new();
-    if responder_cpu == stimulus_cpu {
-        warnings.push(format!(
-            "stimulus and responder share CPU {responder_cpu}: the responder preempts the \
-             stimulus at each event (a separate CPU is closer to an external board)"
-        ));
-    }
     let channel = match &args.serial {
         Some(spec) => Channel::serial(spec, args.baud),
         None => args.channel.clone(),
@@ -64,31 +56,25 @@ pub fn resolve(args: &RespondArgs) -> anyhow::Result<RespondRun> {
         (None, None) => Some(DEFAULT_COUNT),
         (count, _) => count,
     };
-    if let Some(duration) = args.duration.filter(|&d| args.gap.min_ns() > d) {
-        bail!(
-            "--gap {} is longer than --duration {}: the run would end before its second event; \
-             shorten the gap or lengthen the duration",
-            args.gap,
-            format_ns(duration)
-        );
-    }
+    let config = RespondConfig {
+        channel,
+        gpio: args.gpio.clone(),
+        count,
+        duration_ns: args.duration,
+        gap: args.gap,
+        policy,
+        priority: args.priority,
+        responder_cpu,
+        stimulus_cpu,
+        lock_memory: true,
+        timeout_ns: args.timeout,
+    };
+    config.validate()?;
     Ok(RespondRun {
-        config: RespondConfig {
-            channel,
-            gpio: args.gpio.clone(),
-            count,
-            duration_ns: args.duration,
-            gap: args.gap,
-            policy,
-            priority: args.priority,
-            responder_cpu,
-            stimulus_cpu,
-            lock_memory: true,
-            timeout_ns: args.timeout,
-        },
+        warnings: config.warnings(),
+        config,
         requirements,
         check_on: args.check_on,
-        warnings,
         measuring: args.measuring.resolve(false),
         hold_dma_latency: !args.no_dma_latency,
     })
