@@ -47,6 +47,25 @@ fn snapshot_path(out: &Path, n: u32) -> PathBuf {
     out.with_file_name(format!("{stem}-{n}{ext}"))
 }
 
+/// Fails before recording, not after, when `out` cannot be written: a
+/// directory, or a place where a file next to it cannot be created.
+pub fn check_writable(out: &Path) -> anyhow::Result<()> {
+    if out.is_dir() {
+        anyhow::bail!("{} is a directory; give a file name with -o", out.display());
+    }
+    let mut probe = out.as_os_str().to_owned();
+    probe.push(".partial");
+    let probe = PathBuf::from(probe);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&probe)
+        .with_context(|| format!("cannot write next to {}; choose another -o", out.display()))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
 /// Records with `opts` into `output`, for `duration` or until `command`
 /// (program and arguments, none: until Ctrl-C) ends; notes and snapshots
 /// are said on stderr.
@@ -178,6 +197,25 @@ fn terminate(c: &mut std::process::Child) -> Option<std::process::ExitStatus> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_output_that_cannot_be_written_is_refused_before_recording() {
+        let dir =
+            std::env::temp_dir().join(format!("latlab-check-writable-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let err = check_writable(&dir).unwrap_err().to_string();
+        assert!(
+            err.contains("is a directory; give a file name with -o"),
+            "{err}"
+        );
+        let missing = dir.join("no/such/dir/latlab.dat");
+        let err = check_writable(&missing).unwrap_err().to_string();
+        assert!(err.starts_with("cannot write next to"), "{err}");
+        let out = dir.join("latlab.dat");
+        check_writable(&out).unwrap();
+        assert!(!out.exists() && !dir.join("latlab.dat.partial").exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn snapshot_names() {

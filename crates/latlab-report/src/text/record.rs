@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use latlab_tracefs::CaptureReport;
+use latlab_tracefs::{CaptureReport, EVENT_SETS};
 
 /// `0,2,3`: a CPU list as `--rt-cpus` takes it.
 pub fn cpu_list(cpus: &[usize]) -> String {
@@ -10,6 +10,18 @@ pub fn cpu_list(cpus: &[usize]) -> String {
         .map(usize::to_string)
         .collect::<Vec<_>>()
         .join(",")
+}
+
+/// `latlab record --list-events`: each event set (`*`: one of the
+/// defaults) with what it is for, then its events.
+pub fn event_sets() -> String {
+    let mut s = String::new();
+    for set in EVENT_SETS {
+        let mark = if set.default { "*" } else { " " };
+        let _ = writeln!(s, "{mark} {:<12} {}", set.name, set.about);
+        let _ = writeln!(s, "    {}", set.events.join(" "));
+    }
+    s
 }
 
 fn human_bytes(n: u64) -> String {
@@ -66,4 +78,25 @@ pub fn summary(r: &CaptureReport, interrupted: bool) -> String {
     }
     let _ = writeln!(s, "ring buffer: {}", r.ring_buffer.summary);
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_event_set_is_listed_with_its_events_and_the_defaults_marked() {
+        let text = event_sets();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2 * EVENT_SETS.len());
+        for (set, pair) in EVENT_SETS.iter().zip(lines.chunks(2)) {
+            let mark = if set.default { '*' } else { ' ' };
+            assert!(
+                pair[0].starts_with(&format!("{mark} {}", set.name)),
+                "{}",
+                pair[0]
+            );
+            assert_eq!(pair[1], format!("    {}", set.events.join(" ")));
+        }
+    }
 }

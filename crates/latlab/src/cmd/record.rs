@@ -5,10 +5,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use latlab_session::record::{record, Recording};
-use latlab_tracefs::EVENT_SETS;
 
 use crate::config::record::{resolve, RecordRun};
-use latlab_report::text::record::summary;
+use latlab_report::text::record::{event_sets, summary};
 
 /// Arguments of `latlab record`.
 #[derive(Debug, clap::Args)]
@@ -61,11 +60,7 @@ pub struct RecordArgs {
 /// Runs the recording.
 pub fn execute(args: RecordArgs) -> anyhow::Result<ExitCode> {
     if args.list_events {
-        for set in EVENT_SETS {
-            let mark = if set.default { "*" } else { " " };
-            println!("{mark} {:<12} {}", set.name, set.about);
-            println!("    {}", set.events.join(" "));
-        }
+        print!("{}", event_sets());
         return Ok(ExitCode::SUCCESS);
     }
     if args.flight_recorder && args.command.is_empty() && args.duration.is_none() {

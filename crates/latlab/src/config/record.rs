@@ -46,7 +46,7 @@ pub fn resolve(args: &RecordArgs) -> anyhow::Result<RecordRun> {
             None => Vec::new(),
         },
     };
-    check_writable(&args.output)?;
+    latlab_session::record::check_writable(&args.output)?;
     Ok(RecordRun {
         capture: opts,
         output: args.output.clone(),
@@ -68,22 +68,4 @@ fn parse_rt_cpus(text: &str) -> anyhow::Result<Vec<usize>> {
         ),
         None => Ok(cpus),
     }
-}
-
-/// Fails before recording, not after, when the output cannot be written.
-fn check_writable(out: &Path) -> anyhow::Result<()> {
-    if out.is_dir() {
-        anyhow::bail!("{} is a directory; give a file name with -o", out.display());
-    }
-    let mut probe = out.as_os_str().to_owned();
-    probe.push(".partial");
-    let probe = PathBuf::from(probe);
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&probe)
-        .with_context(|| format!("cannot write next to {}; choose another -o", out.display()))?;
-    let _ = std::fs::remove_file(&probe);
-    Ok(())
 }
