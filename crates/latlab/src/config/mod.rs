@@ -15,11 +15,7 @@ pub fn check_usable(cpu: usize, usable: &[usize], flag: &str) -> anyhow::Result<
     if !usable.contains(&cpu) {
         anyhow::bail!(
             "CPU {cpu} is not usable (online and allowed CPUs: {}); see {flag}",
-            usable
-                .iter()
-                .map(|c| c.to_string())
-                .collect::<Vec<_>>()
-                .join(",")
+            latlab_report::text::record::cpu_list(usable)
         );
     }
     Ok(())
