@@ -104,6 +104,22 @@ pub fn parse_percentile(text: &str) -> Result<Requirement, String> {
     })
 }
 
+/// The requirements given on a command line, in the order they are
+/// checked: the profiles' (see [`profile`]), then `max_latency_ns`, then each
+/// percentile.
+pub fn combine(
+    profiles: &[Vec<Requirement>],
+    max_latency_ns: Option<u64>,
+    percentiles: &[Requirement],
+) -> Vec<Requirement> {
+    let mut all: Vec<Requirement> = profiles.iter().flatten().cloned().collect();
+    if let Some(limit_ns) = max_latency_ns {
+        all.push(Requirement::MaxLatency { limit_ns });
+    }
+    all.extend(percentiles.iter().cloned());
+    all
+}
+
 /// The period tolerance a run checks: `text` (`--period-tolerance`, see
 /// [`parse_period_tolerance`]) replaces any the requirements hold (a
 /// profile's); without it, the requirements' own, else 5 %.
@@ -320,6 +336,25 @@ fn extreme_deviation(period: &PeriodSummary) -> i64 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn combined_requirements_are_the_profiles_then_the_maximum_then_the_percentiles() {
+        let percentile = parse_percentile("99.9:40us").unwrap();
+        let all = combine(
+            &[
+                profile("moblin-ivi").unwrap(),
+                profile("emblix-class3").unwrap(),
+            ],
+            Some(1_000),
+            std::slice::from_ref(&percentile),
+        );
+        let mut expected = profile("moblin-ivi").unwrap();
+        expected.extend(profile("emblix-class3").unwrap());
+        expected.push(Requirement::MaxLatency { limit_ns: 1_000 });
+        expected.push(percentile);
+        assert_eq!(all, expected);
+        assert!(combine(&[], None, &[]).is_empty());
+    }
+
     #[test]
     fn a_given_period_tolerance_replaces_the_profiles() {
         let profile = || {

@@ -101,12 +101,7 @@ pub struct RequirementFlags {
 impl RequirementFlags {
     /// The profiles' requirements, then --max-latency, then each --percentile.
     pub fn requirements(&self) -> Vec<Requirement> {
-        let mut all: Vec<Requirement> = self.profile.iter().flatten().cloned().collect();
-        if let Some(limit_ns) = self.max_latency {
-            all.push(Requirement::MaxLatency { limit_ns });
-        }
-        all.extend(self.percentile.iter().cloned());
-        all
+        requirements::combine(&self.profile, self.max_latency, &self.percentile)
     }
 }
 
