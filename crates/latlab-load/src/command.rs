@@ -291,32 +291,23 @@ pub(crate) fn group_cpu_seconds(pgid: libc::pid_t, seen: &mut Vec<(i32, u64)>) -
         t if t > 0 => t as f64,
         _ => 100.0,
     };
-    if let Ok(entries) = std::fs::read_dir("/proc") {
-        for entry in entries.flatten() {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|n| n.parse::<i32>().ok())
-            else {
-                continue;
-            };
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-                continue;
-            };
-            // Fields after the ")" that ends the command name: state is field 3.
-            let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
-                continue;
-            };
-            let fields: Vec<&str> = rest.split_whitespace().collect();
-            let field = |n: usize| fields.get(n - 3).and_then(|f| f.parse::<u64>().ok());
-            if field(5) != Some(pgid as u64) {
-                continue;
-            }
-            let ticks = field(14).unwrap_or(0) + field(15).unwrap_or(0);
-            match seen.iter_mut().find(|(p, _)| *p == pid) {
-                Some(entry) => entry.1 = entry.1.max(ticks),
-                None => seen.push((pid, ticks)),
-            }
+    for pid in latlab_rt::process::ids_in("/proc") {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // Fields after the ")" that ends the command name: state is field 3.
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let field = |n: usize| fields.get(n - 3).and_then(|f| f.parse::<u64>().ok());
+        if field(5) != Some(pgid as u64) {
+            continue;
+        }
+        let ticks = field(14).unwrap_or(0) + field(15).unwrap_or(0);
+        match seen.iter_mut().find(|(p, _)| *p == pid) {
+            Some(entry) => entry.1 = entry.1.max(ticks),
+            None => seen.push((pid, ticks)),
         }
     }
     seen.iter().map(|&(_, t)| t).sum::<u64>() as f64 / hz

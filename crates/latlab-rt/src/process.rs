@@ -18,6 +18,19 @@ pub fn pid_alive(pid: u32) -> bool {
     rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
+/// The ids in a /proc directory: the processes of `/proc`, the threads of
+/// `/proc/PID/task` (its numbered entries, unsorted; none when it cannot
+/// be read, e.g. the process ended).
+pub fn ids_in(dir: &str) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .collect()
+}
+
 /// True once our child `pid` has exited, without reaping it (waitid(2)
 /// with WNOWAIT: whoever waits for it still can); also true when there is
 /// no such child left to wait for.
@@ -64,6 +77,16 @@ pub fn wait_passing_stop(child: &mut Child) -> std::io::Result<ExitStatus> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ids_in_proc_name_this_process_and_its_threads() {
+        let me = std::process::id() as i32;
+        assert!(ids_in("/proc").contains(&me));
+        // SAFETY: gettid has no preconditions.
+        let tid = unsafe { libc::gettid() };
+        assert!(ids_in(&format!("/proc/{me}/task")).contains(&tid));
+        assert!(ids_in("/proc/no-such-directory").is_empty());
+    }
 
     #[test]
     fn this_process_is_alive_and_pid_0_and_huge_pids_are_not() {

@@ -31,6 +31,46 @@ fn ready() -> bool {
     common::root_and_two_cpus(module_path!())
 }
 
+/// What a test of kernel.timer_migration holds until its end: the one-at-
+/// a-time lock, the knob's old value to put back, the restore file's
+/// temporary directory.
+struct Hold {
+    _dir: tempfile::TempDir,
+    _put: Put,
+    _one: std::sync::MutexGuard<'static, ()>,
+}
+
+/// One test's set-up: kernel.timer_migration, its value now and the other
+/// one, a restore file path in a temporary directory. None (the test skips)
+/// without root or two CPUs.
+struct SetUp {
+    knob: Knob,
+    old: String,
+    other: String,
+    path: std::path::PathBuf,
+    hold: Hold,
+}
+
+fn set_up() -> Option<SetUp> {
+    let one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !ready() {
+        return None;
+    }
+    let (knob, old, other) = timer_migration();
+    let dir = tempfile::tempdir().unwrap();
+    Some(SetUp {
+        path: dir.path().join("tune-restore.json"),
+        hold: Hold {
+            _dir: dir,
+            _put: Put(knob.clone(), old.clone()),
+            _one: one,
+        },
+        knob,
+        old,
+        other,
+    })
+}
+
 /// The knobs the killed tune changes.
 fn killed_tune_knobs() -> Vec<(Knob, &'static str)> {
     let mut list = vec![
@@ -147,14 +187,16 @@ fn a_tune_killed_with_sigkill_leaves_a_stale_journal_that_restore_file_restores(
 
 #[test]
 fn a_journal_of_a_killed_sleep_is_stale_and_restored() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    if !ready() {
+    let Some(SetUp {
+        knob,
+        old,
+        other,
+        path,
+        hold: _hold,
+    }) = set_up()
+    else {
         return;
-    }
-    let (knob, old, other) = timer_migration();
-    let _guard = Put(knob.clone(), old.clone());
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("tune-restore.json");
+    };
     let mut sleep = std::process::Command::new("sleep")
         .arg("30")
         .spawn()
@@ -196,13 +238,16 @@ fn a_journal_of_a_killed_sleep_is_stale_and_restored() {
 
 #[test]
 fn a_journal_of_an_earlier_boot_is_dropped_without_writing() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    if !ready() {
+    let Some(SetUp {
+        knob,
+        old: now,
+        other,
+        path,
+        hold: _hold,
+    }) = set_up()
+    else {
         return;
-    }
-    let (knob, now, other) = timer_migration();
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("tune-restore.json");
+    };
     let file = JournalFile {
         owner_pid: std::process::id(),
         owner_comm: "latlab".into(),
@@ -235,14 +280,16 @@ fn a_journal_of_an_earlier_boot_is_dropped_without_writing() {
 
 #[test]
 fn a_dropped_journal_restores_and_a_kept_one_leaves_the_knobs() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    if !ready() {
+    let Some(SetUp {
+        knob,
+        old,
+        other,
+        path,
+        hold: _hold,
+    }) = set_up()
+    else {
         return;
-    }
-    let (knob, old, other) = timer_migration();
-    let _guard = Put(knob.clone(), old.clone());
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("tune-restore.json");
+    };
     {
         let mut journal = Journal::begin(&path).unwrap();
         journal.apply(&knob, &other).unwrap();

@@ -40,27 +40,10 @@ pub fn is_kernel_thread(pid: i32) -> bool {
 
 /// Every thread id on the system (`/proc/*/task/*`), sorted.
 pub fn all_threads() -> Vec<i32> {
-    let mut tids = Vec::new();
-    let Ok(procs) = std::fs::read_dir("/proc") else {
-        return tids;
-    };
-    for entry in procs.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        match std::fs::read_dir(format!("/proc/{pid}/task")) {
-            Ok(tasks) => tids.extend(
-                tasks
-                    .flatten()
-                    .filter_map(|t| t.file_name().to_str().and_then(|n| n.parse::<i32>().ok())),
-            ),
-            Err(_) => continue,
-        }
-    }
+    let mut tids: Vec<i32> = latlab_rt::process::ids_in("/proc")
+        .into_iter()
+        .flat_map(|pid| latlab_rt::process::ids_in(&format!("/proc/{pid}/task")))
+        .collect();
     tids.sort_unstable();
     tids.dedup();
     tids
