@@ -41,34 +41,22 @@ struct Hold {
 }
 
 /// One test's set-up: kernel.timer_migration, its value now and the other
-/// one, a restore file path in a temporary directory. None (the test skips)
-/// without root or two CPUs.
-struct SetUp {
-    knob: Knob,
-    old: String,
-    other: String,
-    path: std::path::PathBuf,
-    hold: Hold,
-}
-
-fn set_up() -> Option<SetUp> {
+/// one, a restore file path in a temporary directory, and what the test
+/// holds until its end. None (the test skips) without root or two CPUs.
+fn set_up() -> Option<(Knob, String, String, std::path::PathBuf, Hold)> {
     let one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     if !ready() {
         return None;
     }
     let (knob, old, other) = timer_migration();
     let dir = tempfile::tempdir().unwrap();
-    Some(SetUp {
-        path: dir.path().join("tune-restore.json"),
-        hold: Hold {
-            _dir: dir,
-            _put: Put(knob.clone(), old.clone()),
-            _one: one,
-        },
-        knob,
-        old,
-        other,
-    })
+    let path = dir.path().join("tune-restore.json");
+    let hold = Hold {
+        _dir: dir,
+        _put: Put(knob.clone(), old.clone()),
+        _one: one,
+    };
+    Some((knob, old, other, path, hold))
 }
 
 /// The knobs the killed tune changes.
@@ -187,14 +175,7 @@ fn a_tune_killed_with_sigkill_leaves_a_stale_journal_that_restore_file_restores(
 
 #[test]
 fn a_journal_of_a_killed_sleep_is_stale_and_restored() {
-    let Some(SetUp {
-        knob,
-        old,
-        other,
-        path,
-        hold: _hold,
-    }) = set_up()
-    else {
+    let Some((knob, old, other, path, _hold)) = set_up() else {
         return;
     };
     let mut sleep = std::process::Command::new("sleep")
@@ -238,14 +219,7 @@ fn a_journal_of_a_killed_sleep_is_stale_and_restored() {
 
 #[test]
 fn a_journal_of_an_earlier_boot_is_dropped_without_writing() {
-    let Some(SetUp {
-        knob,
-        old: now,
-        other,
-        path,
-        hold: _hold,
-    }) = set_up()
-    else {
+    let Some((knob, now, other, path, _hold)) = set_up() else {
         return;
     };
     let file = JournalFile {
@@ -280,14 +254,7 @@ fn a_journal_of_an_earlier_boot_is_dropped_without_writing() {
 
 #[test]
 fn a_dropped_journal_restores_and_a_kept_one_leaves_the_knobs() {
-    let Some(SetUp {
-        knob,
-        old,
-        other,
-        path,
-        hold: _hold,
-    }) = set_up()
-    else {
+    let Some((knob, old, other, path, _hold)) = set_up() else {
         return;
     };
     {
