@@ -429,6 +429,33 @@ fn text_trace_names_the_net_rx_softirq_and_adds_up() {
     assert_eq!(row["index"], 8);
 }
 
+/// The terminal text ends with the next step: `latlab tune` on the CPUs the
+/// analysed task ran on, the load the user's to say. The synthetic trace's
+/// task runs on CPU 0, which tune keeps for housekeeping: no `--cpus`, tune's
+/// default (the last CPU).
+#[test]
+fn the_text_names_the_tune_command_for_the_tasks_cpus() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("trace.txt");
+    std::fs::write(&p, synthetic_text()).unwrap();
+    let out = latlab()
+        .args(["explain", "--threshold", "100us"])
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let causes = text.find("causes, ranked").expect("causes in the text");
+    let next = text
+        .find("Next, on the machine that recorded this trace: sudo latlab tune --load SPEC ")
+        .unwrap_or_else(|| panic!("no tune line:\n{text}"));
+    assert!(next > causes, "{text}");
+}
+
 #[test]
 fn text_traces_name_the_timer_callback_a_softirq_ran() {
     for function in ["tcp_pace_kick", "tcp_pace_kick/0x0"] {

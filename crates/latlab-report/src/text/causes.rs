@@ -93,6 +93,25 @@ pub fn tune_hint(cpus: &[usize], load: &str) -> String {
     )
 }
 
+/// The line under `latlab explain`'s causes that names the next step: the
+/// trace may come from another machine and says nothing of its load, so
+/// the command is for the machine that recorded it, the load its to say.
+/// `cpus`: where the analysed task's periods ran (no `--cpus` with CPU 0,
+/// as [`tune_hint`]).
+pub fn tune_hint_for_trace(cpus: &[usize]) -> String {
+    let cpus = if cpus.is_empty() || cpus.contains(&0) {
+        String::new()
+    } else {
+        format!(" --cpus {}", super::record::cpu_list(cpus))
+    };
+    format!(
+        "\nNext, on the machine that recorded this trace: sudo latlab tune{cpus} --load SPEC \
+         (SPEC: the load it ran under, as `latlab run --load`; --plan: the plan, nothing \
+         changed) applies the fixes of the causes above, each measured against that load, and \
+         undoes what does not help.\n"
+    )
+}
+
 /// The causes, ranked, with their fixes, each fix given once: a fix is the
 /// recommendation's `; `-separated parts, and a part an earlier cause
 /// already gave (the same words but for the task it names) is not
@@ -162,6 +181,8 @@ mod tests {
         // tune keeps CPU 0 for housekeeping: its default CPU instead.
         assert!(tune_hint(&[0, 1], "cpu:2").contains("sudo latlab tune --load cpu:2 "));
         assert!(tune_hint(&[2], "").contains("sudo latlab tune --cpus 2 --load none "));
+        assert!(tune_hint_for_trace(&[1]).contains("sudo latlab tune --cpus 1 --load SPEC "));
+        assert!(tune_hint_for_trace(&[0, 1]).contains("sudo latlab tune --load SPEC "));
     }
 
     #[test]

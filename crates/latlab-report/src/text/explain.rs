@@ -12,6 +12,20 @@ fn secs(ns: u64) -> String {
     format!("{}.{:06}", us / 1_000_000, us % 1_000_000)
 }
 
+/// `latlab explain`'s terminal text: the explanation ([`text`]) and, when
+/// it found causes, the `latlab tune` command that applies their fixes on
+/// the CPUs the analysed task's periods ran on.
+pub fn text_with_next_step(report: &Report) -> String {
+    let mut o = text(report);
+    if !report.causes.is_empty() {
+        let mut cpus: Vec<usize> = report.table1.iter().map(|r| r.cpu as usize).collect();
+        cpus.sort_unstable();
+        cpus.dedup();
+        o.push_str(&super::causes::tune_hint_for_trace(&cpus));
+    }
+    o
+}
+
 /// The terminal text of an explanation (`latlab explain`, `latlab run --explain`).
 pub fn text(report: &Report) -> String {
     let mut o = String::new();

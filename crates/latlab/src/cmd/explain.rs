@@ -67,7 +67,7 @@ pub fn execute(args: ExplainArgs) -> anyhow::Result<ExitCode> {
         }
     }
     if !to_stdout_json {
-        print(&latlab_report::explain::text(&report));
+        print(&latlab_report::explain::text_with_next_step(&report));
     }
     Ok(ExitCode::SUCCESS)
 }
