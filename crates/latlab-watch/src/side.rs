@@ -120,6 +120,7 @@ impl KernelSide for BpfSide {
                 "kernel memory on the wake-up's path read with bpf_probe_read_kernel(): {why}"
             ));
         }
+        notes.extend(self.timer_program_note());
         notes
     }
 }

@@ -12,7 +12,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use common::{ready, total};
-use latlab_watch::{BpfSide, Settings};
+use latlab_watch::{BpfSide, KernelSide, Settings};
 
 /// The counts of thread `tid` in every histogram (thread, irq and
 /// preemption latency: three per timer wake-up).
@@ -54,6 +54,19 @@ fn a_detached_side_measures_nothing_and_measures_again_once_attached() {
     assert!(
         attached >= 3 * 80,
         "about 100 wake-ups measured: {attached}"
+    );
+    // Its timer program ran (the statistics are on for the first second):
+    // no note that it did not (the lab once had a watch with none).
+    assert!(
+        side.kernel_time().1 > 0,
+        "the kernel counts the programs' runs"
+    );
+    let notes = side.notes();
+    assert!(
+        !notes
+            .iter()
+            .any(|n| n.contains("hrtimer_expire_entry never ran")),
+        "{notes:?}"
     );
 
     side.set_attached(false, &[]).unwrap();

@@ -449,6 +449,29 @@ impl BpfSide {
         Some(parse_window(&item).map_err(WatchError::from))
     }
 
+    /// How often the program attached as `name` (one of [`PROGRAMS`]) ran
+    /// while the kernel's statistics were on; `None` when it is not
+    /// attached or the kernel keeps no statistics.
+    fn runs_of(&self, name: &str) -> Option<u64> {
+        if self.stats.refused {
+            return None;
+        }
+        let (_, loaded, _) = self.links.iter().find(|(n, _, _)| *n == name)?;
+        let info = self.ebpf.program(loaded)?.info().ok()?;
+        Some(info.run_count())
+    }
+
+    /// A note when the program on `hrtimer_expire_entry` never ran while
+    /// the one on `sched_switch` did (the statistics were on): no wake-up
+    /// could then be measured from its timer's expiry (see
+    /// [`silent_timer_program`]).
+    pub fn timer_program_note(&self) -> Option<String> {
+        silent_timer_program(
+            self.runs_of("on_hrtimer_entry")?,
+            self.runs_of("on_switch")?,
+        )
+    }
+
     /// Time the kernel spent in the BPF programs and how often they ran,
     /// since the load: estimated from the sampled statistics (see
     /// [`STATS_EVERY`]); zero when the kernel keeps no statistics.
@@ -469,6 +492,24 @@ impl BpfSide {
         self.stats.said.set(said);
         said
     }
+}
+
+/// What to say when the program on `hrtimer_expire_entry` ran `timer_runs`
+/// times while the one on `sched_switch` ran `switch_runs` (the kernel's
+/// statistics, the same sampled seconds): a CPU that switches tasks also
+/// takes timer interrupts, so a silent timer program means every wake-up
+/// was measured from the wake-up, not from its timer's expiry (the lab saw
+/// that once on arm64: all of a 1 ms run's wake-ups plain, its late ones
+/// unseen).
+pub fn silent_timer_program(timer_runs: u64, switch_runs: u64) -> Option<String> {
+    (timer_runs == 0 && switch_runs >= 100).then(|| {
+        format!(
+            "the program on hrtimer_expire_entry never ran while the statistics were on \
+             (sched_switch's ran {switch_runs} times): no wake-up was measured from its \
+             timer's expiry, so timer-driven latencies here are understated (a kernel \
+             defect or a refused attach; run with --tracefs to compare)"
+        )
+    })
 }
 
 /// Switches the run-time statistics on and off (BPF_ENABLE_STATS: on while
@@ -557,6 +598,16 @@ impl StatsSampler {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_timer_program_that_never_ran_is_said() {
+        assert!(silent_timer_program(0, 2_000)
+            .unwrap()
+            .contains("sched_switch's ran 2000 times"));
+        assert_eq!(silent_timer_program(1, 2_000), None);
+        // Too few switches to say a timer should have fired.
+        assert_eq!(silent_timer_program(0, 10), None);
+    }
 
     fn sampler(ago: Duration, sampled: Duration) -> StatsSampler {
         let now = Instant::now();
