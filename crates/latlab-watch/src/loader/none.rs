@@ -69,6 +69,10 @@ impl BpfSide {
         match self.never {}
     }
     /// Never called.
+    pub fn timer_program_note(&self) -> Option<String> {
+        match self.never {}
+    }
+    /// Never called.
     pub fn set_attached(&mut self, _on: bool, _only: &[String]) -> Result<()> {
         match self.never {}
     }
